@@ -1,0 +1,52 @@
+# The two commands a newcomer runs: `make run` and `make test`. Both create .venv as needed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+EXAMPLE := examples/memory
+
+.PHONY: run test install bench eval-dates docs clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Re-install when the package metadata changes; the stamp files record what was installed.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+## make run: install memdir and run its main job on the bundled example folder.
+run: $(VENV)/.installed
+	@echo "\$$ memdir --dir $(EXAMPLE) index"
+	@$(BIN)/memdir --dir $(EXAMPLE) index
+	@echo; echo "\$$ memdir --dir $(EXAMPLE) list"
+	@$(BIN)/memdir --dir $(EXAMPLE) list
+	@echo; echo "\$$ memdir --dir $(EXAMPLE) lint"
+	@$(BIN)/memdir --dir $(EXAMPLE) lint
+	@echo; echo "\$$ cat $(EXAMPLE)/MEMORY.md"
+	@cat $(EXAMPLE)/MEMORY.md
+
+## make test: install the test dependencies and run every test.
+# pytest exits 5 when it collected no test: that is a broken suite, not a pass.
+test: $(VENV)/.installed-test
+	@$(BIN)/python -m pytest $(PYTEST_ARGS); code=$$?; \
+	if [ $$code -eq 5 ]; then echo "make test: pytest ran no tests" >&2; fi; \
+	exit $$code
+
+bench: $(VENV)/.installed
+	$(BIN)/python scripts/bench_index.py
+
+eval-dates: $(VENV)/.installed
+	$(BIN)/python scripts/eval_dates.py
+
+docs: $(VENV)/.installed
+	$(BIN)/python scripts/gen_docs.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache

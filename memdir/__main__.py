@@ -1,0 +1,5 @@
+"""`python -m memdir` runs the command-line tool."""
+
+from memdir.cli import main
+
+main()

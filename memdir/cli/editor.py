@@ -1,0 +1,36 @@
+"""Open text in the user's editor ($VISUAL, else $EDITOR, else vi) and read it back."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+from memdir.errors import MemdirError
+
+
+def edit_text(text: str, suffix: str = ".md") -> str | None:
+    """The edited text, or None when the editor was closed without saving."""
+    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or ("notepad" if os.name == "nt" else "vi")
+    fd, name = tempfile.mkstemp(prefix="memdir-", suffix=suffix)
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        before = path.stat().st_mtime_ns
+        try:
+            # No shell: the editor command is split like a shell would ("code --wait" works),
+            # and the file name is passed as one argument whatever it contains.
+            completed = subprocess.run([*shlex.split(command), str(path)], check=False)
+        except (OSError, ValueError) as exc:
+            raise MemdirError(f"cannot start the editor {command!r}: {exc}; set $EDITOR") from None
+        if completed.returncode != 0:
+            raise MemdirError(f"the editor {command!r} exited with status {completed.returncode}; nothing saved")
+        edited = path.read_text(encoding="utf-8")
+        if edited == text and path.stat().st_mtime_ns == before:
+            return None
+        return edited
+    finally:
+        path.unlink(missing_ok=True)

@@ -1,0 +1,43 @@
+"""`memdir init` and `memdir where`: create the memory folder, and say which one is in use."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from memdir.cli.app import FormatOption, OutputFormat, app, state
+
+
+@app.command()
+def init(ctx: typer.Context) -> None:
+    """Create the memory folder, an empty MEMORY.md and .memdir/ (tool state, ignored by git)."""
+    st = state(ctx)
+    folder = st.folder(must_exist=False)
+    created = folder.init()
+    where = st.show_path(folder.root)
+    if created:
+        st.say(f"Initialised memory folder {where} ({st.location.reason}).")
+    else:
+        st.say(f"{where} is already a memory folder; nothing to do.")
+    st.say(
+        "Next steps:\n"
+        f'  memdir add feedback lint-before-commit -d "Run the linter before every commit" '
+        f'--why "CI was red for a day" --how "Before any git commit"\n'
+        "  memdir index    # regenerate MEMORY.md (e.g. in a session-start hook)\n"
+        "  memdir lint     # check the folder (e.g. in CI)"
+    )
+
+
+@app.command()
+def where(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None:
+    """Print the memory folder in use and why it is the one."""
+    st = state(ctx)
+    found = st.location
+    exists = found.path.is_dir()
+    if format is OutputFormat.json:
+        payload = {"path": str(found.path), "source": found.source, "reason": found.reason, "exists": exists}
+        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    st.write(f"{found.path}\n")
+    st.say(f"  {found.reason}" + ("" if exists else "; it does not exist yet (`memdir init` creates it)"))

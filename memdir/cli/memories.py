@@ -1,0 +1,268 @@
+"""`memdir add/list/show/edit/rm`: write, read and retire single memories."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from memdir.cli.app import FormatOption, OutputFormat, State, app, fail, state
+from memdir.cli.editor import edit_text
+from memdir.cli.index import index_summary, report_index
+from memdir.dates import absolutize, find_relative_dates
+from memdir.errors import InvalidMemory
+from memdir.memory_dir import IndexWrite, MemoryDir
+from memdir.model import FrontmatterError, MemoryType, NewMemory, parse_document, set_fields
+from memdir.store import atomic_write, ensure_state_dir
+from memdir.templates import editor_text, unfilled_hints
+
+
+def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
+    """An ISO date, or a relative phrase such as 'next month' counted from `today`."""
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError:
+        pass
+    spans = find_relative_dates(value, today)
+    if len(spans) == 1 and spans[0].phrase.strip().casefold() == value.strip().casefold():
+        return spans[0].resolved
+    fail(f"{option} must be a date (YYYY-MM-DD) or a phrase like 'next month', not {value!r}", 2)
+
+
+def _convert_dates(st: State, label: str, text: str, today: dt.date) -> str:
+    converted, spans = absolutize(text, today)
+    for span in spans:
+        st.say(f"{label}: '{span.phrase}' -> {span.resolved.isoformat()}")
+    return converted
+
+
+def _save_draft(folder: MemoryDir, file_name: str, text: str) -> Path:
+    """Keep text the user typed but memdir could not accept, so no edit is ever lost."""
+    drafts = ensure_state_dir(folder.root) / "drafts"
+    drafts.mkdir(exist_ok=True)
+    path = drafts / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{Path(file_name).name}"
+    atomic_write(path, text)
+    return path
+
+
+def _after_write(st: State, write: IndexWrite) -> None:
+    report_index(st, write.result, "updated" if write.changed else "unchanged")
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    type: Annotated[MemoryType, typer.Argument(help="user, feedback, project or reference.", case_sensitive=False, show_default=False)],
+    name: Annotated[str, typer.Argument(help="Short name; the file becomes <type>_<slug>.md.", show_default=False)],
+    description: Annotated[str | None, typer.Option("--description", "-d", help="The one-line index hook (at most 150 characters).")] = None,
+    why: Annotated[str | None, typer.Option("--why", help="Why the rule or decision holds (feedback, project).")] = None,
+    how: Annotated[str | None, typer.Option("--how", help="When and where it applies (feedback, project).")] = None,
+    body: Annotated[str | None, typer.Option("--body", help="The memory's text; '-' reads standard input.")] = None,
+    importance: Annotated[float | None, typer.Option("--importance", min=0.0, max=1.0, help="0..1; the index leaves out low values first.")] = None,
+    expires: Annotated[str | None, typer.Option("--expires", help="YYYY-MM-DD or a phrase like 'next month'; never indexed after.")] = None,
+    today: Annotated[str | None, typer.Option("--today", help="The date the text was written (YYYY-MM-DD), for relative dates.")] = None,
+) -> None:
+    """Write a new memory from its type's template and re-index.
+
+    Relative dates in every text ("tomorrow", "next Thursday") become ISO dates counted from
+    --today. With no --body/--why/--how on a terminal, $EDITOR opens on the template.
+    """
+    st = state(ctx)
+    folder = st.folder()
+    day = _parse_day(today, "--today", st.today) if today else st.today
+    if body == "-":
+        body = sys.stdin.read()
+    new = NewMemory(
+        type=type,
+        name=name.strip(),
+        description=description or "",
+        body=body or "",
+        why=why or "",
+        how=how or "",
+        created=day,
+        importance=importance,
+        expires=_parse_day(expires, "--expires", day) if expires else None,
+    )
+    if body is None and why is None and how is None and sys.stdin.isatty() and sys.stdout.isatty():
+        _add_in_editor(st, folder, new, day)
+        return
+    if not new.description.strip():
+        fail("--description/-d is required: it is the line the index shows", 2)
+    new.description = _convert_dates(st, "description", new.description, day)
+    new.body = _convert_dates(st, "body", new.body, day)
+    new.why = _convert_dates(st, "why", new.why, day)
+    new.how = _convert_dates(st, "how", new.how, day)
+    if not new.body.strip():
+        new.body = new.description
+    memory, write = folder.add(new)
+    st.say(f"Added {st.show_path(folder.root / memory.path)}")
+    if type.needs_why_and_how and not (new.why.strip() and new.how.strip()):
+        st.warn(f"{type.value} memories should say --why and --how; `memdir lint` will flag it")
+    _after_write(st, write)
+
+
+def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -> None:
+    edited = edit_text(editor_text(new))
+    if edited is None:
+        fail("editor closed without saving; nothing written")
+    if unfilled_hints(edited):
+        draft = _save_draft(folder, new.file_name, edited)
+        fail(f"the template still has <hints> in {', '.join(unfilled_hints(edited))}; nothing written (draft kept at {draft})")
+    try:
+        edited = _absolutize_text(st, edited, day)
+        memory, write = folder.add_text(new.file_name, edited)
+    except InvalidMemory as exc:
+        draft = _save_draft(folder, new.file_name, edited)
+        fail(f"{exc}; nothing written (draft kept at {draft})")
+    st.say(f"Added {st.show_path(folder.root / memory.path)}")
+    _after_write(st, write)
+
+
+def _absolutize_text(st: State, text: str, day: dt.date) -> str:
+    """Convert relative dates in a whole memory text's description and body."""
+    try:
+        doc = parse_document(text)
+    except FrontmatterError as exc:
+        raise InvalidMemory(str(exc)) from None
+    body = _convert_dates(st, "body", doc.body, day)
+    text = text[: doc.body_start] + body
+    description = doc.data.get("description")
+    if isinstance(description, str):
+        converted = _convert_dates(st, "description", description, day)
+        if converted != description:
+            text = set_fields(text, {"description": converted})
+    return text
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@app.command("list")
+def list_memories(
+    ctx: typer.Context,
+    type: Annotated[MemoryType | None, typer.Option("--type", "-t", help="Only memories of this type.", case_sensitive=False)] = None,
+    format: FormatOption = OutputFormat.text,
+) -> None:
+    """List the memories in the folder."""
+    st = state(ctx)
+    folder = st.folder()
+    scan = folder.scan()
+    memories = [m for m in scan.memories if type is None or m.type is type]
+    indexed = {m.path for m in folder.plan_index().entries}
+    if format is OutputFormat.json:
+        payload = {
+            "folder": str(folder.root),
+            "memories": [
+                {
+                    "name": m.name,
+                    "path": m.path,
+                    "type": m.raw_type,
+                    "description": m.description,
+                    "created": _jsonable(m.date("created")),
+                    "updated": _jsonable(m.last_changed),
+                    "importance": m.importance,
+                    "status": m.status,
+                    "indexed": m.path in indexed,
+                }
+                for m in memories
+            ],
+            "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in scan.problems],
+        }
+        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("type", "name", "description", "updated", "file"):
+        table.add_column(column, overflow="fold" if column == "description" else "ellipsis")
+    for m in sorted(memories, key=lambda m: (m.raw_type or "~", m.title.casefold())):
+        mark = "" if m.path in indexed else " (not indexed)"
+        changed = m.last_changed.isoformat() if m.last_changed else ""
+        table.add_row(m.raw_type or "?", m.title, m.description, changed, m.path + mark)
+    st.out.print(table)
+    st.say(f"{len(memories)} memories" + (f"; {len(scan.problems)} files could not be read (see `memdir lint`)" if scan.problems else ""))
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+    format: FormatOption = OutputFormat.text,
+) -> None:
+    """Print one memory file as it is on disk."""
+    st = state(ctx)
+    folder = st.folder()
+    found = folder.find(name)
+    if format is OutputFormat.json:
+        payload: dict[str, Any] = {"path": found.path}
+        if found.memory is not None:
+            payload |= {"fields": _jsonable(found.memory.fields), "body": found.memory.body}
+        else:
+            payload |= {"problem": found.problem.message if found.problem else None}
+        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    if found.problem is not None:
+        st.warn(f"{found.path} {found.problem.message}")
+    st.write((folder.root / found.path).read_bytes().decode("utf-8", errors="replace"))
+
+
+@app.command()
+def edit(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+) -> None:
+    """Open a memory in $EDITOR, then validate it, set `updated` and re-index.
+
+    An edit that does not parse is not saved over the memory; it is kept as a draft in .memdir/.
+    """
+    st = state(ctx)
+    folder = st.folder()
+    found = folder.find(name)
+    path = folder.root / found.path
+    try:
+        original = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        fail(f"{found.path} is not valid UTF-8; fix its encoding before editing it here", 2)
+    edited = edit_text(original)
+    if edited is None or edited == original:
+        st.say("No changes.")
+        return
+    try:
+        memory, write = folder.replace_text(found.path, edited)
+    except InvalidMemory as exc:
+        draft = _save_draft(folder, found.path, edited)
+        fail(f"{exc}; {found.path} left as it was (your edit is kept at {draft})")
+    st.say(f"Saved {st.show_path(folder.root / memory.path)}")
+    _after_write(st, write)
+
+
+@app.command()
+def rm(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+    purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
+    format: FormatOption = OutputFormat.text,
+) -> None:
+    """Retire a memory: move it into .archive/ (or delete it with --purge) and re-index."""
+    st = state(ctx)
+    folder = st.folder()
+    path, destination, write = folder.remove(name, purge=purge)
+    if format is OutputFormat.json:
+        payload = {"path": path, "archived_to": str(destination) if destination else None, "index": index_summary(write.result)}
+        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    if destination is None:
+        st.say(f"Deleted {path}")
+    else:
+        st.say(f"Archived {path} -> {st.show_path(destination)}")
+    _after_write(st, write)

@@ -1,0 +1,150 @@
+"""Settings and where the memory folder is.
+
+The folder is resolved in the order DESIGN.md gives: --dir, MEMDIR_DIR, `dir` in the nearest
+config (`.memdir.toml` or `[tool.memdir]` in `pyproject.toml`, searched upward), `.claude/memory/`
+at the repository root, then Claude Code's own auto-memory folder for the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.errors import ConfigError
+
+# Labels accepted for the Why / How-to-apply lines, besides what a config adds. Matching ignores
+# case, bold markers and the colon's width; these cover the languages seen in real folders.
+DEFAULT_WHY_LABELS = (
+    "Why", "Reason", "Pourquoi", "Por qué", "Por que", "Warum", "Perché",
+    "为什么", "為什麼", "原因", "理由", "이유", "왜", "Почему", "Причина", "Чому",
+)  # fmt: skip
+DEFAULT_HOW_LABELS = (
+    "How to apply", "How to use", "Comment appliquer", "Cómo aplicar", "Como aplicar",
+    "Anwendung", "Wie anwenden", "Come applicare", "如何应用", "如何應用", "应用", "應用",
+    "適用方法", "적용 방법", "적용", "Как применять", "Как применить", "Як застосовувати",
+)  # fmt: skip
+
+CONFIG_FILE = ".memdir.toml"
+_KNOWN_KEYS = {"dir", "why_labels", "how_labels"}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings from the nearest config file; defaults when there is none."""
+
+    path: Path | None = None  # the file they came from
+    dir: Path | None = None  # already resolved against the config file's folder
+    why_labels: tuple[str, ...] = DEFAULT_WHY_LABELS
+    how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
+    warnings: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Location:
+    """The memory folder and why it is the one."""
+
+    path: Path
+    source: str  # option | env | config | repository | claude
+    reason: str
+
+
+def find_config_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest `.memdir.toml`, or `pyproject.toml` with a [tool.memdir] table, upward."""
+    for folder in (start, *start.parents):
+        dedicated = folder / CONFIG_FILE
+        if dedicated.is_file():
+            return dedicated, _read_toml(dedicated)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            table = _read_toml(pyproject).get("tool", {}).get("memdir")
+            if isinstance(table, dict):
+                return pyproject, table
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+
+
+def _labels(path: Path, table: Mapping[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    extra = table.get(key, [])
+    if not isinstance(extra, list) or not all(isinstance(x, str) and x.strip() for x in extra):
+        raise ConfigError(f"{path}: `{key}` must be a list of non-empty strings")
+    return default + tuple(x.strip() for x in extra if x.strip() not in default)
+
+
+def load_config(cwd: Path) -> Config:
+    found = find_config_file(cwd)
+    if found is None:
+        return Config()
+    path, table = found
+    folder = table.get("dir")
+    if folder is not None and (not isinstance(folder, str) or not folder.strip()):
+        raise ConfigError(f"{path}: `dir` must be a path string")
+    unknown = sorted(set(table) - _KNOWN_KEYS)
+    return Config(
+        path=path,
+        dir=(path.parent / os.path.expanduser(folder)).resolve() if folder else None,
+        why_labels=_labels(path, table, "why_labels", DEFAULT_WHY_LABELS),
+        how_labels=_labels(path, table, "how_labels", DEFAULT_HOW_LABELS),
+        warnings=tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown),
+    )
+
+
+def find_repo_root(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def claude_home(env: Mapping[str, str]) -> Path:
+    configured = env.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
+def sanitise_project_path(path: Path) -> str:
+    """Claude Code's folder name for a project: every character outside [A-Za-z0-9] becomes '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", str(path))
+
+
+def locate(
+    dir_option: Path | None,
+    cwd: Path,
+    env: Mapping[str, str],
+    config: Config,
+) -> Location:
+    """Resolve the memory folder and say which rule chose it."""
+    if dir_option is not None:
+        return Location(_absolute(dir_option, cwd), "option", "given with --dir")
+    if env.get("MEMDIR_DIR"):
+        return Location(_absolute(Path(env["MEMDIR_DIR"]), cwd), "env", "set by MEMDIR_DIR")
+    if config.dir is not None:
+        return Location(config.dir, "config", f"`dir` in {config.path}")
+    repo = find_repo_root(cwd)
+    if repo is not None and (repo / ".claude" / "memory").is_dir():
+        return Location(repo / ".claude" / "memory", "repository", f".claude/memory/ in the repository at {repo}")
+    project = repo or cwd
+    home = claude_home(env)
+    return Location(
+        home / "projects" / sanitise_project_path(project) / "memory",
+        "claude",
+        f"Claude Code's auto-memory folder for {project}"
+        + (" (CLAUDE_CONFIG_DIR)" if env.get("CLAUDE_CONFIG_DIR") else ""),
+    )
+
+
+def _absolute(path: Path, cwd: Path) -> Path:
+    path = path.expanduser()
+    return path if path.is_absolute() else (cwd / path)

@@ -1,0 +1,297 @@
+"""MEMORY.md: regenerate the index in place, within its caps, without losing what a person wrote.
+
+The index is rebuilt from the memory files *and* the current MEMORY.md. A line of MEMORY.md is
+*managed* when it is a list item whose link points at a valid memory in the folder: memdir owns
+that line and rewrites it from the memory's frontmatter. Every other line (headings, prose,
+notes, links to other documents, links to files that are gone) is hand-written and is kept,
+verbatim and in place. Memories that have no line yet are inserted after the last entry of the
+same type (else after the last entry, else at the end), so hand-made grouping survives.
+
+When everything does not fit in 200 lines / 25,000 bytes, entries are left out least valuable
+first: lowest `importance` (default 0.5), then oldest (`updated`, `modified`, `updated_at`,
+`created`; undated counts as oldest), then by path, last first. Line cap first, then bytes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from memdir.model import TYPE_ORDER, Memory
+
+MAX_LINES = 200
+MAX_BYTES = 25_000
+
+
+@dataclass(frozen=True)
+class Caps:
+    max_lines: int = MAX_LINES
+    max_bytes: int = MAX_BYTES
+
+
+@dataclass(frozen=True)
+class Link:
+    """A markdown link in MEMORY.md."""
+
+    line: int  # 1-based
+    text: str
+    raw_target: str
+    target: str | None  # normalised POSIX path relative to the folder; None for URLs, anchors
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    memory: Memory
+    reason: str
+
+
+@dataclass(frozen=True)
+class Excluded:
+    memory: Memory
+    reason: str
+
+
+@dataclass
+class IndexResult:
+    text: str
+    entries: list[Memory] = field(default_factory=list)  # indexed, in file order
+    left_out: list[LeftOut] = field(default_factory=list)
+    excluded: list[Excluded] = field(default_factory=list)
+    hand_lines: int = 0
+    refused: str | None = None  # why the hand-written text alone cannot fit; then nothing is written
+
+    @property
+    def lines(self) -> int:
+        return count_lines(self.text)
+
+    @property
+    def bytes(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+
+def count_lines(text: str) -> int:
+    return len(text.splitlines())
+
+
+# A list item (-, *, +, or "1." / "1)") that starts with a link, optionally in bold.
+_ENTRY = re.compile(
+    r"^(?P<indent>[ \t]*)(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\*\*|__)?"
+    r"\[(?P<text>(?:\\.|[^\]\\])*)\]\((?P<target><[^>\n]*>|[^\s()]+(?:\([^\s()]*\)[^\s()]*)*)"
+    r'(?:[ \t]+"[^"\n]*")?\)'
+)
+_LINK = re.compile(
+    r"(?<!!)\[(?P<text>(?:\\.|[^\]\\\n])*)\]\((?P<target><[^>\n]*>|[^\s()]+(?:\([^\s()]*\)[^\s()]*)*)"
+    r'(?:[ \t]+"[^"\n]*")?\)'
+)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_NOTE_PREFIX = "<!-- memdir:"
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]")
+
+
+def normalise_target(raw: str) -> str | None:
+    """A link target as a folder-relative POSIX path, or None when it is not a local file."""
+    target = raw.strip()
+    if target.startswith("<") and target.endswith(">"):
+        target = target[1:-1]
+    target = unquote(target.split("#", 1)[0]).replace("\\", "/")
+    # URLs, mailto:, Windows drive letters (D:/...) and absolute paths are not folder files.
+    if not target or _SCHEME.match(target) or target.startswith("/"):
+        return None
+    return posixpath.normpath(target)
+
+
+def find_links(text: str) -> list[Link]:
+    """Every inline link in MEMORY.md, with its line number, skipping fenced code."""
+    links: list[Link] = []
+    in_fence = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        for found in _LINK.finditer(line):
+            raw = found.group("target")
+            links.append(Link(number, found.group("text"), raw, normalise_target(raw)))
+    return links
+
+
+def render_entry(memory: Memory) -> str:
+    """The one index line for a memory: `- [name](path) — description`."""
+    title = memory.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    path = memory.path
+    if re.search(r"[\s()<>]", path):
+        path = f"<{path}>"
+    line = f"- [{title}]({path})"
+    return f"{line} — {memory.description}" if memory.description else line
+
+
+def left_out_note(count: int, caps: Caps) -> str:
+    noun = "memory" if count == 1 else "memories"
+    return (
+        f"{_NOTE_PREFIX} {count} more {noun} left out to fit the index caps "
+        f"({caps.max_lines} lines, {caps.max_bytes:,} bytes); they are still in this folder -->"
+    )
+
+
+def value_key(memory: Memory) -> tuple[float, int, str]:
+    """Sort key, most valuable first: importance, then newest, then path."""
+    changed = memory.last_changed
+    return (-memory.importance, -(changed.toordinal() if changed else 0), memory.path)
+
+
+@dataclass
+class _Line:
+    text: str
+    slot: Memory | None = None  # the memory this managed line stands for
+
+
+def _parse(existing: str, valid: dict[str, Memory], drop: set[str]) -> list[_Line]:
+    lines: list[_Line] = []
+    seen: set[str] = set()
+    for text in existing.splitlines():
+        if text.startswith(_NOTE_PREFIX):
+            continue  # memdir's own note; regenerated below
+        entry = _ENTRY.match(text)
+        target = normalise_target(entry.group("target")) if entry else None
+        if target is not None and target in drop:
+            continue
+        if target is not None and target in valid and target not in seen:
+            seen.add(target)
+            lines.append(_Line(text, valid[target]))
+        else:
+            lines.append(_Line(text))
+    return lines
+
+
+def _insertion_points(lines: list[_Line], new: Iterable[Memory]) -> dict[int, list[Memory]]:
+    """Where each new entry goes: after the last entry of its type, else the last entry, else the end."""
+    last_of_type: dict[object, int] = {}
+    last_any = None
+    for i, line in enumerate(lines):
+        if line.slot is not None:
+            end = i
+            while end + 1 < len(lines) and lines[end + 1].text[:1] in (" ", "\t") and lines[end + 1].text.strip():
+                end += 1  # keep an entry together with its indented continuation lines
+            last_of_type[line.slot.type] = end
+            last_any = end
+    points: dict[int, list[Memory]] = {}
+    for memory in new:
+        at = last_of_type.get(memory.type, last_any if last_any is not None else len(lines))
+        points.setdefault(at, []).append(memory)
+    for group in points.values():
+        group.sort(key=lambda m: (TYPE_ORDER[m.type] if m.type else 99, m.title.casefold(), m.path))
+    return points
+
+
+def _render(
+    lines: list[_Line],
+    points: dict[int, list[Memory]],
+    keep: set[str],
+    note: str | None,
+    newline: str,
+) -> tuple[str, list[Memory]]:
+    out: list[str] = []
+    shown: list[Memory] = []
+
+    def emit(memory: Memory) -> None:
+        out.append(render_entry(memory))
+        shown.append(memory)
+
+    for i, line in enumerate(lines):
+        if line.slot is None:
+            out.append(line.text)
+        elif line.slot.path in keep:
+            emit(line.slot)
+        for memory in points.get(i, []):
+            if memory.path in keep:
+                emit(memory)
+    tail = [m for m in points.get(len(lines), []) if m.path in keep]
+    if tail and out and out[-1].strip() and not _LIST_ITEM.match(out[-1]):
+        out.append("")  # a list needs a blank line to start after a paragraph or heading
+    for memory in tail:
+        emit(memory)
+    if note is not None:
+        out.append(note)
+    return (newline.join(out) + newline if out else ""), shown
+
+
+def build_index(
+    existing: str,
+    memories: Iterable[Memory],
+    today: dt.date,
+    caps: Caps = Caps(),
+    drop: Iterable[str] = (),
+) -> IndexResult:
+    """Compute the new MEMORY.md from the current one and the folder's memories.
+
+    `memories` are the files whose frontmatter parsed; those without a valid type are not
+    indexed and their existing lines are kept as written. `drop` names paths whose entry lines
+    must go even though no memory stands behind them any more (memdir removed the file itself).
+    """
+    newline = "\r\n" if existing.count("\r\n") * 2 > existing.count("\n") else "\n"
+    valid: dict[str, Memory] = {}
+    excluded: list[Excluded] = []
+    for memory in memories:
+        if memory.type is None:
+            continue
+        reason = memory.exclusion(today)
+        if reason is not None:
+            excluded.append(Excluded(memory, reason))
+        valid[memory.path] = memory
+    lines = _parse(existing, valid, set(drop))
+    hand_lines = sum(1 for line in lines if line.slot is None)
+
+    ranked = sorted((m for m in valid.values() if m.exclusion(today) is None), key=value_key)
+    slotted = {line.slot.path for line in lines if line.slot is not None}
+    points = _insertion_points(lines, (m for m in ranked if m.path not in slotted))
+
+    keep_count = len(ranked)
+    reason_for: dict[str, str] = {}
+    while True:
+        keep = {m.path for m in ranked[:keep_count]}
+        dropped = len(ranked) - keep_count
+        note = left_out_note(dropped, caps) if dropped else None
+        text, shown = _render(lines, points, keep, note, newline)
+        over_lines = count_lines(text) - caps.max_lines
+        over_bytes = len(text.encode("utf-8")) - caps.max_bytes
+        if over_lines <= 0 and over_bytes <= 0:
+            break
+        if keep_count == 0:
+            if note is not None:  # the hand-written text fits, only the note does not
+                text, shown = _render(lines, points, set(), None, newline)
+                if count_lines(text) <= caps.max_lines and len(text.encode()) <= caps.max_bytes:
+                    break
+            refused = (
+                f"the hand-written text in MEMORY.md alone is {count_lines(text)} lines and "
+                f"{len(text.encode()):,} bytes, over the cap of {caps.max_lines} lines and "
+                f"{caps.max_bytes:,} bytes; memdir will not cut it. Move some of it into memory files"
+            )
+            return IndexResult(
+                text=existing,
+                left_out=[LeftOut(m, "hand-written text fills the index") for m in ranked],
+                excluded=excluded,
+                hand_lines=hand_lines,
+                refused=refused,
+            )
+        if over_lines > 0:
+            cut, why = max(1, over_lines + (0 if dropped else 1)), f"{caps.max_lines}-line cap"
+        else:
+            cut, why, freed = 0, f"{caps.max_bytes:,}-byte cap", 0
+            # Leaving the first entry out adds the note line, which costs bytes too.
+            note_cost = 0 if dropped else len(left_out_note(len(ranked), caps).encode()) + len(newline)
+            while freed < over_bytes + note_cost and cut < keep_count:
+                cut += 1
+                freed += len(render_entry(ranked[keep_count - cut]).encode()) + len(newline)
+        for memory in ranked[max(0, keep_count - cut) : keep_count]:
+            reason_for[memory.path] = why
+        keep_count = max(0, keep_count - cut)
+
+    left_out = [LeftOut(m, reason_for[m.path]) for m in ranked[keep_count:]]
+    return IndexResult(
+        text=text, entries=shown, left_out=left_out, excluded=excluded, hand_lines=hand_lines
+    )

@@ -1,0 +1,54 @@
+"""The linter: run the registered rules over a memory folder and collect findings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+# Importing the rule families registers their rules.
+from memdir.lint import body, duplicates, frontmatter, indexfile, security  # noqa: F401
+from memdir.lint.registry import RULES, Finding, LintContext, Rule, Severity, resolve_selection
+
+__all__ = ["RULES", "Finding", "LintContext", "LintReport", "Rule", "Severity", "run_rules"]
+
+
+@dataclass(frozen=True)
+class LintReport:
+    findings: list[Finding]
+    files: int
+    memories: int
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    def failed(self, strict: bool = False) -> bool:
+        """Errors fail a run; warnings only with `strict`; info never."""
+        failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+        return any(f.severity in failing for f in self.findings)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "memories": self.memories,
+            "findings": len(self.findings),
+            "errors": self.count(Severity.ERROR),
+            "warnings": self.count(Severity.WARNING),
+            "info": self.count(Severity.INFO),
+            "by_code": dict(sorted(Counter(f.code for f in self.findings).items())),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"findings": [f.to_dict() for f in self.findings], "summary": self.summary()}
+
+
+def run_rules(ctx: LintContext, rules: Iterable[Rule] | None = None) -> LintReport:
+    chosen = list(RULES.values()) if rules is None else list(rules)
+    findings = [finding for r in chosen for finding in r.run(ctx)]
+    findings.sort(key=lambda f: (f.path != "MEMORY.md", f.path, f.line or 0, f.code))
+    return LintReport(findings, files=ctx.scan.files_seen + 1, memories=len(ctx.scan.memories))
+
+
+def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
+    return resolve_selection(list(select), list(ignore))

@@ -1,0 +1,28 @@
+"""D: duplicates. Two memories that claim the same identity."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from memdir.lint.registry import Hit, LintContext, Severity, rule
+from memdir.model import Memory
+
+
+@rule(
+    "D001", "duplicate-name", Severity.ERROR,
+    "Two memories have the same `name` (ignoring case and spacing).",
+    """A name picks one memory for `memdir show/edit/rm` and for the agent; two memories with one
+    name are usually a fact saved twice, or a change saved beside the old version instead of
+    over it. Merge them, or rename one. Reported on each later file, naming the first.
+    No automatic fix.""",
+)  # fmt: skip
+def duplicate_name(ctx: LintContext) -> Iterator[Hit]:
+    first: dict[str, Memory] = {}
+    for memory in ctx.scan.memories:
+        key = memory.name.casefold()
+        if not key:
+            continue
+        if key in first:
+            yield memory.path, memory.line_of("name"), f"same name {memory.name!r} as {first[key].path}"
+        else:
+            first[key] = memory

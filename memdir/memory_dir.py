@@ -1,0 +1,301 @@
+"""MemoryDir: the library's entry point for one memory folder. The CLI is a thin layer over it.
+
+Every write takes the folder lock, writes atomically and re-indexes before releasing the lock, so
+two processes adding memories at once both land and the index lists both.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from memdir import lint as linter
+from memdir.config import Config
+from memdir.errors import IndexRefused, InvalidMemory, MemoryExists, MemoryNotFound
+from memdir.index import Caps, IndexResult, build_index, find_links
+from memdir.model import (
+    INDEX_NAME,
+    FrontmatterError,
+    Memory,
+    MemoryType,
+    NewMemory,
+    parse_document,
+    set_fields,
+    slugify,
+)
+from memdir.store import (
+    ARCHIVE_DIR,
+    STATE_DIR,
+    FileProblem,
+    Scan,
+    atomic_write,
+    ensure_state_dir,
+    folder_lock,
+    read_text_if_exists,
+    scan_folder,
+)
+from memdir.templates import render_memory
+
+
+@dataclass(frozen=True)
+class IndexWrite:
+    """The outcome of `MemoryDir.write_index`."""
+
+    result: IndexResult
+    changed: bool
+    previous: str | None  # what MEMORY.md held before
+
+
+@dataclass(frozen=True)
+class Found:
+    """A file picked by `MemoryDir.find`: a memory, or a file that failed to load as one."""
+
+    path: str
+    memory: Memory | None
+    problem: FileProblem | None
+
+
+class MemoryDir:
+    """A memory folder: typed markdown files plus the MEMORY.md index."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        config: Config | None = None,
+        today: dt.date | None = None,
+        caps: Caps = Caps(),
+    ) -> None:
+        self.root = Path(root)
+        self.config = config or Config()
+        self.today = today or dt.date.today()
+        self.caps = caps
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / INDEX_NAME
+
+    def __repr__(self) -> str:
+        return f"MemoryDir({str(self.root)!r})"
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def scan(self) -> Scan:
+        return scan_folder(self.root)
+
+    def list(self, memory_type: MemoryType | None = None) -> list[Memory]:
+        memories = self.scan().memories
+        return [m for m in memories if memory_type is None or m.type is memory_type]
+
+    def read_index(self) -> str | None:
+        """MEMORY.md's text, None when absent. Raises IndexRefused when it is not UTF-8."""
+        try:
+            return read_text_if_exists(self.index_path)
+        except UnicodeDecodeError as exc:
+            raise IndexRefused(
+                f"{self.index_path} is not valid UTF-8 (byte at offset {exc.start}); "
+                "memdir will not rewrite it. Re-save it as UTF-8"
+            ) from None
+
+    def plan_index(self, drop_missing: bool = False) -> IndexResult:
+        """What `write_index` would write, without writing it."""
+        current = self.read_index() or ""
+        drop = self._missing_targets(current) if drop_missing else ()
+        return build_index(current, self.scan().memories, self.today, self.caps, drop)
+
+    def _missing_targets(self, index_text: str) -> list[str]:
+        """Local link targets in MEMORY.md whose file does not exist."""
+        targets = {link.target for link in find_links(index_text) if link.target is not None}
+        return sorted(t for t in targets if not (self.root / t).exists())
+
+    def find(self, query: str) -> Found:
+        """Pick one file by path, file name, stem, `name` or slug of the name.
+
+        Raises MemoryNotFound when nothing matches or the query is ambiguous.
+        """
+        scan = self.scan()
+        wanted = query.strip().removeprefix("./")
+        candidates: list[Found] = [Found(m.path, m, None) for m in scan.memories]
+        candidates += [Found(p.path, None, p) for p in scan.problems if p.kind != "symlink-outside"]
+
+        def stem(path: str) -> str:
+            return PurePosixPath(path).stem
+
+        try:
+            wanted_slug = slugify(wanted)
+        except InvalidMemory:
+            wanted_slug = ""
+        rules = (
+            lambda f: f.path == wanted or f.path == f"{wanted}.md",
+            lambda f: PurePosixPath(f.path).name in (wanted, f"{wanted}.md") or stem(f.path) == wanted,
+            lambda f: f.memory is not None and f.memory.name.casefold() == wanted.casefold(),
+            lambda f: bool(wanted_slug)
+            and (
+                (f.memory is not None and f.memory.name and _safe_slug(f.memory.name) == wanted_slug)
+                or stem(f.path).split("_", 1)[-1] == wanted_slug
+            ),
+        )
+        for matches_rule in rules:
+            hits = [f for f in candidates if matches_rule(f)]
+            if len(hits) == 1:
+                return hits[0]
+            if len(hits) > 1:
+                names = ", ".join(sorted(h.path for h in hits))
+                raise MemoryNotFound(f"{query!r} matches {len(hits)} memories ({names}); name the file")
+        raise MemoryNotFound(f"no memory matches {query!r} in {self.root}; `memdir list` shows them")
+
+    def lint(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> linter.LintReport:
+        """Run the selected lint rules (all by default). Raises ValueError for an unknown selector."""
+        rules = linter.select_rules(select, ignore)
+        scan = self.scan()
+        try:
+            index_text, index_problem = self.read_index(), None
+        except IndexRefused as exc:
+            index_text, index_problem = None, str(exc)
+        index = (
+            IndexResult(text="")  # nothing to compare against
+            if index_problem is not None
+            else build_index(index_text or "", scan.memories, self.today, self.caps)
+        )
+        ctx = linter.LintContext(
+            root=self.root,
+            scan=scan,
+            index_text=index_text,
+            index_problem=index_problem,
+            index=index,
+            config=self.config,
+            today=self.today,
+        )
+        return linter.run_rules(ctx, rules)
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def init(self) -> list[str]:
+        """Create the folder, an empty MEMORY.md and `.memdir/`. Returns what it created."""
+        created = []
+        if not self.root.is_dir():
+            self.root.mkdir(parents=True)
+            created.append(str(self.root))
+        if not (self.root / STATE_DIR).is_dir():
+            ensure_state_dir(self.root)
+            created.append(str(self.root / STATE_DIR))
+        with folder_lock(self.root):
+            if not self.index_path.exists():
+                atomic_write(self.index_path, "", exclusive=True)
+                created.append(str(self.index_path))
+        return created
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with folder_lock(self.root):
+            yield
+
+    def write_index(self, drop_missing: bool = False) -> IndexWrite:
+        """Regenerate MEMORY.md. Nothing is written when the result is refused (see IndexResult).
+
+        With `drop_missing`, list entries linking to files that no longer exist are removed too.
+        """
+        with self._locked():
+            return self._write_index_locked(drop_missing=drop_missing)
+
+    def _write_index_locked(self, drop: Iterable[str] = (), drop_missing: bool = False) -> IndexWrite:
+        previous = self.read_index()
+        if drop_missing:
+            drop = [*drop, *self._missing_targets(previous or "")]
+        result = build_index(previous or "", self.scan().memories, self.today, self.caps, drop)
+        changed = result.refused is None and (previous is None or result.text != previous)
+        if changed:
+            if previous:  # the last version is kept, so no rewrite can lose a line for good
+                atomic_write(ensure_state_dir(self.root) / f"{INDEX_NAME}.prev", previous)
+            atomic_write(self.index_path, result.text)
+        return IndexWrite(result, changed, previous)
+
+    def add(self, new: NewMemory, template: str | None = None) -> tuple[Memory, IndexWrite]:
+        """Write a new memory and re-index. Raises MemoryExists when the name or file is taken."""
+        new.validate()
+        return self.add_text(new.file_name, render_memory(new, template))
+
+    def add_text(self, file_name: str, text: str) -> tuple[Memory, IndexWrite]:
+        """Write a memory whose full text is given (e.g. edited in $EDITOR), then re-index."""
+        memory = self._validated(file_name, text)
+        with self._locked():
+            self._refuse_existing(file_name, memory.name)
+            try:
+                atomic_write(self.root / file_name, text, exclusive=True)
+            except FileExistsError:
+                raise MemoryExists(f"{file_name} already exists in {self.root}") from None
+            return memory, self._write_index_locked()
+
+    def _refuse_existing(self, file_name: str, name: str) -> None:
+        path = self.root / file_name
+        if path.exists() or path.is_symlink():
+            raise MemoryExists(f"{file_name} already exists in {self.root}; pick another name or `memdir edit` it")
+        slug = _safe_slug(name)
+        for memory in self.scan().memories:
+            if memory.name and (memory.name.casefold() == name.casefold() or _safe_slug(memory.name) == slug):
+                raise MemoryExists(f"a memory named {memory.name!r} already exists: {memory.path}")
+
+    def _validated(self, file_name: str, text: str) -> Memory:
+        """Parse text meant for the folder; raise InvalidMemory naming what is wrong."""
+        try:
+            doc = parse_document(text)
+        except FrontmatterError as exc:
+            raise InvalidMemory(f"{file_name}: {exc}") from None
+        if not doc.has_frontmatter:
+            raise InvalidMemory(f"{file_name}: no frontmatter (a `---` block with name, description, type)")
+        memory = Memory(path=file_name, doc=doc)
+        missing = [key for key in ("name", "description") if not getattr(memory, key)]
+        if memory.type is None:
+            missing.append("type (one of user, feedback, project, reference)")
+        if missing:
+            raise InvalidMemory(f"{file_name}: missing or invalid {', '.join(missing)}")
+        return memory
+
+    def replace_text(self, path: str, text: str, touch: bool = True) -> tuple[Memory, IndexWrite]:
+        """Overwrite a memory with edited text (validated; `updated` set to today), then re-index."""
+        if touch:
+            try:
+                text = set_fields(text, {"updated": self.today})
+            except FrontmatterError as exc:
+                raise InvalidMemory(f"{path}: {exc}") from None
+        memory = self._validated(path, text)
+        with self._locked():
+            atomic_write(self.root / path, text)
+            return memory, self._write_index_locked()
+
+    def remove(self, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
+        """Move a memory into `.archive/` (or delete it with `purge`) and drop it from the index.
+
+        Returns the folder-relative path, where it went (None when purged) and the index write.
+        """
+        found = self.find(query)
+        source = self.root / found.path
+        with self._locked():
+            destination: Path | None = None
+            if purge:
+                source.unlink()
+            else:
+                destination = _free_path(self.root / ARCHIVE_DIR / found.path)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(source, destination)
+            return found.path, destination, self._write_index_locked(drop=[found.path])
+
+
+def _safe_slug(name: str) -> str:
+    try:
+        return slugify(name)
+    except InvalidMemory:
+        return ""
+
+
+def _free_path(path: Path) -> Path:
+    """`path`, or `path` with -2, -3 ... before the suffix when something is already there."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate

@@ -1,0 +1,344 @@
+"""One memory file: its types, frontmatter parsing, and edits that keep every other byte as it was.
+
+Parsing keeps the exact text and the offsets of the frontmatter block, so that a rewrite only
+touches the lines of the fields it changes; unknown fields, comments, quoting and the body survive
+byte for byte.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import PurePosixPath
+from typing import Any
+
+import frontmatter
+import yaml
+
+from memdir.errors import InvalidMemory
+
+try:  # libyaml's loader is several times faster; the pure-Python one gives the same results.
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+_YAML = frontmatter.YAMLHandler()
+
+DESCRIPTION_MAX = 150
+INDEX_NAME = "MEMORY.md"
+
+
+class MemoryType(str, Enum):
+    USER = "user"
+    FEEDBACK = "feedback"
+    PROJECT = "project"
+    REFERENCE = "reference"
+
+    @property
+    def needs_why_and_how(self) -> bool:
+        return self in (MemoryType.FEEDBACK, MemoryType.PROJECT)
+
+
+TYPE_ORDER = {t: i for i, t in enumerate(MemoryType)}
+
+
+class Status(str, Enum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    QUARANTINED = "quarantined"
+    ARCHIVED = "archived"
+
+
+class FrontmatterError(Exception):
+    """The text has a frontmatter block that is not a YAML mapping."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Document:
+    """A markdown file split into frontmatter and body, with offsets into the original text."""
+
+    text: str
+    data: dict[str, Any]
+    has_frontmatter: bool
+    fm_start: int = 0  # offset of the first YAML line
+    fm_end: int = 0  # offset of the closing delimiter line
+    body_start: int = 0
+    body_line: int = 1  # 1-based line number where the body starts
+
+    @property
+    def body(self) -> str:
+        return self.text[self.body_start :]
+
+    @property
+    def yaml_text(self) -> str:
+        return self.text[self.fm_start : self.fm_end]
+
+
+_OPEN = re.compile(r"\A(\ufeff)?---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+
+
+def parse_document(text: str) -> Document:
+    """Split `text` into YAML frontmatter and body. Raises FrontmatterError for broken YAML."""
+    opened = _OPEN.match(text)
+    if not opened:
+        return Document(text=text, data={}, has_frontmatter=False)
+    closed = _CLOSE.search(text, opened.end())
+    if not closed:
+        raise FrontmatterError("frontmatter opened with '---' but never closed", line=1)
+    yaml_text = text[opened.end() : closed.start()]
+    try:
+        data = _YAML.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", line=line) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise FrontmatterError("frontmatter is not a mapping of fields", line=2)
+    body_start = closed.end()
+    return Document(
+        text=text,
+        data=data,
+        has_frontmatter=True,
+        fm_start=opened.end(),
+        fm_end=closed.start(),
+        body_start=body_start,
+        body_line=text.count("\n", 0, body_start) + 1,
+    )
+
+
+def _as_date(value: Any) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def _one_line(value: Any) -> str:
+    return " ".join(str(value).split()) if value is not None else ""
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory file whose frontmatter parsed. It may still be invalid (no type, unknown type)."""
+
+    path: str  # POSIX path relative to the memory folder
+    doc: Document
+    mtime: float = 0.0
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        return self.doc.data
+
+    @property
+    def body(self) -> str:
+        return self.doc.body
+
+    @property
+    def stem(self) -> str:
+        return PurePosixPath(self.path).stem
+
+    @property
+    def name(self) -> str:
+        return _one_line(self.fields.get("name"))
+
+    @property
+    def title(self) -> str:
+        """What the index shows as the link text: the name, else the file's stem."""
+        return self.name or self.stem
+
+    @property
+    def description(self) -> str:
+        return _one_line(self.fields.get("description"))
+
+    @property
+    def raw_type(self) -> str | None:
+        """The type as written, top-level first, else nested under `metadata:`."""
+        value = self.fields.get("type")
+        if value is None and isinstance(self.fields.get("metadata"), dict):
+            value = self.fields["metadata"].get("type")
+        return None if value is None else _one_line(value)
+
+    @property
+    def type_is_nested(self) -> bool:
+        return self.fields.get("type") is None and self.raw_type is not None
+
+    @property
+    def type(self) -> MemoryType | None:
+        raw = self.raw_type
+        try:
+            return MemoryType(raw.lower()) if raw else None
+        except ValueError:
+            return None
+
+    @property
+    def importance(self) -> float:
+        value = self.fields.get("importance")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return 0.5
+        return min(max(float(value), 0.0), 1.0)
+
+    def date(self, key: str) -> dt.date | None:
+        return _as_date(self.fields.get(key))
+
+    @property
+    def last_changed(self) -> dt.date | None:
+        """The newest date the file claims for itself, used to rank and to anchor dates."""
+        for key in ("updated", "modified", "updated_at", "created"):
+            found = self.date(key)
+            if found is not None:
+                return found
+        metadata = self.fields.get("metadata")
+        if isinstance(metadata, dict):
+            return _as_date(metadata.get("modified"))
+        return None
+
+    @property
+    def status(self) -> str:
+        return _one_line(self.fields.get("status")).lower() or Status.ACTIVE.value
+
+    def exclusion(self, today: dt.date) -> str | None:
+        """Why this memory must not be indexed, or None when it may be."""
+        if self.status in (Status.SUPERSEDED, Status.QUARANTINED, Status.ARCHIVED):
+            return self.status
+        if self.fields.get("superseded_by"):
+            return "superseded"
+        expires = self.date("expires")
+        if expires is not None and expires <= today:
+            return f"expired {expires.isoformat()}"
+        return None
+
+    def line_of(self, key: str) -> int:
+        """1-based line of a top-level frontmatter key, else the first line of the file."""
+        found = _key_line(self.doc.yaml_text, key)
+        if found is None:
+            return 1
+        return self.doc.text.count("\n", 0, self.doc.fm_start) + found + 1
+
+
+def _key_line(yaml_text: str, key: str) -> int | None:
+    pattern = re.compile(rf"^{re.escape(key)}[ \t]*:", re.MULTILINE)
+    found = pattern.search(yaml_text)
+    return None if found is None else yaml_text.count("\n", 0, found.start())
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def yaml_scalar(value: Any) -> str:
+    """One YAML value on one line, quoted only when YAML needs it."""
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+    dumped = yaml.safe_dump(value, allow_unicode=True, width=2**31, default_flow_style=True)
+    return dumped.removesuffix("\n").removesuffix("\n...").strip()
+
+
+def set_fields(text: str, updates: dict[str, Any]) -> str:
+    """Return `text` with top-level frontmatter fields set (or removed, for None values).
+
+    Only the lines of the changed fields are touched; a field that is not there yet is appended
+    at the end of the frontmatter. Raises FrontmatterError if the text has no frontmatter.
+    """
+    doc = parse_document(text)
+    if not doc.has_frontmatter:
+        raise FrontmatterError("file has no frontmatter to update")
+    newline = "\r\n" if "\r\n" in doc.yaml_text else "\n"
+    lines = doc.yaml_text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += newline
+    for key, value in updates.items():
+        start = next((i for i, ln in enumerate(lines) if _is_key_line(ln, key)), None)
+        new = [] if value is None else [f"{key}: {yaml_scalar(value)}{newline}"]
+        if start is None:
+            lines.extend(new)
+            continue
+        end = start + 1
+        while end < len(lines) and _continues_value(lines, end):
+            end += 1
+        lines[start:end] = new
+    return text[: doc.fm_start] + "".join(lines) + text[doc.fm_end :]
+
+
+def _is_key_line(line: str, key: str) -> bool:
+    return re.match(rf"{re.escape(key)}[ \t]*:(\s|$)", line) is not None
+
+
+def _continues_value(lines: list[str], i: int) -> bool:
+    """Whether line i still belongs to the value of the key above it (indented or a '- ' item)."""
+    line = lines[i]
+    if line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip("\r\n") == "-":
+        return True
+    if not line.strip():  # a blank line belongs to the value only if the value goes on after it
+        return i + 1 < len(lines) and _continues_value(lines, i + 1)
+    return False
+
+
+_SLUG_DROP = re.compile(r"[^\w]+", re.UNICODE)
+SLUG_MAX_BYTES = 100
+
+
+def slugify(name: str) -> str:
+    """A file-name-safe slug: letters and digits of any script, joined by '-'.
+
+    Path separators, dots and anything else collapse to '-', so a name can never reach outside
+    the folder. Raises InvalidMemory when nothing usable is left.
+    """
+    text = unicodedata.normalize("NFKC", name).lower().replace("_", "-")
+    slug = _SLUG_DROP.sub("-", text).strip("-")
+    while len(slug.encode("utf-8")) > SLUG_MAX_BYTES:
+        slug = slug[:-1].rstrip("-")
+    if not slug:
+        raise InvalidMemory(f"name {name!r} has no letters or digits to make a file name from")
+    return slug
+
+
+def file_name_for(memory_type: MemoryType, name: str) -> str:
+    return f"{memory_type.value}_{slugify(name)}.md"
+
+
+@dataclass
+class NewMemory:
+    """What `add` and the write path turn into a file."""
+
+    type: MemoryType
+    name: str
+    description: str
+    body: str = ""
+    why: str = ""
+    how: str = ""
+    created: dt.date = field(default_factory=dt.date.today)
+    importance: float | None = None
+    expires: dt.date | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def file_name(self) -> str:
+        return file_name_for(self.type, self.name)
+
+    def validate(self) -> None:
+        if not self.name.strip():
+            raise InvalidMemory("a memory needs a name")
+        if not self.description.strip():
+            raise InvalidMemory("a memory needs a description: the one line the index shows")
+        if "\n" in self.description.strip():
+            raise InvalidMemory("the description must be one line")
+        if self.importance is not None and not 0.0 <= self.importance <= 1.0:
+            raise InvalidMemory(f"importance must be between 0 and 1, not {self.importance}")
