@@ -15,16 +15,18 @@ import typer
 from rich.console import Console
 
 from memdir import __version__
+from memdir.cli.errors import MemdirGroup
 from memdir.config import Config, Location, load_config, locate
 from memdir.errors import FolderNotFound, MemdirError
 from memdir.memory_dir import MemoryDir
 
 app = typer.Typer(
     name="memdir",
+    cls=MemdirGroup,
     help="Keep an AI agent's long-term memory as a healthy folder of typed markdown files.",
     no_args_is_help=True,
     add_completion=False,
-    pretty_exceptions_enable=False,  # main() reports errors; locals could hold an API key
+    pretty_exceptions_enable=False,  # MemdirGroup reports errors; locals could hold an API key
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

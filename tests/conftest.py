@@ -1,0 +1,54 @@
+"""Shared fixtures. Every test runs with user-level paths (home, Claude's config) in tmp_path."""
+
+from __future__ import annotations
+
+import datetime as dt
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+TODAY = dt.date(2026, 11, 22)
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("MEMDIR_TODAY", TODAY.isoformat())
+    monkeypatch.setenv("NO_COLOR", "1")
+    for name in ("MEMDIR_DIR", "VISUAL", "EDITOR", "MEMDIR_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """An initialised, empty memory folder."""
+    root = tmp_path / "memory"
+    root.mkdir()
+    (root / "MEMORY.md").write_text("")
+    return root
+
+
+MakeMemory = Callable[..., Path]
+
+
+@pytest.fixture
+def make_memory(folder: Path) -> MakeMemory:
+    """Write a memory file: make_memory("feedback_x.md", name=..., type=..., body=...)."""
+
+    def make(file_name: str, body: str = "Body.", root: Path | None = None, **fields: object) -> Path:
+        fields.setdefault("name", Path(file_name).stem.split("_", 1)[-1])
+        fields.setdefault("description", f"About {fields['name']}")
+        fields.setdefault("type", file_name.split("_", 1)[0])
+        lines = [f"{key}: {value}" for key, value in fields.items() if value is not None]
+        path = (root or folder) / file_name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("---\n" + "\n".join(lines) + "\n---\n" + textwrap.dedent(body).lstrip("\n"))
+        return path
+
+    return make

@@ -1,0 +1,318 @@
+"""The command-line interface, driven as a user would, with every path in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import MakeMemory
+from memdir.cli import app
+
+runner = CliRunner()
+
+
+def memdir(*args: str, input: str | None = None, cwd: Path | None = None):  # type: ignore[no-untyped-def]
+    old = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return runner.invoke(app, list(args), input=input)
+    finally:
+        os.chdir(old)
+
+
+def test_help_lists_every_command() -> None:
+    result = memdir("--help")
+    assert result.exit_code == 0
+    for command in ("init", "add", "list", "show", "edit", "rm", "where", "index", "lint", "rules"):
+        assert command in result.stdout
+        assert memdir(command, "--help").exit_code == 0
+
+
+def test_init_creates_folder_index_and_state(tmp_path: Path) -> None:
+    root = tmp_path / "a" / "memory"
+    result = memdir("--dir", str(root), "init")
+    assert result.exit_code == 0, result.output
+    assert (root / "MEMORY.md").read_text() == ""
+    assert (root / ".memdir" / ".gitignore").read_text().endswith("*\n")
+    assert "Next steps" in result.stderr
+    again = memdir("--dir", str(root), "init")
+    assert again.exit_code == 0 and "already a memory folder" in again.stderr
+
+
+def test_add_writes_from_template_converts_dates_and_reindexes(folder: Path) -> None:
+    result = memdir(
+        "--dir", str(folder), "add", "feedback", "Lint before commit",
+        "-d", "Run lint before every commit: CI broke yesterday",
+        "--why", "CI was red last week", "--how", "Before any commit until next month",
+        "--importance", "0.8", "--expires", "2027-01-01", "--today", "2026-11-22",
+        "--body", "Run `npm run lint` (not tomorrow, now).",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = (folder / "feedback_lint-before-commit.md").read_text()
+    assert text == (
+        "---\nname: Lint before commit\n"
+        "description: 'Run lint before every commit: CI broke 2026-11-21'\n"
+        "type: feedback\ncreated: 2026-11-22\nupdated: 2026-11-22\nimportance: 0.8\nexpires: 2027-01-01\n---\n"
+        "Run `npm run lint` (not 2026-11-23, now).\n\n"
+        "**Why:** CI was red 2026-11-09\n\n"
+        "**How to apply:** Before any commit until 2026-12-01\n"
+    )
+    assert (folder / "MEMORY.md").read_text() == (
+        "- [Lint before commit](feedback_lint-before-commit.md) — Run lint before every commit: CI broke 2026-11-21\n"
+    )
+    assert "'yesterday' -> 2026-11-21" in result.stderr
+
+
+def test_add_refuses_an_existing_name(folder: Path) -> None:
+    assert memdir("--dir", str(folder), "add", "user", "role", "-d", "Backend dev").exit_code == 0
+    before = (folder / "user_role.md").read_bytes()
+    for args in (["user", "role"], ["user", "Role"], ["project", "ROLE"]):
+        result = memdir("--dir", str(folder), "add", *args, "-d", "other")
+        assert result.exit_code == 1
+        assert "already exists" in result.stderr
+    assert (folder / "user_role.md").read_bytes() == before
+    assert not (folder / "project_role.md").exists()
+
+
+def test_add_body_from_stdin_and_hostile_names(folder: Path) -> None:
+    result = memdir("--dir", str(folder), "add", "reference", "../../etc/passwd", "-d", "d", "--body", "-", input="from stdin\n")
+    assert result.exit_code == 0, result.output
+    assert (folder / "reference_etc-passwd.md").read_text().endswith("---\nfrom stdin\n")
+    assert sorted(p.name for p in folder.iterdir()) == [".memdir", "MEMORY.md", "reference_etc-passwd.md"]
+    bad = memdir("--dir", str(folder), "add", "user", "../..", "-d", "d")
+    assert bad.exit_code == 1 and "no letters or digits" in bad.stderr
+
+
+def test_add_usage_errors(folder: Path) -> None:
+    assert memdir("--dir", str(folder), "add", "handoff", "x", "-d", "d").exit_code == 2
+    missing = memdir("--dir", str(folder), "add", "user", "x")
+    assert missing.exit_code == 2 and "--description" in missing.stderr
+    assert memdir("--dir", str(folder), "add", "user", "x", "-d", "d", "--importance", "2").exit_code == 2
+    bad_date = memdir("--dir", str(folder), "add", "user", "x", "-d", "d", "--expires", "someday")
+    assert bad_date.exit_code == 2 and "--expires" in bad_date.stderr
+
+
+def test_add_expires_accepts_a_relative_phrase(folder: Path) -> None:
+    assert memdir("--dir", str(folder), "add", "project", "p", "-d", "d", "--expires", "next month").exit_code == 0
+    assert "expires: 2026-12-01" in (folder / "project_p.md").read_text()
+
+
+def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    result = memdir("--dir", str(tmp_path / "nope"), "list")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("memdir: error: memory folder") and "memdir init" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_list_table_and_json(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md", updated="2026-11-01")
+    make_memory("feedback_b.md", body="x\n**Why:** y\n**How to apply:** z\n")
+    (folder / "broken.md").write_text("---\nname: [\n---\n")
+    memdir("--dir", str(folder), "index")
+    table = memdir("--dir", str(folder), "list", "--type", "user")
+    assert table.exit_code == 0 and "user_a.md" in table.stdout and "feedback_b.md" not in table.stdout
+    data = json.loads(memdir("--dir", str(folder), "list", "--format", "json").stdout)
+    assert [m["path"] for m in data["memories"]] == ["feedback_b.md", "user_a.md"]
+    assert data["memories"][1] | {} == {
+        "name": "a", "path": "user_a.md", "type": "user", "description": "About a", "created": None,
+        "updated": "2026-11-01", "importance": 0.5, "status": "active", "indexed": True,
+    }  # fmt: skip
+    assert data["problems"][0]["path"] == "broken.md"
+
+
+def test_show_by_name_file_or_stem(folder: Path, make_memory: MakeMemory) -> None:
+    path = make_memory("team/user_role.md", name="My Role")
+    for query in ("My Role", "my role", "user_role", "user_role.md", "team/user_role.md", "my-role"):
+        result = memdir("--dir", str(folder), "show", query)
+        assert result.exit_code == 0, (query, result.output)
+        assert result.stdout == path.read_text()
+    assert memdir("--dir", str(folder), "show", "nothing").exit_code == 2
+    data = json.loads(memdir("--dir", str(folder), "show", "My Role", "--format", "json").stdout)
+    assert data["fields"]["name"] == "My Role" and data["body"] == "Body."
+
+
+def test_show_ambiguous_names_both(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_x.md", name="same")
+    make_memory("project_x.md", name="same")
+    result = memdir("--dir", str(folder), "show", "same")
+    assert result.exit_code == 2 and "project_x.md, user_x.md" in result.stderr
+
+
+def editor_script(tmp_path: Path, python_code: str) -> str:
+    """An $EDITOR that runs python_code with the file path as `path`."""
+    script = tmp_path / "editor.py"
+    script.write_text(f"import sys, pathlib\npath = pathlib.Path(sys.argv[1])\n{python_code}\n")
+    return f"{sys.executable} {script}"
+
+
+def test_edit_validates_sets_updated_and_reindexes(folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_memory("user_a.md", updated="2026-01-01")
+    memdir("--dir", str(folder), "index")
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('About a', 'Edited'))"))
+    result = memdir("--dir", str(folder), "edit", "a")
+    assert result.exit_code == 0, result.output
+    text = (folder / "user_a.md").read_text()
+    assert "description: Edited" in text and "updated: 2026-11-22" in text
+    assert "— Edited" in (folder / "MEMORY.md").read_text()
+
+
+def test_edit_that_breaks_yaml_is_kept_as_a_draft(folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = make_memory("user_a.md").read_text()
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('name: a', 'name: [oops'))"))
+    result = memdir("--dir", str(folder), "edit", "a")
+    assert result.exit_code == 1
+    assert (folder / "user_a.md").read_text() == original
+    drafts = list((folder / ".memdir" / "drafts").iterdir())
+    assert len(drafts) == 1 and "name: [oops" in drafts[0].read_text()
+    assert str(drafts[0]) in result.stderr.replace("\n", "")
+
+
+def test_edit_without_changes_and_failing_editor(folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_memory("user_a.md")
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "pass"))
+    assert "No changes" in memdir("--dir", str(folder), "edit", "a").stderr
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "sys.exit(3)"))
+    failed = memdir("--dir", str(folder), "edit", "a")
+    assert failed.exit_code == 2 and "exited with status 3" in failed.stderr
+
+
+def test_rm_archives_and_purge_deletes(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md")
+    make_memory("user_b.md")
+    (folder / "MEMORY.md").write_text("# Mine\n")
+    memdir("--dir", str(folder), "index")
+    result = memdir("--dir", str(folder), "rm", "a")
+    assert result.exit_code == 0, result.output
+    assert (folder / ".archive" / "user_a.md").exists() and not (folder / "user_a.md").exists()
+    assert (folder / "MEMORY.md").read_text() == "# Mine\n\n- [b](user_b.md) — About b\n"
+    make_memory("user_a.md")  # a new one with the same name archives beside the old
+    memdir("--dir", str(folder), "rm", "user_a.md")
+    assert (folder / ".archive" / "user_a-2.md").exists()
+    assert memdir("--dir", str(folder), "rm", "b", "--purge").exit_code == 0
+    assert not (folder / "user_b.md").exists() and not (folder / ".archive" / "user_b.md").exists()
+    assert (folder / "MEMORY.md").read_text() == "# Mine\n\n"
+    assert memdir("--dir", str(folder), "index", "--check").exit_code == 0
+
+
+def test_index_check_stdout_and_json(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md")
+    check = memdir("--dir", str(folder), "index", "--check")
+    assert check.exit_code == 1 and "out of date" in check.stderr
+    printed = memdir("--dir", str(folder), "index", "--stdout")
+    assert printed.exit_code == 0 and printed.stdout == "- [a](user_a.md) — About a\n"
+    assert (folder / "MEMORY.md").read_text() == ""
+    data = json.loads(memdir("--dir", str(folder), "index", "--format", "json").stdout)
+    assert data["changed"] is True and data["entries"] == 1 and data["left_out"] == [] and data["refused"] is None
+    assert memdir("--dir", str(folder), "index", "--check").exit_code == 0
+    assert json.loads(memdir("--dir", str(folder), "index", "--format", "json").stdout)["changed"] is False
+
+
+def test_index_keeps_previous_version_and_drop_missing(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md")
+    (folder / "MEMORY.md").write_text("- [a](user_a.md) — hand-tuned description\n- [gone](user_gone.md) — x\n")
+    assert memdir("--dir", str(folder), "index").exit_code == 0
+    assert (folder / ".memdir" / "MEMORY.md.prev").read_text().startswith("- [a](user_a.md) — hand-tuned")
+    assert "user_gone.md" in (folder / "MEMORY.md").read_text()
+    assert memdir("--dir", str(folder), "index", "--drop-missing").exit_code == 0
+    assert (folder / "MEMORY.md").read_text() == "- [a](user_a.md) — About a\n"
+
+
+def test_index_reports_left_out_and_refuses_oversized_hand_text(folder: Path, make_memory: MakeMemory) -> None:
+    for i in range(205):
+        make_memory(f"user_{i:03}.md", importance=0.1 if i == 7 else 0.5)
+    result = memdir("--dir", str(folder), "index")
+    assert result.exit_code == 0 and "left out 6 memories" in result.stderr and "user_007.md" in result.stderr
+    (folder / "MEMORY.md").write_text("".join(f"prose {i}\n" for i in range(300)))
+    refused = memdir("--dir", str(folder), "index")
+    assert refused.exit_code == 1 and "will not cut it" in refused.stderr
+    assert (folder / "MEMORY.md").read_text().count("prose") == 300
+
+
+def test_index_refuses_non_utf8_memory_md(folder: Path) -> None:
+    (folder / "MEMORY.md").write_bytes(b"caf\xe9\n")
+    result = memdir("--dir", str(folder), "index")
+    assert result.exit_code == 1 and "not valid UTF-8" in result.stderr
+    assert (folder / "MEMORY.md").read_bytes() == b"caf\xe9\n"
+
+
+def test_lint_text_json_and_exit_codes(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("feedback_x.md", body="No reasons given.\n")
+    memdir("--dir", str(folder), "index")
+    text = memdir("--dir", str(folder), "lint")
+    assert text.exit_code == 0  # warnings only
+    assert "feedback_x.md:6: B001 [warning]" in text.stdout.replace(str(folder) + "/", "")
+    assert memdir("--dir", str(folder), "lint", "--strict").exit_code == 1
+    data = json.loads(memdir("--dir", str(folder), "lint", "--format", "json").stdout)
+    assert set(data) == {"folder", "findings", "summary"}
+    assert set(data["findings"][0]) == {"code", "name", "severity", "path", "line", "message"}
+    assert data["summary"]["warnings"] == 2 and data["summary"]["by_code"] == {"B001": 1, "B002": 1}
+    make_memory("user_y.md")  # not indexed: an error
+    assert memdir("--dir", str(folder), "lint").exit_code == 1
+    assert memdir("--dir", str(folder), "lint", "--exit-zero").exit_code == 0
+    assert memdir("--dir", str(folder), "lint", "--ignore", "I001,I003").exit_code == 0
+    selected = json.loads(memdir("--dir", str(folder), "lint", "--select", "missing-why", "--format", "json").stdout)
+    assert [f["code"] for f in selected["findings"]] == ["B001"]
+    assert memdir("--dir", str(folder), "lint", "--select", "Q").exit_code == 2
+
+
+def test_rules_lists_and_explains() -> None:
+    assert "F007" in memdir("rules").stdout
+    one = memdir("rules", "relative-date")
+    assert one.exit_code == 0 and one.stdout.startswith("B003 relative-date (warning)")
+    assert memdir("rules", "X999").exit_code == 2
+    assert len(json.loads(memdir("rules", "--format", "json").stdout)) >= 18
+
+
+def test_bad_input_never_stops_the_others(folder: Path, make_memory: MakeMemory, tmp_path: Path) -> None:
+    make_memory("user_good.md")
+    (folder / "user_yaml.md").write_text("---\nname: x\ndescription: a: b\ntype: user\n---\n")
+    (folder / "user_none.md").write_text("just text\n")
+    (folder / "user_empty.md").write_text("")
+    (folder / "user_latin1.md").write_bytes("---\nname: caf\xe9\n---\n".encode("latin-1"))
+    (folder / "user_dir.md").mkdir()
+    (folder / "user_big.md").write_text("---\nname: big\n---\n" + "x" * 2_000_000)
+    (folder / "user_link.md").symlink_to(tmp_path / "elsewhere.md")
+    (folder / "MEMORY.md").write_text("Pure prose, no index at all.\nSecond paragraph.\n")
+    result = memdir("--dir", str(folder), "index")
+    assert result.exit_code == 0, result.output
+    assert (folder / "MEMORY.md").read_text() == (
+        "Pure prose, no index at all.\nSecond paragraph.\n\n- [good](user_good.md) — About good\n"
+    )
+    lint = memdir("--dir", str(folder), "lint", "--format", "json")
+    assert lint.exit_code == 1 and "Traceback" not in lint.output
+    by_path = {f["path"]: f["code"] for f in json.loads(lint.stdout)["findings"]}
+    assert by_path == {
+        "user_yaml.md": "F002", "user_none.md": "F001", "user_empty.md": "F001", "user_latin1.md": "F003",
+        "user_dir.md": "F003", "user_big.md": "F003", "user_link.md": "S001",
+    }  # fmt: skip
+
+
+def test_unexpected_errors_are_one_line(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdir import memory_dir
+
+    def boom(self: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(memory_dir.MemoryDir, "scan", boom)
+    result = memdir("--dir", str(folder), "list")
+    assert result.exit_code == 2
+    assert result.stderr == "memdir: error: internal error: RuntimeError: disk on fire (MEMDIR_DEBUG=1 shows the traceback)\n"
+
+
+def test_read_only_folder_is_reported_not_crashed(folder: Path, make_memory: MakeMemory) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores file permissions")
+    make_memory("user_a.md")
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        result = memdir("--dir", str(folder), "index")
+    finally:
+        folder.chmod(stat.S_IRWXU)
+    assert result.exit_code == 2 and "Traceback" not in result.output

@@ -1,0 +1,90 @@
+"""Where the memory folder is: the resolution order of DESIGN.md, and the config file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memdir.cli import app
+from memdir.config import ConfigError, load_config, locate, sanitise_project_path
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "my repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(root / "src" / "deep")
+    return root
+
+
+def where(*args: str) -> dict[str, object]:
+    result = runner.invoke(app, [*args, "where", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_falls_back_to_claude_codes_folder_for_the_repository(repo: Path, isolated_env: Path) -> None:
+    found = where()
+    assert found["source"] == "claude"
+    assert found["path"] == str(isolated_env / ".claude" / "projects" / sanitise_project_path(repo) / "memory")
+    assert sanitise_project_path(Path("/home/me/my repo.v2")) == "-home-me-my-repo-v2"
+
+
+def test_repository_memory_folder_beats_claudes(repo: Path) -> None:
+    (repo / ".claude" / "memory").mkdir(parents=True)
+    assert where() | {} == {"path": str(repo / ".claude" / "memory"), "source": "repository",
+                            "reason": f".claude/memory/ in the repository at {repo}", "exists": True}  # fmt: skip
+
+
+def test_config_beats_repository_and_is_relative_to_its_file(repo: Path) -> None:
+    (repo / ".claude" / "memory").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.memdir]\ndir = "docs/memory"\n')
+    assert where()["path"] == str((repo / "docs" / "memory").resolve())
+    (repo / "src" / ".memdir.toml").write_text('dir = "../notes"\n')  # nearer, so it wins
+    found = where()
+    assert found["path"] == str((repo / "notes").resolve()) and found["source"] == "config"
+
+
+def test_env_beats_config_and_option_beats_env(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / ".memdir.toml").write_text('dir = "x"\n')
+    monkeypatch.setenv("MEMDIR_DIR", "from-env")
+    assert where()["path"] == str(Path.cwd() / "from-env")
+    assert where("--dir", "/abs/opt")["path"] == "/abs/opt"
+
+
+def test_claude_config_dir_replaces_home(repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    assert str(where()["path"]).startswith(str(tmp_path / "cc" / "projects"))
+
+
+def test_where_text_prints_path_then_reason(repo: Path) -> None:
+    result = runner.invoke(app, ["where"])
+    assert result.stdout.strip().endswith("/memory")
+    assert "does not exist yet" in result.stderr
+
+
+def test_bad_config_is_a_usage_error(repo: Path) -> None:
+    (repo / ".memdir.toml").write_text("dir = [unclosed\n")
+    result = runner.invoke(app, ["where"])
+    assert result.exit_code == 2 and ".memdir.toml: invalid TOML" in result.stderr
+    (repo / ".memdir.toml").write_text("why_labels = 3\n")
+    with pytest.raises(ConfigError, match="why_labels"):
+        load_config(Path.cwd())
+
+
+def test_config_extends_labels_and_warns_on_unknown_keys(repo: Path) -> None:
+    (repo / ".memdir.toml").write_text('why_labels = ["Begründung"]\ncolour = "red"\n')
+    config = load_config(Path.cwd())
+    assert "Begründung" in config.why_labels and "Why" in config.why_labels
+    assert config.warnings == (f"{repo / '.memdir.toml'}: unknown setting `colour` ignored",)
+
+
+def test_locate_outside_a_repository_uses_the_working_directory(tmp_path: Path) -> None:
+    found = locate(None, tmp_path, {"CLAUDE_CONFIG_DIR": "/c"}, load_config(tmp_path))
+    assert found.path == Path("/c/projects") / sanitise_project_path(tmp_path) / "memory"

@@ -1,0 +1,192 @@
+"""MEMORY.md regeneration: in place, idempotent, within caps, nothing hand-written lost."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from memdir.index import Caps, build_index, find_links, render_entry
+from memdir.model import Memory, parse_document
+
+TODAY = dt.date(2026, 11, 22)
+
+
+def mem(path: str, name: str | None = None, description: str = "desc", **fields: object) -> Memory:
+    fields.setdefault("type", path.split("/")[-1].split("_", 1)[0])
+    stem = path.split("/")[-1][:-3]
+    lines = [f"name: {name or stem.split('_', 1)[-1]}", f"description: {description}"]
+    lines += [f"{key}: {value}" for key, value in fields.items()]
+    return Memory(path=path, doc=parse_document("---\n" + "\n".join(lines) + "\n---\nbody\n"))
+
+
+def build(existing: str, memories: list[Memory], **kwargs: object):  # type: ignore[no-untyped-def]
+    return build_index(existing, memories, TODAY, **kwargs)  # type: ignore[arg-type]
+
+
+def test_fresh_index_is_grouped_by_type_then_title() -> None:
+    result = build("", [mem("reference_b.md"), mem("feedback_z.md"), mem("user_me.md"), mem("feedback_a.md")])
+    assert result.text == (
+        "- [me](user_me.md) — desc\n"
+        "- [a](feedback_a.md) — desc\n"
+        "- [z](feedback_z.md) — desc\n"
+        "- [b](reference_b.md) — desc\n"
+    )
+
+
+def test_hand_written_lines_are_kept_and_new_entries_join_their_type() -> None:
+    existing = (
+        "# Memory\n"
+        "\n"
+        "Read the team notes first.\n"
+        "\n"
+        "## Feedback\n"
+        "* [old title](./feedback_a.md): stale description\n"
+        "  continuation written by hand\n"
+        "\n"
+        "## Projects\n"
+        "- [p](project_p.md) — desc\n"
+        "- [Design doc](design.md) — not a memory, and missing\n"
+        "\n"
+        "Closing prose.\n"
+    )
+    memories = [mem("feedback_a.md", "A"), mem("feedback_b.md", "B"), mem("project_p.md", "p"), mem("project_q.md", "q")]
+    result = build(existing, memories)
+    assert result.text == (
+        "# Memory\n"
+        "\n"
+        "Read the team notes first.\n"
+        "\n"
+        "## Feedback\n"
+        "- [A](feedback_a.md) — desc\n"
+        "  continuation written by hand\n"
+        "- [B](feedback_b.md) — desc\n"
+        "\n"
+        "## Projects\n"
+        "- [p](project_p.md) — desc\n"
+        "- [q](project_q.md) — desc\n"
+        "- [Design doc](design.md) — not a memory, and missing\n"
+        "\n"
+        "Closing prose.\n"
+    )
+    assert result.hand_lines == 11
+
+
+def test_index_is_idempotent() -> None:
+    memories = [mem("feedback_a.md"), mem("user_u.md"), mem("team/project_x.md")]
+    first = build("# Title\n\nprose\n", memories)
+    second = build(first.text, memories)
+    assert second.text == first.text
+    assert first.text.endswith("prose\n\n- [u](user_u.md) — desc\n- [a](feedback_a.md) — desc\n- [x](team/project_x.md) — desc\n")
+
+
+def test_entries_after_a_paragraph_get_a_blank_line() -> None:
+    assert build("Notes", [mem("user_u.md")]).text == "Notes\n\n- [u](user_u.md) — desc\n"
+
+
+def test_excluded_memories_lose_their_lines() -> None:
+    existing = "- [a](user_a.md) — desc\n- [b](user_b.md) — desc\n- [c](user_c.md) — desc\n- [d](user_d.md) — d\n"
+    memories = [
+        mem("user_a.md", status="superseded"),
+        mem("user_b.md", expires="2026-11-01"),
+        mem("user_c.md", status="quarantined"),
+        mem("user_d.md", superseded_by="user_a.md"),
+        mem("user_e.md", status="archived"),
+    ]
+    result = build(existing, memories)
+    assert result.text == ""
+    assert sorted(e.reason for e in result.excluded) == ["archived", "expired 2026-11-01", "quarantined", "superseded", "superseded"]
+
+
+def test_lines_for_invalid_memories_and_missing_files_are_kept() -> None:
+    existing = "- [h](feedback_h.md) — handoff, type unknown\n- [gone](feedback_gone.md) — deleted by hand\n"
+    result = build(existing, [mem("feedback_h.md", type="handoff")])
+    assert result.text == existing
+
+
+def test_drop_removes_entries_memdir_retired() -> None:
+    existing = "# T\n- [gone](feedback_gone.md) — x\n- [k](user_k.md) — desc\n"
+    assert build(existing, [mem("user_k.md")], drop=["feedback_gone.md"]).text == "# T\n- [k](user_k.md) — desc\n"
+
+
+def test_second_entry_for_the_same_memory_is_kept_as_written() -> None:
+    existing = "- [a](user_a.md) — desc\n- [a again](user_a.md) — a person's extra note\n"
+    assert build(existing, [mem("user_a.md")]).text == existing
+
+
+def test_line_cap_leaves_out_least_valuable_first() -> None:
+    memories = [mem(f"user_{i:03}.md", importance=0.5, updated=f"2026-01-{1 + i % 28:02}") for i in range(250)]
+    memories.append(mem("user_low.md", importance=0.1, updated="2026-11-20"))
+    memories.append(mem("user_high.md", importance=0.9, updated="2020-01-01"))
+    result = build("# Memory\n", memories)
+    assert result.lines == 200
+    assert result.text.count("\n- [") == 197  # heading + blank + 197 entries + note
+    assert result.text.splitlines()[-1].startswith("<!-- memdir: 55 more memories left out")
+    left = {left.memory.path for left in result.left_out}
+    assert "user_low.md" in left and "user_high.md" not in left
+    # Among equal importance, the oldest go first.
+    kept_dates = [m.last_changed for m in result.entries if m.importance == 0.5]
+    left_dates = [left.memory.last_changed for left in result.left_out if left.memory.importance == 0.5]
+    assert max(d for d in left_dates if d) <= min(d for d in kept_dates if d)
+    assert {left.reason for left in result.left_out} == {"200-line cap"}
+    assert build(result.text, memories).text == result.text
+
+
+def test_byte_cap_is_respected_with_long_descriptions() -> None:
+    memories = [mem(f"user_{i:03}.md", description="x" * 400, importance=i / 100) for i in range(100)]
+    result = build("", memories)
+    assert result.bytes <= 25_000 and result.lines <= 200
+    # Each line is 426 bytes: 58 of them plus the left-out note fit in 25,000; 59 would not.
+    assert len(result.entries) == 58
+    assert all(left.memory.importance < min(m.importance for m in result.entries) for left in result.left_out)
+    assert {left.reason for left in result.left_out} == {"25,000-byte cap"}
+
+
+def test_small_caps_leave_everything_out_but_keep_hand_text() -> None:
+    result = build("# Memory\nprose\n", [mem("user_a.md")], caps=Caps(max_lines=2))
+    assert result.refused is None
+    assert result.text == "# Memory\nprose\n"
+    assert [left.memory.path for left in result.left_out] == ["user_a.md"]
+
+
+def test_hand_written_text_over_a_cap_is_refused_not_cut() -> None:
+    existing = "".join(f"line {i}\n" for i in range(250))
+    result = build(existing, [mem("user_a.md")])
+    assert result.refused is not None and "250 lines" in result.refused
+    assert result.text == existing
+
+
+def test_crlf_files_stay_crlf() -> None:
+    result = build("# Memory\r\n\r\n- [a](user_a.md) — old\r\n", [mem("user_a.md"), mem("user_b.md")])
+    assert result.text == "# Memory\r\n\r\n- [a](user_a.md) — desc\r\n- [b](user_b.md) — desc\r\n"
+
+
+def test_render_entry_escapes_and_brackets_paths() -> None:
+    m = mem("team/user_my file (1).md", name="a [b] c")
+    assert render_entry(m) == "- [a \\[b\\] c](<team/user_my file (1).md>) — desc"
+    assert build(build("", [m]).text, [m]).entries == [m]
+
+
+def test_entry_without_description_is_a_bare_link() -> None:
+    m = Memory(path="user_x.md", doc=parse_document("---\ntype: user\n---\n"))
+    assert render_entry(m) == "- [user_x](user_x.md)"
+
+
+@pytest.mark.parametrize(
+    ("line", "target"),
+    [
+        ("- [a](a.md) — x", "a.md"),
+        ("- [a](<my file.md>)", "my file.md"),
+        ("- [a](./sub/../a.md#anchor)", "a.md"),
+        ("- [a](my%20file.md)", "my file.md"),
+        ("- [a](https://example.com/a.md)", None),
+        ("- [a](D:\\notes\\a.md)", None),
+        ("- [a](../../CLAUDE.md)", "../../CLAUDE.md"),
+    ],
+)
+def test_find_links_normalises_targets(line: str, target: str | None) -> None:
+    assert [link.target for link in find_links(line)] == [target]
+
+
+def test_find_links_skips_fenced_code() -> None:
+    assert find_links("```\n[a](a.md)\n```\n[b](b.md)\n")[0].target == "b.md"

@@ -1,0 +1,175 @@
+"""The memory model: parsing both type forms, byte-exact rewrites, slugs, templates."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from memdir.errors import InvalidMemory
+from memdir.model import (
+    FrontmatterError,
+    Memory,
+    MemoryType,
+    NewMemory,
+    parse_document,
+    set_fields,
+    slugify,
+    yaml_scalar,
+)
+from memdir.templates import render_memory
+
+REAL_SHAPE = """\
+---
+name: Deploy target
+description: "GitHub → Cloudflare Pages: local first"
+metadata:
+  node_type: memory
+  type: project
+  originSessionId: 6e3a0917-3f3b-4e4a-b07e-5a89395fc854
+  modified: 2026-05-01T10:20:30.123Z
+related: [a.md, b.md]   # a comment that must survive
+weird_quoting: 'single'
+---
+Body line one.
+
+**Why:** because.
+trailing spaces   
+"""
+
+
+def memory(text: str, path: str = "project_x.md") -> Memory:
+    return Memory(path=path, doc=parse_document(text))
+
+
+def test_type_is_read_from_nested_metadata() -> None:
+    m = memory(REAL_SHAPE)
+    assert m.type is MemoryType.PROJECT
+    assert m.type_is_nested
+    assert m.name == "Deploy target"
+    assert m.description == "GitHub → Cloudflare Pages: local first"
+    assert m.last_changed == dt.date(2026, 5, 1)
+
+
+def test_top_level_type_wins_and_is_case_insensitive() -> None:
+    m = memory("---\nname: a\ntype: Feedback\nmetadata: {type: user}\n---\nx\n")
+    assert m.type is MemoryType.FEEDBACK
+    assert not m.type_is_nested
+
+
+def test_unknown_type_is_kept_raw_but_not_typed() -> None:
+    m = memory("---\nname: a\ntype: handoff\n---\n")
+    assert m.raw_type == "handoff"
+    assert m.type is None
+
+
+def test_set_fields_keeps_every_other_byte() -> None:
+    changed = set_fields(REAL_SHAPE, {"updated": dt.date(2026, 11, 22), "name": "New: name"})
+    expected = REAL_SHAPE.replace("name: Deploy target\n", "name: 'New: name'\n").replace(
+        "weird_quoting: 'single'\n", "weird_quoting: 'single'\nupdated: 2026-11-22\n"
+    )
+    assert changed == expected
+    assert memory(changed).name == "New: name"
+
+
+def test_set_fields_replaces_multiline_values_and_removes_with_none() -> None:
+    text = "---\ntags:\n- a\n- b\n\nname: x\ndescription: >\n  folded\n  text\nkeep: 1\n---\nbody\n"
+    changed = set_fields(text, {"tags": ["c"], "description": "one line", "keep": None})
+    assert changed == "---\ntags: [c]\n\nname: x\ndescription: one line\n---\nbody\n"
+
+
+def test_set_fields_preserves_crlf() -> None:
+    text = "---\r\nname: x\r\ntype: user\r\n---\r\nbody\r\n"
+    assert set_fields(text, {"updated": dt.date(2026, 1, 2)}) == (
+        "---\r\nname: x\r\ntype: user\r\nupdated: 2026-01-02\r\n---\r\nbody\r\n"
+    )
+
+
+def test_round_trip_without_changes_is_identity() -> None:
+    assert set_fields(REAL_SHAPE, {}) == REAL_SHAPE
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("---\nname: a\ndescription: Note: use npm: now\n---\n", 3),
+        ("---\nname: [unclosed\n---\n", None),
+        ("---\n- a list\n- not a mapping\n---\n", 2),
+        ("---\nname: a\nno closing delimiter\n", 1),
+    ],
+)
+def test_broken_frontmatter_raises_with_a_line(text: str, line: int | None) -> None:
+    with pytest.raises(FrontmatterError) as caught:
+        parse_document(text)
+    if line is not None:
+        assert caught.value.line == line
+
+
+def test_no_frontmatter_and_bom() -> None:
+    assert not parse_document("# Just notes\n").has_frontmatter
+    doc = parse_document("\ufeff---\nname: a\n---\nbody\n")
+    assert doc.data == {"name": "a"}
+    assert doc.body == "body\n"
+    assert doc.body_line == 4
+
+
+def test_exclusion_rules() -> None:
+    today = dt.date(2026, 11, 22)
+    assert memory("---\ntype: user\nstatus: superseded\n---\n").exclusion(today) == "superseded"
+    assert memory("---\ntype: user\nsuperseded_by: user_b.md\n---\n").exclusion(today) == "superseded"
+    assert memory("---\ntype: user\nexpires: 2026-11-22\n---\n").exclusion(today) == "expired 2026-11-22"
+    assert memory("---\ntype: user\nexpires: 2026-11-23\n---\n").exclusion(today) is None
+    assert memory("---\ntype: user\nstatus: quarantined\n---\n").exclusion(today) == "quarantined"
+
+
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("Lint before commit", "lint-before-commit"),
+        ("../../etc/passwd", "etc-passwd"),
+        ("a/b\\c", "a-b-c"),
+        ("사용자 프로필", "사용자-프로필"),
+        ("snake_case_name", "snake-case-name"),
+        ("  --Trim--  ", "trim"),
+    ],
+)
+def test_slugify_is_safe(name: str, slug: str) -> None:
+    assert slugify(name) == slug
+
+
+def test_slugify_refuses_empty_and_caps_length() -> None:
+    with pytest.raises(InvalidMemory):
+        slugify("../..")
+    assert len(slugify("한" * 200).encode()) <= 100
+
+
+@pytest.mark.parametrize("value", ["plain", "a: b", "x # y", "'quoted'", "yes", "123", "- dash", "[list]", "中文"])
+def test_yaml_scalar_round_trips(value: str) -> None:
+    import yaml
+
+    assert yaml.safe_load(f"key: {yaml_scalar(value)}")["key"] == value
+
+
+def test_render_memory_from_template() -> None:
+    new = NewMemory(
+        type=MemoryType.FEEDBACK,
+        name="lint-before-commit",
+        description="Run lint: always",
+        body="Run `npm run lint`.",
+        why="CI broke",
+        how="Before commits",
+        created=dt.date(2026, 11, 22),
+        importance=0.8,
+    )
+    assert render_memory(new) == (
+        "---\nname: lint-before-commit\ndescription: 'Run lint: always'\ntype: feedback\n"
+        "created: 2026-11-22\nupdated: 2026-11-22\nimportance: 0.8\n---\n"
+        "Run `npm run lint`.\n\n**Why:** CI broke\n\n**How to apply:** Before commits\n"
+    )
+
+
+def test_render_memory_drops_empty_labels_but_keeps_user_text() -> None:
+    new = NewMemory(MemoryType.PROJECT, "p", "d", body="**Steps:**\n- one", created=dt.date(2026, 1, 1))
+    text = render_memory(new)
+    assert text.endswith("---\n**Steps:**\n- one\n")
+    assert "**Why:**" not in text

@@ -1,0 +1,85 @@
+"""Atomic writes and the folder lock: concurrent writers all land, nothing is half-written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memdir.store import atomic_write, scan_folder
+
+
+def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    target = tmp_path / "MEMORY.md"
+    target.write_text("old")
+    target.chmod(0o640)
+    atomic_write(target, "new ✓")
+    assert target.read_text() == "new ✓"
+    assert oct(target.stat().st_mode & 0o777) == oct(0o640)
+    assert [p.name for p in tmp_path.iterdir()] == ["MEMORY.md"]
+
+
+def test_atomic_write_exclusive_refuses_existing(tmp_path: Path) -> None:
+    target = tmp_path / "user_a.md"
+    atomic_write(target, "first", exclusive=True)
+    with pytest.raises(FileExistsError):
+        atomic_write(target, "second", exclusive=True)
+    assert target.read_text() == "first"
+    assert [p.name for p in tmp_path.iterdir()] == ["user_a.md"]
+
+
+def test_atomic_write_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.md"
+    real.write_text("x")
+    link = tmp_path / "MEMORY.md"
+    link.symlink_to(real)
+    atomic_write(link, "y")
+    assert link.is_symlink() and real.read_text() == "y"
+
+
+def test_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "MEMORY.md"
+    target.write_text("old")
+
+    def crash(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        atomic_write(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["MEMORY.md"]
+
+
+def test_scan_skips_state_archive_hidden_and_nested_indexes(tmp_path: Path) -> None:
+    memory = "---\nname: n\ndescription: d\ntype: user\n---\n"
+    for rel in ("user_a.md", "team/user_b.md", ".memdir/x.md", ".archive/user_c.md", ".hidden/user_d.md", "team/MEMORY.md", "notes.txt"):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(memory)
+    scan = scan_folder(tmp_path)
+    assert [m.path for m in scan.memories] == ["user_a.md", "team/user_b.md"]
+    assert scan.problems == []
+
+
+def test_concurrent_adds_all_land_and_are_all_indexed(folder: Path) -> None:
+    count = 8
+    script = (
+        "import sys\nfrom memdir.cli import main\n"
+        "sys.argv = ['memdir', '--dir', sys.argv[1], '-q', 'add', 'user', sys.argv[2], '-d', 'parallel ' + sys.argv[2]]\n"
+        "main()\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(folder), f"m{i}"], stderr=subprocess.PIPE, text=True)
+        for i in range(count)
+    ]
+    errors = [p.communicate()[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * count, errors
+    index = (folder / "MEMORY.md").read_text()
+    for i in range(count):
+        assert (folder / f"user_m{i}.md").exists()
+        assert f"(user_m{i}.md) — parallel m{i}" in index
+    assert index.count("\n") == count
