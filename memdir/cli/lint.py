@@ -53,7 +53,7 @@ def rules(
 ) -> None:
     """List the lint rules, or explain one."""
     st = state(ctx)
-    chosen = list(RULES.values())
+    chosen = sorted(RULES.values(), key=lambda r: r.code)
     if code is not None:
         chosen = [r for r in chosen if code.upper() == r.code or code == r.name]
         if not chosen:

@@ -183,12 +183,14 @@ def list_memories(
         st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("type", "name", "description", "updated", "file"):
-        table.add_column(column, overflow="fold" if column == "description" else "ellipsis")
+    table.add_column("type", no_wrap=True)
+    table.add_column("name", overflow="fold", max_width=32)
+    table.add_column("updated", no_wrap=True)
+    table.add_column("description", overflow="fold", ratio=1)
     for m in sorted(memories, key=lambda m: (m.raw_type or "~", m.title.casefold())):
-        mark = "" if m.path in indexed else " (not indexed)"
         changed = m.last_changed.isoformat() if m.last_changed else ""
-        table.add_row(m.raw_type or "?", m.title, m.description, changed, m.path + mark)
+        flag = "" if m.path in indexed else "  [not indexed]"
+        table.add_row(m.raw_type or "?", m.title + flag, changed, m.description)
     st.out.print(table)
     st.say(f"{len(memories)} memories" + (f"; {len(scan.problems)} files could not be read (see `memdir lint`)" if scan.problems else ""))
 
