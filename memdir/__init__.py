@@ -1,8 +1,8 @@
 """memdir: keep an AI agent's long-term memory as a healthy folder of typed markdown files.
 
-    >>> from memdir import MemoryDir, MemoryType, NewMemory
-    >>> folder = MemoryDir(".claude/memory")
-    >>> folder.add(NewMemory(MemoryType.FEEDBACK, "lint-before-commit", "Run npm run lint first"))
+>>> from memdir import MemoryDir, MemoryType, NewMemory
+>>> folder = MemoryDir(".claude/memory")
+>>> folder.add(NewMemory(MemoryType.FEEDBACK, "lint-before-commit", "Run npm run lint first"))
 """
 
 from memdir.config import Config

@@ -33,6 +33,9 @@ class Caps:
     max_bytes: int = MAX_BYTES
 
 
+DEFAULT_CAPS = Caps()
+
+
 @dataclass(frozen=True)
 class Link:
     """A markdown link in MEMORY.md."""
@@ -224,7 +227,7 @@ def build_index(
     existing: str,
     memories: Iterable[Memory],
     today: dt.date,
-    caps: Caps = Caps(),
+    caps: Caps = DEFAULT_CAPS,
     drop: Iterable[str] = (),
 ) -> IndexResult:
     """Compute the new MEMORY.md from the current one and the folder's memories.
@@ -292,6 +295,4 @@ def build_index(
         keep_count = max(0, keep_count - cut)
 
     left_out = [LeftOut(m, reason_for[m.path]) for m in ranked[keep_count:]]
-    return IndexResult(
-        text=text, entries=shown, left_out=left_out, excluded=excluded, hand_lines=hand_lines
-    )
+    return IndexResult(text=text, entries=shown, left_out=left_out, excluded=excluded, hand_lines=hand_lines)

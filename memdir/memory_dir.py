@@ -6,6 +6,7 @@ two processes adding memories at once both land and the index lists both.
 
 from __future__ import annotations
 
+import builtins  # `list` below is a method; annotations inside the class need the type
 import datetime as dt
 import os
 import shutil
@@ -17,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from memdir import lint as linter
 from memdir.config import Config
 from memdir.errors import IndexRefused, InvalidMemory, MemoryExists, MemoryNotFound
-from memdir.index import Caps, IndexResult, build_index, find_links
+from memdir.index import DEFAULT_CAPS, Caps, IndexResult, build_index, find_links
 from memdir.model import (
     INDEX_NAME,
     FrontmatterError,
@@ -68,7 +69,7 @@ class MemoryDir:
         root: str | os.PathLike[str],
         config: Config | None = None,
         today: dt.date | None = None,
-        caps: Caps = Caps(),
+        caps: Caps = DEFAULT_CAPS,
     ) -> None:
         self.root = Path(root)
         self.config = config or Config()
@@ -107,7 +108,7 @@ class MemoryDir:
         drop = self._missing_targets(current) if drop_missing else ()
         return build_index(current, self.scan().memories, self.today, self.caps, drop)
 
-    def _missing_targets(self, index_text: str) -> list[str]:
+    def _missing_targets(self, index_text: str) -> builtins.list[str]:
         """Local link targets in MEMORY.md whose file does not exist."""
         targets = {link.target for link in find_links(index_text) if link.target is not None}
         return sorted(t for t in targets if not (self.root / t).exists())
@@ -133,10 +134,12 @@ class MemoryDir:
             lambda f: f.path == wanted or f.path == f"{wanted}.md",
             lambda f: PurePosixPath(f.path).name in (wanted, f"{wanted}.md") or stem(f.path) == wanted,
             lambda f: f.memory is not None and f.memory.name.casefold() == wanted.casefold(),
-            lambda f: bool(wanted_slug)
-            and (
-                (f.memory is not None and f.memory.name and _safe_slug(f.memory.name) == wanted_slug)
-                or stem(f.path).split("_", 1)[-1] == wanted_slug
+            lambda f: (
+                bool(wanted_slug)
+                and (
+                    (f.memory is not None and f.memory.name and _safe_slug(f.memory.name) == wanted_slug)
+                    or stem(f.path).split("_", 1)[-1] == wanted_slug
+                )
             ),
         )
         for matches_rule in rules:
@@ -174,7 +177,7 @@ class MemoryDir:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def init(self) -> list[str]:
+    def init(self) -> builtins.list[str]:
         """Create the folder, an empty MEMORY.md and `.memdir/`. Returns what it created."""
         created = []
         if not self.root.is_dir():

@@ -11,12 +11,12 @@ import datetime as dt
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Any
 
-import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from memdir.errors import InvalidMemory
 
@@ -25,13 +25,13 @@ try:  # libyaml's loader is several times faster; the pure-Python one gives the 
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-_YAML = frontmatter.YAMLHandler()
+_YAML = YAMLHandler()
 
 DESCRIPTION_MAX = 150
 INDEX_NAME = "MEMORY.md"
 
 
-class MemoryType(str, Enum):
+class MemoryType(StrEnum):
     USER = "user"
     FEEDBACK = "feedback"
     PROJECT = "project"
@@ -45,7 +45,7 @@ class MemoryType(str, Enum):
 TYPE_ORDER = {t: i for i, t in enumerate(MemoryType)}
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
     QUARANTINED = "quarantined"

@@ -73,13 +73,9 @@ def scan_folder(root: Path) -> Scan:
             rel = sub.relative_to(root).as_posix()
             if sub.is_symlink():
                 if not _is_inside(sub.resolve(), real_root):
-                    scan.problems.append(
-                        FileProblem(rel, "symlink-outside", _symlink_message(sub, "folder"))
-                    )
+                    scan.problems.append(FileProblem(rel, "symlink-outside", _symlink_message(sub, "folder")))
             elif name.endswith(".md"):
-                scan.problems.append(
-                    FileProblem(rel, "unreadable", "is a directory, not a memory file")
-                )
+                scan.problems.append(FileProblem(rel, "unreadable", "is a directory, not a memory file"))
         for name in sorted(filenames):
             if not name.endswith(".md") or name == INDEX_NAME or name.startswith("."):
                 continue
@@ -107,7 +103,9 @@ def load_file(root: Path, real_root: Path, path: Path) -> Memory | FileProblem |
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            return FileProblem(rel, "unreadable", f"is {size:,} bytes; memory files are small (limit {MAX_FILE_BYTES:,})")
+            return FileProblem(
+                rel, "unreadable", f"is {size:,} bytes; memory files are small (limit {MAX_FILE_BYTES:,})"
+            )
         raw = path.read_bytes()
         mtime = path.stat().st_mtime
     except OSError as exc:
@@ -214,9 +212,7 @@ def folder_lock(root: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[N
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise LockTimeout(
-                        f"another memdir process has held {lock_path} for over {timeout:.0f}s"
-                    ) from None
+                    raise LockTimeout(f"another memdir process has held {lock_path} for over {timeout:.0f}s") from None
                 time.sleep(0.02)
         try:
             yield

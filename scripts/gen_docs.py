@@ -1,7 +1,7 @@
 """Generate docs/cli.md (from the command tree) and docs/rules.md (from the rule registry).
 
-    python scripts/gen_docs.py          # write both files
-    python scripts/gen_docs.py --check  # exit 1 if either is out of date (tests run this)
+python scripts/gen_docs.py          # write both files
+python scripts/gen_docs.py --check  # exit 1 if either is out of date (tests run this)
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def _default(param: Any) -> str:
 
 
 def _params_table(params: list[Any], kind: str) -> list[str]:
-    chosen = [p for p in params if p.param_type_name == kind and "--help" not in p.opts and not getattr(p, "hidden", False)]
+    chosen = [
+        p for p in params if p.param_type_name == kind and "--help" not in p.opts and not getattr(p, "hidden", False)
+    ]
     if not chosen:
         return []
     if kind == "argument":
@@ -43,7 +45,10 @@ def _params_table(params: list[Any], kind: str) -> list[str]:
         rows += [f"| `{p.name.upper()}` | {'yes' if p.required else 'no'} | {_cell(p.help or '')} |" for p in chosen]
     else:
         rows = ["| option | default | description |", "|---|---|---|"]
-        rows += [f"| {', '.join(f'`{o}`' for o in p.opts + p.secondary_opts)} | {_default(p)} | {_cell(p.help or '')} |" for p in chosen]
+        rows += [
+            f"| {', '.join(f'`{o}`' for o in p.opts + p.secondary_opts)} | {_default(p)} | {_cell(p.help or '')} |"
+            for p in chosen
+        ]
     return [*rows, ""]
 
 
@@ -59,8 +64,17 @@ def cli_reference() -> str:
         "",
     ]
     for name, command in group.commands.items():
-        args = " ".join(p.name.upper() if p.required else f"[{p.name.upper()}]" for p in command.params if p.param_type_name == "argument")
-        out += [f"## memdir {name}", "", f"`memdir [GLOBAL OPTIONS] {name} [OPTIONS] {args}`".replace("  ", " ").replace(" `", "`"), ""]
+        args = " ".join(
+            p.name.upper() if p.required else f"[{p.name.upper()}]"
+            for p in command.params
+            if p.param_type_name == "argument"
+        )
+        out += [
+            f"## memdir {name}",
+            "",
+            f"`memdir [GLOBAL OPTIONS] {name} [OPTIONS] {args}`".replace("  ", " ").replace(" `", "`"),
+            "",
+        ]
         out += [(command.help or "").strip(), ""]
         out += _params_table(command.params, "argument")
         out += _params_table(command.params, "option")
@@ -78,7 +92,10 @@ def rules_catalogue() -> str:
         "| code | name | severity | what it finds |",
         "|---|---|---|---|",
     ]
-    out += [f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity.value} | {_cell(r.summary)} |" for r in sorted(RULES.values(), key=lambda r: r.code)]
+    out += [
+        f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity.value} | {_cell(r.summary)} |"
+        for r in sorted(RULES.values(), key=lambda r: r.code)
+    ]
     out.append("")
     for r in sorted(RULES.values(), key=lambda r: r.code):
         out += [f"## {r.code} {r.name}", "", f"Severity: {r.severity.value}. {r.summary}", "", r.doc, ""]

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import MakeMemory
 from typer.testing import CliRunner
 
-from conftest import MakeMemory
 from memdir.cli import app
 
 runner = CliRunner()
@@ -82,7 +82,9 @@ def test_add_refuses_an_existing_name(folder: Path) -> None:
 
 
 def test_add_body_from_stdin_and_hostile_names(folder: Path) -> None:
-    result = memdir("--dir", str(folder), "add", "reference", "../../etc/passwd", "-d", "d", "--body", "-", input="from stdin\n")
+    result = memdir(
+        "--dir", str(folder), "add", "reference", "../../etc/passwd", "-d", "d", "--body", "-", input="from stdin\n"
+    )
     assert result.exit_code == 0, result.output
     assert (folder / "reference_etc-passwd.md").read_text().endswith("---\nfrom stdin\n")
     assert sorted(p.name for p in folder.iterdir()) == [".memdir", "MEMORY.md", "reference_etc-passwd.md"]
@@ -117,7 +119,7 @@ def test_list_table_and_json(folder: Path, make_memory: MakeMemory) -> None:
     (folder / "broken.md").write_text("---\nname: [\n---\n")
     memdir("--dir", str(folder), "index")
     table = memdir("--dir", str(folder), "list", "--type", "user")
-    assert table.exit_code == 0 and "user_a.md" in table.stdout and "feedback_b.md" not in table.stdout
+    assert table.exit_code == 0 and "About a" in table.stdout and "About b" not in table.stdout
     data = json.loads(memdir("--dir", str(folder), "list", "--format", "json").stdout)
     assert [m["path"] for m in data["memories"]] == ["feedback_b.md", "user_a.md"]
     assert data["memories"][1] | {} == {
@@ -152,10 +154,14 @@ def editor_script(tmp_path: Path, python_code: str) -> str:
     return f"{sys.executable} {script}"
 
 
-def test_edit_validates_sets_updated_and_reindexes(folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_edit_validates_sets_updated_and_reindexes(
+    folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_memory("user_a.md", updated="2026-01-01")
     memdir("--dir", str(folder), "index")
-    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('About a', 'Edited'))"))
+    monkeypatch.setenv(
+        "EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('About a', 'Edited'))")
+    )
     result = memdir("--dir", str(folder), "edit", "a")
     assert result.exit_code == 0, result.output
     text = (folder / "user_a.md").read_text()
@@ -163,9 +169,13 @@ def test_edit_validates_sets_updated_and_reindexes(folder: Path, make_memory: Ma
     assert "— Edited" in (folder / "MEMORY.md").read_text()
 
 
-def test_edit_that_breaks_yaml_is_kept_as_a_draft(folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_edit_that_breaks_yaml_is_kept_as_a_draft(
+    folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     original = make_memory("user_a.md").read_text()
-    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('name: a', 'name: [oops'))"))
+    monkeypatch.setenv(
+        "EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('name: a', 'name: [oops'))")
+    )
     result = memdir("--dir", str(folder), "edit", "a")
     assert result.exit_code == 1
     assert (folder / "user_a.md").read_text() == original
@@ -174,7 +184,9 @@ def test_edit_that_breaks_yaml_is_kept_as_a_draft(folder: Path, make_memory: Mak
     assert str(drafts[0]) in result.stderr.replace("\n", "")
 
 
-def test_edit_without_changes_and_failing_editor(folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_edit_without_changes_and_failing_editor(
+    folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_memory("user_a.md")
     monkeypatch.setenv("EDITOR", editor_script(tmp_path, "pass"))
     assert "No changes" in memdir("--dir", str(folder), "edit", "a").stderr
@@ -303,7 +315,10 @@ def test_unexpected_errors_are_one_line(folder: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(memory_dir.MemoryDir, "scan", boom)
     result = memdir("--dir", str(folder), "list")
     assert result.exit_code == 2
-    assert result.stderr == "memdir: error: internal error: RuntimeError: disk on fire (MEMDIR_DEBUG=1 shows the traceback)\n"
+    assert (
+        result.stderr
+        == "memdir: error: internal error: RuntimeError: disk on fire (MEMDIR_DEBUG=1 shows the traceback)\n"
+    )
 
 
 def test_read_only_folder_is_reported_not_crashed(folder: Path, make_memory: MakeMemory) -> None:

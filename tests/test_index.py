@@ -50,7 +50,12 @@ def test_hand_written_lines_are_kept_and_new_entries_join_their_type() -> None:
         "\n"
         "Closing prose.\n"
     )
-    memories = [mem("feedback_a.md", "A"), mem("feedback_b.md", "B"), mem("project_p.md", "p"), mem("project_q.md", "q")]
+    memories = [
+        mem("feedback_a.md", "A"),
+        mem("feedback_b.md", "B"),
+        mem("project_p.md", "p"),
+        mem("project_q.md", "q"),
+    ]
     result = build(existing, memories)
     assert result.text == (
         "# Memory\n"
@@ -77,7 +82,9 @@ def test_index_is_idempotent() -> None:
     first = build("# Title\n\nprose\n", memories)
     second = build(first.text, memories)
     assert second.text == first.text
-    assert first.text.endswith("prose\n\n- [u](user_u.md) — desc\n- [a](feedback_a.md) — desc\n- [x](team/project_x.md) — desc\n")
+    assert first.text.endswith(
+        "prose\n\n- [u](user_u.md) — desc\n- [a](feedback_a.md) — desc\n- [x](team/project_x.md) — desc\n"
+    )
 
 
 def test_entries_after_a_paragraph_get_a_blank_line() -> None:
@@ -95,7 +102,13 @@ def test_excluded_memories_lose_their_lines() -> None:
     ]
     result = build(existing, memories)
     assert result.text == ""
-    assert sorted(e.reason for e in result.excluded) == ["archived", "expired 2026-11-01", "quarantined", "superseded", "superseded"]
+    assert sorted(e.reason for e in result.excluded) == [
+        "archived",
+        "expired 2026-11-01",
+        "quarantined",
+        "superseded",
+        "superseded",
+    ]
 
 
 def test_lines_for_invalid_memories_and_missing_files_are_kept() -> None:

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import TODAY, MakeMemory
+
 from memdir import MemoryDir
 from memdir.config import Config
 from memdir.lint import RULES, Severity
@@ -185,7 +185,9 @@ def test_i001_stale_index(folder: Path, make_memory: MakeMemory) -> None:
 
 def test_i002_broken_index_link(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("user_a.md")
-    (folder / "MEMORY.md").write_text("See [spec](../spec.md) and [web](https://x.y/z.md).\n- [a](user_a.md) — About a\n- [t]({module}_project.md)\n")
+    (folder / "MEMORY.md").write_text(
+        "See [spec](../spec.md) and [web](https://x.y/z.md).\n- [a](user_a.md) — About a\n- [t]({module}_project.md)\n"
+    )
     assert findings(folder, "I002") == [
         ("MEMORY.md", 1, "links to ../spec.md, which does not exist"),
         ("MEMORY.md", 3, "links to {module}_project.md, which does not exist"),

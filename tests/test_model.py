@@ -34,7 +34,7 @@ weird_quoting: 'single'
 Body line one.
 
 **Why:** because.
-trailing spaces   
+trailing spaces\x20\x20
 """
 
 

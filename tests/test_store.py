@@ -56,7 +56,15 @@ def test_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_scan_skips_state_archive_hidden_and_nested_indexes(tmp_path: Path) -> None:
     memory = "---\nname: n\ndescription: d\ntype: user\n---\n"
-    for rel in ("user_a.md", "team/user_b.md", ".memdir/x.md", ".archive/user_c.md", ".hidden/user_d.md", "team/MEMORY.md", "notes.txt"):
+    for rel in (
+        "user_a.md",
+        "team/user_b.md",
+        ".memdir/x.md",
+        ".archive/user_c.md",
+        ".hidden/user_d.md",
+        "team/MEMORY.md",
+        "notes.txt",
+    ):
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(memory)
@@ -69,7 +77,8 @@ def test_concurrent_adds_all_land_and_are_all_indexed(folder: Path) -> None:
     count = 8
     script = (
         "import sys\nfrom memdir.cli import main\n"
-        "sys.argv = ['memdir', '--dir', sys.argv[1], '-q', 'add', 'user', sys.argv[2], '-d', 'parallel ' + sys.argv[2]]\n"
+        "folder, name = sys.argv[1:]\n"
+        "sys.argv = ['memdir', '--dir', folder, '-q', 'add', 'user', name, '-d', 'parallel ' + name]\n"
         "main()\n"
     )
     procs = [

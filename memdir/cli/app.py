@@ -6,7 +6,7 @@ import datetime as dt
 import os
 import sys
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -32,7 +32,7 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
 
@@ -133,10 +133,17 @@ def main_options(
     ctx: typer.Context,
     dir: Annotated[
         Path | None,
-        typer.Option("--dir", "-C", help="The memory folder (else MEMDIR_DIR, config, .claude/memory/, Claude Code's folder).", show_default=False),
+        typer.Option(
+            "--dir",
+            "-C",
+            help="The memory folder (else MEMDIR_DIR, config, .claude/memory/, Claude Code's folder).",
+            show_default=False,
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and requested data.")] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
 ) -> None:
     """Keep an AI agent's long-term memory as a healthy folder of typed markdown files."""
     ctx.obj = State(dir_option=dir, quiet=quiet)

@@ -22,8 +22,8 @@ def init(ctx: typer.Context) -> None:
         st.say(f"{where} is already a memory folder; nothing to do.")
     st.say(
         "Next steps:\n"
-        f'  memdir add feedback lint-before-commit -d "Run the linter before every commit" '
-        f'--why "CI was red for a day" --how "Before any git commit"\n'
+        '  memdir add feedback lint-before-commit -d "Run the linter before every commit" '
+        '--why "CI was red for a day" --how "Before any git commit"\n'
         "  memdir index    # regenerate MEMORY.md (e.g. in a session-start hook)\n"
         "  memdir lint     # check the folder (e.g. in CI)"
     )

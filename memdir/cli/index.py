@@ -50,9 +50,13 @@ def report_index(st: State, result: IndexResult, verb: str) -> None:
 @app.command()
 def index(
     ctx: typer.Context,
-    check: Annotated[bool, typer.Option("--check", help="Exit 1 if MEMORY.md is not what index would write; write nothing.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if MEMORY.md is not what index would write; write nothing.")
+    ] = False,
     stdout: Annotated[bool, typer.Option("--stdout", help="Print the index instead of writing it.")] = False,
-    drop_missing: Annotated[bool, typer.Option("--drop-missing", help="Also remove list entries whose linked file is gone.")] = False,
+    drop_missing: Annotated[
+        bool, typer.Option("--drop-missing", help="Also remove list entries whose linked file is gone.")
+    ] = False,
     format: FormatOption = OutputFormat.text,
 ) -> None:
     """Regenerate MEMORY.md from the memory files, within 200 lines and 25,000 bytes.
@@ -84,4 +88,3 @@ def index(
             report_index(st, result, ("would be " if stdout else "") + ("written" if changed else "unchanged"))
     if result.refused is not None or (check and changed):
         raise typer.Exit(1)
-

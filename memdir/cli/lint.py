@@ -21,8 +21,13 @@ def _selectors(values: list[str] | None) -> list[str]:
 def lint(
     ctx: typer.Context,
     format: FormatOption = OutputFormat.text,
-    select: Annotated[list[str] | None, typer.Option("--select", help="Only these rules: codes, code prefixes (F, I00) or names; comma-separated.")] = None,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rules (same forms as --select).")] = None,
+    select: Annotated[
+        list[str] | None,
+        typer.Option("--select", help="Only these rules: codes, code prefixes (F, I00) or names; comma-separated."),
+    ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", help="Skip these rules (same forms as --select).")
+    ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail the run too.")] = False,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
 ) -> None:

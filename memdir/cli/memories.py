@@ -57,15 +57,29 @@ def _after_write(st: State, write: IndexWrite) -> None:
 @app.command()
 def add(
     ctx: typer.Context,
-    type: Annotated[MemoryType, typer.Argument(help="user, feedback, project or reference.", case_sensitive=False, show_default=False)],
+    type: Annotated[
+        MemoryType,
+        typer.Argument(help="user, feedback, project or reference.", case_sensitive=False, show_default=False),
+    ],
     name: Annotated[str, typer.Argument(help="Short name; the file becomes <type>_<slug>.md.", show_default=False)],
-    description: Annotated[str | None, typer.Option("--description", "-d", help="The one-line index hook (at most 150 characters).")] = None,
-    why: Annotated[str | None, typer.Option("--why", help="Why the rule or decision holds (feedback, project).")] = None,
+    description: Annotated[
+        str | None, typer.Option("--description", "-d", help="The one-line index hook (at most 150 characters).")
+    ] = None,
+    why: Annotated[
+        str | None, typer.Option("--why", help="Why the rule or decision holds (feedback, project).")
+    ] = None,
     how: Annotated[str | None, typer.Option("--how", help="When and where it applies (feedback, project).")] = None,
     body: Annotated[str | None, typer.Option("--body", help="The memory's text; '-' reads standard input.")] = None,
-    importance: Annotated[float | None, typer.Option("--importance", min=0.0, max=1.0, help="0..1; the index leaves out low values first.")] = None,
-    expires: Annotated[str | None, typer.Option("--expires", help="YYYY-MM-DD or a phrase like 'next month'; never indexed after.")] = None,
-    today: Annotated[str | None, typer.Option("--today", help="The date the text was written (YYYY-MM-DD), for relative dates.")] = None,
+    importance: Annotated[
+        float | None,
+        typer.Option("--importance", min=0.0, max=1.0, help="0..1; the index leaves out low values first."),
+    ] = None,
+    expires: Annotated[
+        str | None, typer.Option("--expires", help="YYYY-MM-DD or a phrase like 'next month'; never indexed after.")
+    ] = None,
+    today: Annotated[
+        str | None, typer.Option("--today", help="The date the text was written (YYYY-MM-DD), for relative dates.")
+    ] = None,
 ) -> None:
     """Write a new memory from its type's template and re-index.
 
@@ -112,7 +126,8 @@ def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -
         fail("editor closed without saving; nothing written")
     if unfilled_hints(edited):
         draft = _save_draft(folder, new.file_name, edited)
-        fail(f"the template still has <hints> in {', '.join(unfilled_hints(edited))}; nothing written (draft kept at {draft})")
+        hints = ", ".join(unfilled_hints(edited))
+        fail(f"the template still has <hints> in {hints}; nothing written (draft kept at {draft})")
     try:
         edited = _absolutize_text(st, edited, day)
         memory, write = folder.add_text(new.file_name, edited)
@@ -152,7 +167,9 @@ def _jsonable(value: Any) -> Any:
 @app.command("list")
 def list_memories(
     ctx: typer.Context,
-    type: Annotated[MemoryType | None, typer.Option("--type", "-t", help="Only memories of this type.", case_sensitive=False)] = None,
+    type: Annotated[
+        MemoryType | None, typer.Option("--type", "-t", help="Only memories of this type.", case_sensitive=False)
+    ] = None,
     format: FormatOption = OutputFormat.text,
 ) -> None:
     """List the memories in the folder."""
@@ -192,7 +209,10 @@ def list_memories(
         flag = "" if m.path in indexed else "  [not indexed]"
         table.add_row(m.raw_type or "?", m.title + flag, changed, m.description)
     st.out.print(table)
-    st.say(f"{len(memories)} memories" + (f"; {len(scan.problems)} files could not be read (see `memdir lint`)" if scan.problems else ""))
+    st.say(
+        f"{len(memories)} memories"
+        + (f"; {len(scan.problems)} files could not be read (see `memdir lint`)" if scan.problems else "")
+    )
 
 
 @app.command()
@@ -260,7 +280,11 @@ def rm(
     folder = st.folder()
     path, destination, write = folder.remove(name, purge=purge)
     if format is OutputFormat.json:
-        payload = {"path": path, "archived_to": str(destination) if destination else None, "index": index_summary(write.result)}
+        payload = {
+            "path": path,
+            "archived_to": str(destination) if destination else None,
+            "index": index_summary(write.result),
+        }
         st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     if destination is None:

@@ -48,7 +48,11 @@ def _needs_labels(ctx: LintContext) -> Iterator[Memory]:
 def missing_why(ctx: LintContext) -> Iterator[Hit]:
     for memory in _needs_labels(ctx):
         if not has_label(memory.body, ctx.config.why_labels):
-            yield memory.path, memory.doc.body_line, f"{memory.type.value if memory.type else ''} memory has no **Why:** line"
+            yield (
+                memory.path,
+                memory.doc.body_line,
+                f"{memory.type.value if memory.type else ''} memory has no **Why:** line",
+            )
 
 
 @rule(
@@ -61,7 +65,11 @@ def missing_why(ctx: LintContext) -> Iterator[Hit]:
 def missing_how(ctx: LintContext) -> Iterator[Hit]:
     for memory in _needs_labels(ctx):
         if not has_label(memory.body, ctx.config.how_labels):
-            yield memory.path, memory.doc.body_line, f"{memory.type.value if memory.type else ''} memory has no **How to apply:** line"
+            yield (
+                memory.path,
+                memory.doc.body_line,
+                f"{memory.type.value if memory.type else ''} memory has no **How to apply:** line",
+            )
 
 
 def _anchor(memory: Memory) -> tuple[dt.date, str]:
@@ -86,7 +94,11 @@ def relative_date(ctx: LintContext) -> Iterator[Hit]:
         sources = ((memory.description, None), (memory.body, memory.doc.body_line))
         for text, first_line in sources:
             for span in find_relative_dates(text, anchor):
-                line = memory.line_of("description") if first_line is None else first_line + text.count("\n", 0, span.start)
+                line = (
+                    memory.line_of("description")
+                    if first_line is None
+                    else first_line + text.count("\n", 0, span.start)
+                )
                 yield (
                     memory.path,
                     line,

@@ -125,4 +125,8 @@ def long_description(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
         length = len(memory.description)
         if length > DESCRIPTION_MAX:
-            yield memory.path, memory.line_of("description"), f"description is {length} characters (limit {DESCRIPTION_MAX})"
+            yield (
+                memory.path,
+                memory.line_of("description"),
+                f"description is {length} characters (limit {DESCRIPTION_MAX})",
+            )

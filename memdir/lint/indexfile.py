@@ -83,7 +83,11 @@ def index_over_cap(ctx: LintContext) -> Iterator[Hit]:
         return
     lines, size = count_lines(ctx.index_text), len(ctx.index_text.encode("utf-8"))
     if lines > MAX_LINES:
-        yield INDEX, MAX_LINES + 1, f"{lines} lines: everything after line {MAX_LINES} is cut off when the agent reads it"
+        yield (
+            INDEX,
+            MAX_LINES + 1,
+            f"{lines} lines: everything after line {MAX_LINES} is cut off when the agent reads it",
+        )
     if size > MAX_BYTES:
         yield INDEX, None, f"{size:,} bytes: everything after byte {MAX_BYTES:,} is cut off when the agent reads it"
 
