@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from memdir import lint as linter
 from memdir.config import Config
 from memdir.errors import IndexRefused, InvalidMemory, MemoryExists, MemoryNotFound
 from memdir.index import DEFAULT_CAPS, Caps, IndexResult, build_index, find_links
@@ -41,6 +41,9 @@ from memdir.store import (
     scan_folder,
 )
 from memdir.templates import render_memory
+
+if TYPE_CHECKING:
+    from memdir.lint import LintReport
 
 
 @dataclass(frozen=True)
@@ -151,8 +154,10 @@ class MemoryDir:
                 raise MemoryNotFound(f"{query!r} matches {len(hits)} memories ({names}); name the file")
         raise MemoryNotFound(f"no memory matches {query!r} in {self.root}; `memdir list` shows them")
 
-    def lint(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> linter.LintReport:
+    def lint(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> LintReport:
         """Run the selected lint rules (all by default). Raises ValueError for an unknown selector."""
+        from memdir import lint as linter  # the rules are only loaded by those who lint
+
         rules = linter.select_rules(select, ignore)
         scan = self.scan()
         try:

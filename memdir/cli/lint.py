@@ -6,11 +6,8 @@ import json
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from memdir.cli.app import FormatOption, OutputFormat, app, fail, state
-from memdir.lint import RULES
-from memdir.lint.report import render_json, render_text
 
 
 def _selectors(values: list[str] | None) -> list[str]:
@@ -36,6 +33,8 @@ def lint(
     Exit 0 when clean (warnings and info do not fail unless --strict), 1 on findings, 2 on a
     usage or configuration error.
     """
+    from memdir.lint.report import render_json, render_text
+
     st = state(ctx)
     folder = st.folder()
     try:
@@ -57,6 +56,10 @@ def rules(
     format: FormatOption = OutputFormat.text,
 ) -> None:
     """List the lint rules, or explain one."""
+    from rich.table import Table
+
+    from memdir.lint import RULES
+
     st = state(ctx)
     chosen = sorted(RULES.values(), key=lambda r: r.code)
     if code is not None:

@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from memdir.cli.app import FormatOption, OutputFormat, State, app, fail, state
 from memdir.cli.editor import edit_text
 from memdir.cli.index import index_summary, report_index
-from memdir.dates import absolutize, find_relative_dates
 from memdir.errors import InvalidMemory
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import FrontmatterError, MemoryType, NewMemory, parse_document, set_fields
@@ -24,6 +22,8 @@ from memdir.templates import editor_text, unfilled_hints
 
 def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
     """An ISO date, or a relative phrase such as 'next month' counted from `today`."""
+    from memdir.dates import find_relative_dates
+
     try:
         return dt.date.fromisoformat(value.strip())
     except ValueError:
@@ -35,6 +35,8 @@ def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
 
 
 def _convert_dates(st: State, label: str, text: str, today: dt.date) -> str:
+    from memdir.dates import absolutize  # a large grammar; only `add` needs it
+
     converted, spans = absolutize(text, today)
     for span in spans:
         st.say(f"{label}: '{span.phrase}' -> {span.resolved.isoformat()}")
@@ -199,6 +201,8 @@ def list_memories(
         }
         st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("type", no_wrap=True)
     table.add_column("name", overflow="fold", max_width=32)

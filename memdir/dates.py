@@ -1,0 +1,568 @@
+"""Find relative date phrases ("tomorrow", "next Thursday", "下周四") and resolve them to ISO dates.
+Memories are read months after they are written, so they must say 2025-03-20, not "next Thursday".
+"""
+
+# Conventions (shared with the labelled eval set; weeks run Monday-Sunday):
+#
+# - today / tonight / this morning|afternoon|evening = the anchor; tomorrow +1; yesterday and
+#   last night -1; the day after tomorrow +2; the day before yesterday -2. Only the date word is
+#   replaced in "tomorrow evening" (-> "2025-07-01 evening", as the eval set does); "this
+#   morning" and "tonight" are replaced whole, since no date word is left to replace alone.
+# - next / last / this week|month|quarter|year = the first day of that period (a week starts on
+#   Monday, so "this week" is this week's Monday); "the week after next" = the Monday after next.
+# - end of [the|this|next|last] week|month|quarter|year, month-end, quarter-end, year-end = the
+#   last day of that period; a week ends on its Sunday.
+# - next <weekday> = that weekday of the next Monday-Sunday week; this <weekday> = that weekday
+#   of the current week (even if already past); last <weekday> = the most recent such weekday
+#   strictly before the anchor. "<weekday> next/last/this week" and 下周X / 上周X / 来週の X曜日
+#   name a weekday of that particular week, so 上周五 is the Friday of the previous week.
+# - in N days|weeks|months|years and "N ... from now" = anchor + N; "N ... ago" = anchor - N.
+#   N is digits, a/an, one..twenty, thirty, or "a couple (of)" = 2; "a few" and "several" are
+#   vague and left alone. Months and years keep the day of the month, clamped to the month's
+#   length (Jan 31 + 1 month = Feb 28, or 29 in a leap year).
+#
+# Deliberately not matched, because a false conversion corrupts a memory while a miss is only
+# a lint warning: a weekday alone ("Thursday's standup"); every possessive ("today's date
+# format", and also "today's standup", "this week's numbers", 明天的, 今日の), since "today's"
+# often names a time rather than a day; hyphenated compounds ("end-of-month close",
+# "week-long"); "month-end" / "end of month" followed by a noun ("month-end close"); "the last
+# week" / "the next month" (a stretch of time, not a calendar period) and "last week of ...";
+# ranges ("2-3 days ago", "in a day or two"); a past duration ("we built it in two weeks");
+# markdown code and URLs. Capitalised German "Morgen" is the noun (morning) and Spanish "la /
+# por la / de la mañana" is the morning: only the bare adverbs morgen / mañana mean tomorrow
+# ("esta mañana" is this morning, i.e. today, like "heute" in "heute Morgen"). French "hier"
+# is German for "here", so it counts only in text that looks French. Japanese-only words (明日,
+# 来週, ...) need kana in the text: the same characters inside Chinese compounds (说明日期)
+# mean something else.
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+__all__ = ["DateSpan", "absolutize", "find_relative_dates"]
+
+
+@dataclass(frozen=True)
+class DateSpan:
+    start: int  # character offsets into the text given
+    end: int
+    phrase: str  # the matched text, e.g. "next Thursday"
+    resolved: date
+
+
+# --- vocabulary: surface words (lower case) -> meaning ---------------------------------------
+
+_UNITS: dict[str, str] = {
+    **dict.fromkeys(["day", "days", "tag", "tage", "tagen", "día", "días", "dia", "dias", "jour",
+                     "jours", "天"], "day"),
+    **dict.fromkeys(["week", "weeks", "woche", "wochen", "semana", "semanas", "semaine",
+                     "semaines", "周", "週", "星期", "个星期", "個星期", "礼拜", "禮拜", "주"],
+                    "week"),
+    **dict.fromkeys(["fortnight", "fortnights"], "fortnight"),
+    **dict.fromkeys(["month", "months", "monat", "monate", "monaten", "monats", "mes", "meses",
+                     "mois", "月", "个月", "個月", "달", "월"], "month"),
+    **dict.fromkeys(["quarter", "quarters", "quartal", "quartals", "trimestre", "trimestres",
+                     "季度"], "quarter"),
+    **dict.fromkeys(["year", "years", "jahr", "jahre", "jahren", "jahres", "jahrs", "año", "años",
+                     "an", "ans", "année", "années", "annee", "annees", "年", "연"], "year"),
+}
+
+
+def _inflect(stems: Iterable[str], endings: Iterable[str] = ("", "n", "r", "s", "m")) -> list[str]:
+    """German adjective endings: nächste, nächsten, nächster, nächstes, nächstem."""
+    return [stem + end for stem in stems for end in endings]
+
+
+# How many periods away a qualifier points: next = +1, last = -1, this = 0.
+_REL: dict[str, int] = {
+    "next": 1, "last": -1, "this": 0, "the": 0, "this past": -1,
+    **dict.fromkeys(_inflect(["nächste", "naechste", "kommende"]), 1),
+    **dict.fromkeys(_inflect(["übernächste", "uebernaechste"]), 2),
+    **dict.fromkeys(_inflect(["letzte", "vergangene"]), -1),
+    **dict.fromkeys([*_inflect(["diese"]), "des", "der"], 0),
+    **dict.fromkeys(["próximo", "próxima", "proximo", "proxima", "que viene", "prochain",
+                     "prochaine"], 1),
+    **dict.fromkeys(["pasado", "pasada", "dernier", "dernière", "derniere", "passé", "passée",
+                     "passe", "passee"], -1),
+    **dict.fromkeys(["este", "esta", "ce", "cet", "cette"], 0),
+    **dict.fromkeys(["下", "明", "来", "来週", "다음"], 1),
+    **dict.fromkeys(["下下", "再来週"], 2),
+    **dict.fromkeys(["上", "去", "先", "先週", "지난"], -1),
+    **dict.fromkeys(["本", "这", "這", "今", "今週", "이번"], 0),
+}
+
+_WEEKDAYS: dict[str, int] = {
+    name: i
+    for names in (
+        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"],
+        ["montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"],
+        ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"],
+        ["lunes", "martes", "miercoles", "jueves", "viernes", "sabado", "domingo"],
+        ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"],
+        ["一", "二", "三", "四", "五", "六", "日"],
+        ["月", "火", "水", "木", "金", "土", "日"],
+        ["월", "화", "수", "목", "금", "토", "일"],
+    )
+    for i, name in enumerate(names)
+} | {"sonnabend": 5, "天": 6}
+
+_EN_NUMBERS = {
+    "a": 1, "an": 1, "a couple of": 2, "a couple": 2,
+    **{w: i for i, w in enumerate(
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+         "nineteen", "twenty"], start=1)},
+    "thirty": 30,
+}
+_DE_NUMBERS = {
+    **dict.fromkeys(["ein", "eine", "einem", "einer", "einen", "eins"], 1),
+    **{w: i for i, w in enumerate(
+        ["zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf",
+         "zwölf"], start=2)},
+    "vierzehn": 14, "zwanzig": 20, "dreißig": 30,
+}
+_ES_NUMBERS = {
+    **dict.fromkeys(["un", "una", "uno"], 1), "un par de": 2,
+    **{w: i for i, w in enumerate(
+        ["dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once",
+         "doce"], start=2)},
+    "quince": 15, "veinte": 20, "treinta": 30,
+}
+_FR_NUMBERS = {
+    **dict.fromkeys(["un", "une"], 1),
+    **{w: i for i, w in enumerate(
+        ["deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze",
+         "douze"], start=2)},
+    "quinze": 15, "vingt": 20, "trente": 30,
+}
+_NUMBERS = _EN_NUMBERS | _DE_NUMBERS | _ES_NUMBERS | _FR_NUMBERS
+_ZH_DIGITS = {d: i for i, d in enumerate("一二三四五六七八九", start=1)} | {"两": 2}
+
+# Fixed phrases -> days from the anchor, one table per language.
+_EN_DAYS = {
+    "today": 0, "tonight": 0, "this morning": 0, "this afternoon": 0, "this evening": 0,
+    "tomorrow": 1, "yesterday": -1, "last night": -1,
+    "the day after tomorrow": 2, "day after tomorrow": 2,
+    "the day before yesterday": -2, "day before yesterday": -2,
+}
+_DE_DAYS = {"heute": 0, "übermorgen": 2, "gestern": -1, "vorgestern": -2}
+_ES_DAYS = {
+    "hoy": 0, "esta mañana": 0, "esta tarde": 0, "esta noche": 0, "pasado mañana": 2,
+    "ayer": -1, "anoche": -1, "anteayer": -2, "antier": -2, "antes de ayer": -2,
+}
+_FR_DAYS = {
+    "aujourd'hui": 0, "ce matin": 0, "ce soir": 0, "cet après-midi": 0, "demain": 1,
+    "après-demain": 2, "apres-demain": 2, "avant-hier": -2,
+}
+_ZH_DAYS = {
+    "今天": 0, "今晚": 0, "明天": 1, "昨天": -1, "昨晚": -1,
+    "后天": 2, "後天": 2, "大后天": 3, "大後天": 3, "前天": -2, "大前天": -3,
+}
+_JA_DAYS = {"今日": 0, "明日": 1, "昨日": -1, "明後日": 2, "一昨日": -2}
+_KO_DAYS = {"오늘": 0, "내일": 1, "어제": -1, "모레": 2, "그저께": -2, "그제": -2}
+
+# Fixed CJK words -> (period, offset): the first day of that period.
+_ZH_PERIODS = {"今年": ("year", 0), "明年": ("year", 1), "去年": ("year", -1)}
+_JA_PERIODS = {
+    "今週": ("week", 0), "来週": ("week", 1), "再来週": ("week", 2), "先週": ("week", -1),
+    "今月": ("month", 0), "来月": ("month", 1), "再来月": ("month", 2), "先月": ("month", -1),
+    "来年": ("year", 1), "再来年": ("year", 2), "昨年": ("year", -1),
+}
+_KO_PERIODS = {"올해": ("year", 0), "내년": ("year", 1), "작년": ("year", -1)}
+
+
+# --- calendar arithmetic ---------------------------------------------------------------------
+
+def _week_start(d: date) -> date:
+    return d - timedelta(days=d.weekday())
+
+
+def _add_months(d: date, months: int) -> date:
+    """Same day of the month, clamped: Jan 31 + 1 month = Feb 28 (or 29)."""
+    year, month0 = divmod(d.year * 12 + d.month - 1 + months, 12)
+    following = date(year + (month0 + 1) // 12, (month0 + 1) % 12 + 1, 1)
+    return date(year, month0 + 1, min(d.day, (following - timedelta(days=1)).day))
+
+
+def _period_start(anchor: date, unit: str, offset: int) -> date:
+    if unit == "week":
+        return _week_start(anchor) + timedelta(weeks=offset)
+    if unit == "month":
+        return _add_months(anchor.replace(day=1), offset)
+    if unit == "quarter":
+        return _add_months(anchor.replace(day=1), 3 * offset - (anchor.month - 1) % 3)
+    return date(anchor.year + offset, 1, 1)
+
+
+def _period_end(anchor: date, unit: str, offset: int) -> date:
+    return _period_start(anchor, unit, offset + 1) - timedelta(days=1)
+
+
+def _shift(anchor: date, unit: str, n: int) -> date:
+    if unit in ("day", "week", "fortnight"):
+        return anchor + timedelta(days=n * {"day": 1, "week": 7, "fortnight": 14}[unit])
+    return _add_months(anchor, n * {"month": 1, "quarter": 3, "year": 12}[unit])
+
+
+# --- resolvers: a match and the anchor -> the date it names ----------------------------------
+
+Resolver = Callable[[re.Match[str], date], date]
+
+
+def _key(s: str) -> str:
+    return " ".join(s.lower().replace("\u2019", "'").split())
+
+
+def _rel(m: re.Match[str]) -> int:
+    rel = m.groupdict().get("rel")
+    return 0 if rel is None else _REL[_key(rel)]
+
+
+def _unit(m: re.Match[str]) -> str:
+    return _UNITS[_key(m["unit"])]
+
+
+def _number(word: str) -> int:
+    """Digits, a number word, or a Chinese numeral below 100 (三 = 3, 十二 = 12, 二十五 = 25)."""
+    if word.isdigit():
+        return int(word)
+    tens, ten, ones = word.partition("十")
+    if ten and tens in ("", *_ZH_DIGITS) and ones in ("", *_ZH_DIGITS):
+        return _ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(ones, 0)
+    number = _ZH_DIGITS.get(word) or _NUMBERS.get(_key(word))
+    if number is None:
+        raise ValueError(f"not a number: {word!r}")  # "二五": the match is skipped
+    return number
+
+
+def _day_table(table: Mapping[str, int]) -> Resolver:
+    return lambda m, anchor: anchor + timedelta(days=table[_key(m[0])])
+
+
+def _period_table(table: Mapping[str, tuple[str, int]]) -> Resolver:
+    return lambda m, anchor: _period_start(anchor, *table[m[0]])
+
+
+def _after_next(m: re.Match[str], anchor: date) -> date:
+    return _period_start(anchor, _unit(m), 2)
+
+
+def _rel_start(m: re.Match[str], anchor: date) -> date:
+    return _period_start(anchor, _unit(m), _rel(m))
+
+
+def _rel_end(m: re.Match[str], anchor: date) -> date:
+    return _period_end(anchor, _unit(m), _rel(m))
+
+
+def _weekday(last_is_most_recent: bool) -> Resolver:
+    """English "last Friday" is the most recent Friday; 上周五 is the Friday of last week."""
+
+    def resolve(m: re.Match[str], anchor: date) -> date:
+        wd, rel = _WEEKDAYS[_key(m["wd"])], _rel(m)
+        if rel == -1 and last_is_most_recent:
+            return anchor - timedelta(days=(anchor.weekday() - wd - 1) % 7 + 1)
+        return _week_start(anchor) + timedelta(weeks=rel, days=wd)
+
+    return resolve
+
+
+def _count(sign: int) -> Resolver:
+    return lambda m, anchor: _shift(anchor, _unit(m), sign * _number(m["n"]))
+
+
+# --- rules -----------------------------------------------------------------------------------
+
+Guard = Callable[[str, int, int], bool]  # (text, start, end) -> True to reject the match
+
+
+@dataclass(frozen=True)
+class _Rule:
+    pattern: re.Pattern[str]
+    resolve: Resolver
+    before: re.Pattern[str] | None  # rejects when it matches the text just before the phrase
+    after: re.Pattern[str] | None  # rejects when it matches the text just after the phrase
+    guard: Guard | None
+
+
+def _rule(pattern: str, resolve: Resolver, *, before: str | None = None,
+          after: str | None = None, guard: Guard | None = None, fold: bool = True) -> _Rule:
+    # Case folding a range of Hangul or Han costs milliseconds per regex, and CJK has no case.
+    flags = re.IGNORECASE if fold else 0
+    return _Rule(
+        re.compile(pattern, flags),
+        resolve,
+        re.compile(f"(?:{before})$", flags) if before else None,
+        re.compile(after, flags) if after else None,
+        guard,
+    )
+
+
+def _cjk(pattern: str, resolve: Resolver, *, before: str | None = None,
+         after: str | None = None, guard: Guard | None = None) -> _Rule:
+    return _rule(pattern, resolve, before=before, after=after, guard=guard, fold=False)
+
+
+def _alt(words: Iterable[str]) -> str:
+    """Regex alternation, longest first so "a couple of" wins over "a"."""
+    escaped = (r"\s+".join(re.escape(part) for part in w.split()).replace("'", r"['\u2019]")
+               for w in sorted(set(words), key=len, reverse=True))
+    return "|".join(escaped)
+
+
+def _words(table: Iterable[str]) -> str:
+    return rf"\b(?:{_alt(table)})\b"
+
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_FRENCH = re.compile(
+    r"\b(?:le|les|et|est|je|j'|nous|vous|avec|dans|pour|sur|une|pas|ai|avons|été|elle|ils|"
+    r"cette|au|aux|c'est|soir|matin)\b", re.IGNORECASE)
+
+# Characters that, written just before the phrase, make a Chinese compound of its first
+# character: 说明 + 天气 contains 明天, 然后 + 天 contains 后天, 以下 + 周期 contains 下周.
+_ZH_COMPOUND_BEFORE = {
+    "今": "如至当當古现現迄",
+    "明": "说說证證表声聲发發透光聪聰文简簡标標注註阐闡指申照分"
+          "鲜鮮失英精高开開清神言查讲講写寫载載",
+    "后": "然以之最随隨前背落先今往日事午稍此其而",
+    "後": "然以之最隨前背落先今往日事午稍此其而",
+    "前": "以之目当當提面眼从從事空生跟向门門日年月",
+    "去": "过過回出进進离離失死除上下来來",
+    "下": "以如之底地天一南北乡鄉私部陛",
+    "上": "以之马馬早晚路身手网網线線爱愛加向北往楼樓",
+    "本": "基日版成资資根样樣课課剧劇文书書",
+}
+
+
+def _zh_compound(text: str, start: int, end: int) -> bool:
+    return start > 0 and text[start - 1] in _ZH_COMPOUND_BEFORE.get(text[start], "")
+
+
+def _needs_kana(text: str, start: int, end: int) -> bool:
+    # Japanese words must be in Japanese text and start a word, not end a kanji compound.
+    return not _KANA.search(text) or (start > 0 and "\u4e00" <= text[start - 1] <= "\u9fff")
+
+
+def _not_french(text: str, start: int, end: int) -> bool:
+    return not _FRENCH.search(text)
+
+
+_EN_WD = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_EN_UNIT = "week|month|quarter|year"
+_EN_COUNT_UNIT = r"(?P<unit>days?|weeks?|fortnights?|months?|years?)"
+_EN_N = rf"(?P<n>\d{{1,3}}|{_alt(_EN_NUMBERS)})"
+_DE_WD = "montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag"
+_DE_REL = r"(?:(?:über|ueber)?n(?:ä|ae)chst|kommend|letzt|vergangen|dies)e[nrsm]?"
+_DE_COUNT_UNIT = r"(?P<unit>tag(?:en?)?|wochen?|monat(?:en?)?|jahr(?:en?)?)"
+_DE_N = rf"(?P<n>\d{{1,3}}|{_alt(_DE_NUMBERS)})"
+_ES_WD = "lunes|martes|mi[eé]rcoles|jueves|viernes|s[aá]bado|domingo"
+_ES_UNIT = "semana|mes|año|trimestre"
+_ES_COUNT_UNIT = r"(?P<unit>d[ií]as?|semanas?|mes(?:es)?|años?)"
+_ES_N = rf"(?P<n>\d{{1,3}}|{_alt(_ES_NUMBERS)})"
+_FR_WD = "lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche"
+_FR_COUNT_UNIT = r"(?P<unit>jours?|semaines?|mois|ans?|ann[ée]es?)"
+_FR_N = rf"(?P<n>\d{{1,3}}|{_alt(_FR_NUMBERS)})"
+_ZH_REL = "(?P<rel>下下|下|上|本|这|這)(?:个|個)?"
+_ZH_WEEK = "(?:周|週|星期|礼拜|禮拜)"
+_ZH_NUM = r"\d{1,3}|[一二两三四五六七八九十]{1,3}"
+_KO_BEFORE = r"\w"
+# Korean particles may follow a date word (내일은, 다음 주부터); any other syllable makes it
+# part of a longer word (오늘날 "nowadays", 다음 주제 "next topic", 지난주말 "last weekend").
+_KO_AFTER = r"^(?![에는은부까도쯤중내엔가이를로안])[^\W\d_]"
+_DASH = r"[-\u2013]"  # hyphen or en dash
+_RANGE_AFTER = rf"^\s*(?:{_DASH}\s*\d|(?:or|to|oder|bis|o|ou)\b)"
+_RANGE_BEFORE = rf"(?:\d\s*{_DASH}\s*|\b(?:or|to|and|oder|bis|o|ou)\s+)"
+_APOSTROPHE = r"['\u2019]"
+_ARTICLE_DE = r"\b(?:der|die|das|den|dem|des)\s+"
+# "month-end close", "end of month report": followed by a noun, the phrase is an adjective.
+# Accept it only before punctuation, the end of the text, or a word that starts a new clause.
+_ADJECTIVE_USE = (r"^\s+(?!(?:and|or|but|so|then|when|if|because|please|at|we|i|you|they|he|"
+                  r"she|it)\b)\w")
+
+_RULES: tuple[_Rule, ...] = (
+    # English
+    _rule(_words(_EN_DAYS), _day_table(_EN_DAYS), before=r"\bthe\s+", after=r"^\s+of\b"),
+    _rule(rf"\b(?P<rel>next|last|this)\s+(?P<unit>{_EN_UNIT})\b", _rel_start,
+          before=r"\bthe\s+", after=r"^\s+of\b"),
+    _rule(rf"\bthe\s+(?P<unit>{_EN_UNIT})\s+after\s+next\b", _after_next),
+    _rule(rf"\b(?P<rel>next|last|this(?:\s+past)?)\s+(?P<wd>{_EN_WD})\b", _weekday(True),
+          before=r"\bthe\s+", after=r"^\s+of\b"),
+    _rule(rf"\b(?P<wd>{_EN_WD})\s+(?:of\s+)?(?P<rel>next|last|this)\s+week\b", _weekday(False)),
+    _rule(rf"\b(?:the\s+)?end\s+of\s+(?P<rel>the|this|next|last)\s+(?P<unit>{_EN_UNIT})\b",
+          _rel_end),
+    _rule(rf"\b(?:the\s+)?end\s+of\s+(?P<unit>{_EN_UNIT})\b", _rel_end, after=_ADJECTIVE_USE),
+    _rule(r"\b(?P<unit>month|quarter|year)-end\b", _rel_end,
+          before=r"\b(?:every|each|per|a)\s+", after=_ADJECTIVE_USE),
+    _rule(rf"\bin\s+{_EN_N}\s+{_EN_COUNT_UNIT}(?:{_APOSTROPHE}s?\s+time)?\b",
+          _count(+1), after=_RANGE_AFTER + r"|^\s+of\b",
+          # "once in a week", "the first time in 3 years", "highest in 10 years" are not dates,
+          # nor is a duration in the past: "we built the MVP in two weeks".
+          before=r"\b(?:once|twice|times?|first|highest|lowest|best|worst|most|least|ever)\s+"
+                 r"|\b(?:took|built|did|finished|completed|wrote|managed|learned|was|were)\b"
+                 r"[^.;:!?,\n]*"),
+    _rule(rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+ago\b", _count(-1), before=_RANGE_BEFORE),
+    _rule(rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+from\s+(?:now|today)\b", _count(+1),
+          before=_RANGE_BEFORE),
+    # German; "von heute auf morgen" is an idiom for "overnight"
+    _rule(_words(_DE_DAYS), _day_table(_DE_DAYS), after=r"^\s+auf\s+morgen\b"),
+    _rule(r"\b(?-i:morgen)\b", _day_table({"morgen": 1}),  # "Morgen" is the noun
+          before=r"\b(?:am|guten|gute|jeden|heute|gestern|vorgestern|auf|der|den|dem|des|ein|"
+                 r"einen|einem|eines|diesen|diesem|dieser|schönen|frühen|nächsten)\s+"),
+    _rule(rf"\b(?:im\s+|in\s+der\s+)?(?P<rel>{_DE_REL})\s+(?P<unit>woche|monat|quartal|jahr)\b",
+          _rel_start, before=_ARTICLE_DE, after=r"^\s+(?:des|der)\b"),
+    _rule(rf"\b(?P<rel>{_DE_REL})\s+(?P<wd>{_DE_WD})\b", _weekday(True),
+          before=_ARTICLE_DE, after=r"^\s+(?:des|der|im\s+(?:monat|quartal|jahr))\b"),
+    _rule(rf"\bende\s+(?:(?P<rel>des|der|{_DE_REL})\s+)?"
+          r"(?P<unit>woche|monats?|quartals?|jahr(?:es|s)?)\b", _rel_end),
+    _rule(r"\b(?P<unit>monats|quartals|jahres)ende\b", _rel_end, before=r"\bjede[nsm]?\s+"),
+    _rule(rf"\bin\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(+1), after=_RANGE_AFTER),
+    _rule(rf"\bvor\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER),
+    # Spanish; "hoy en día" means "nowadays"
+    _rule(_words(_ES_DAYS), _day_table(_ES_DAYS), after=r"^\s+(?:en\s+)?d[ií]a\b"),
+    _rule(r"\bmañana\b", _day_table({"mañana": 1}),
+          before=r"\b(?:la|esta|una|cada|toda|media|misma|buena|buenas|otra|esa|aquella|el|un|"
+                 r"muy\s+de|a|por|pasado)\s+"),
+    _rule(rf"\b(?:la|el)\s+(?P<rel>pr[oó]xim[oa]|pasad[oa])\s+(?P<unit>{_ES_UNIT})\b", _rel_start),
+    _rule(rf"\b(?:la|el)\s+(?P<unit>{_ES_UNIT})\s+(?P<rel>que\s+viene|pr[oó]xim[oa]|pasad[oa])\b",
+          _rel_start),
+    _rule(rf"\b(?P<rel>est[ea])\s+(?P<unit>{_ES_UNIT})\b", _rel_start),
+    _rule(rf"\b(?:el\s+)?(?P<rel>pr[oó]ximo|pasado)\s+(?P<wd>{_ES_WD})\b", _weekday(True)),
+    _rule(rf"\b(?:el\s+)?(?P<wd>{_ES_WD})\s+(?P<rel>que\s+viene|pr[oó]ximo|pasado)\b",
+          _weekday(True)),
+    _rule(rf"\b(?P<rel>este)\s+(?P<wd>{_ES_WD})\b", _weekday(True)),
+    _rule(r"\bfin(?:al)?\s+(?:del|de\s+este|de)\s+(?P<unit>mes|trimestre|año)\b", _rel_end,
+          before=r"\bde\s+"),  # "cierre de fin de mes" is the month-end close
+    _rule(rf"\b(?:en|dentro\s+de)\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(+1),
+          after=_RANGE_AFTER + r"|^\s+de\b"),
+    _rule(rf"\bhace\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER),
+    # French
+    _rule(_words(_FR_DAYS), _day_table(_FR_DAYS)),
+    _rule(r"\bhier\b", _day_table({"hier": -1}), guard=_not_french),
+    _rule(rf"\b(?:la\s+|le\s+|l{_APOSTROPHE})(?P<unit>semaine|mois|ann[ée]e|an|trimestre)\s+"
+          r"(?P<rel>prochaine?|derni[eè]re?|pass[ée]e?)\b", _rel_start),
+    _rule(r"\b(?P<rel>cette|cet|ce)\s+(?P<unit>semaine|mois|ann[ée]e|trimestre)(?:-ci)?\b",
+          _rel_start),
+    _rule(rf"\b(?P<wd>{_FR_WD})\s+(?P<rel>prochain|dernier)\b", _weekday(True)),
+    _rule(rf"\b(?:la\s+)?fin\s+(?:du\s+|de\s+l{_APOSTROPHE}|d{_APOSTROPHE}|de\s+cette\s+|"
+          r"de\s+ce\s+|de\s+)(?P<unit>mois|trimestre|ann[ée]e)\b", _rel_end, before=r"\bde\s+"),
+    _rule(rf"\bdans\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(+1),
+          after=_RANGE_AFTER + r"|^\s+de\b"),
+    _rule(rf"\bil\s+y\s+a\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(-1),
+          after=_RANGE_AFTER + r"|^\s+de\b"),
+    # Chinese (CJK has no word boundaries: guards look at the neighbouring characters instead)
+    _cjk(_alt(_ZH_DAYS), _day_table(_ZH_DAYS), guard=_zh_compound),
+    _cjk(_alt(_ZH_PERIODS), _period_table(_ZH_PERIODS), guard=_zh_compound),
+    _cjk(f"{_ZH_REL}{_ZH_WEEK}(?P<wd>[一二三四五六日天])(?![天个個日周週年月号號])",
+         _weekday(False), guard=_zh_compound),
+    _cjk(f"{_ZH_REL}(?P<unit>{_ZH_WEEK})(?![一二三四五六日天末期年围圍边邊报報刊长長到])",
+         _rel_start, guard=_zh_compound),
+    _cjk(f"{_ZH_REL}(?P<unit>月|季度)(?![球亮光饼餅份底末初])", _rel_start, guard=_zh_compound),
+    # 月底/年底 after a number is a named month or year ("3月底", "2025年底"), 每月底 is recurring
+    _cjk("(?:(?P<rel>下下|下|上|本|这|這|今|明|去|来|先)(?:个|個)?)?(?P<unit>月|年)[底末]",
+         _rel_end, before=r"[0-9\u3007一二三四五六七八九十两每第]", guard=_zh_compound),
+    _cjk(rf"(?P<n>{_ZH_NUM})\s*(?P<unit>天|个?星期|個?星期|周|週|个月|個月|年)(?:以|之)?[后後]",
+         _count(+1), before=r"[0-9第]"),
+    _cjk(rf"(?P<n>{_ZH_NUM})\s*(?P<unit>天|个?星期|個?星期|周|週|个月|個月|年)(?:以|之)?前",
+         _count(-1), before=r"[0-9第]"),
+    # Japanese
+    _cjk(_alt(_JA_DAYS), _day_table(_JA_DAYS), guard=_needs_kana),
+    _cjk(_alt(_JA_PERIODS), _period_table(_JA_PERIODS), after="^末", guard=_needs_kana),
+    _cjk("(?P<rel>再来週|来週|先週|今週)の?(?P<wd>[月火水木金土日])曜日?", _weekday(False),
+         guard=_needs_kana),
+    # Korean
+    _cjk(_alt(_KO_DAYS), _day_table(_KO_DAYS), before=_KO_BEFORE, after=_KO_AFTER),
+    _cjk(_alt(_KO_PERIODS), _period_table(_KO_PERIODS), before=_KO_BEFORE, after=_KO_AFTER),
+    _cjk(r"(?P<rel>다음|지난|이번)\s?주\s?(?P<wd>[월화수목금토일])요일", _weekday(False),
+         before=_KO_BEFORE, after=_KO_AFTER),
+    _cjk(r"(?P<rel>다음|지난|이번)\s?(?P<unit>주|달)", _rel_start, before=_KO_BEFORE,
+         after=_KO_AFTER),
+    _cjk("(?P<unit>월|연)말", _rel_end, before=_KO_BEFORE, after=_KO_AFTER),
+)
+
+# Applies to every rule: possessives (today's, 明天的, 今日の, 오늘의), hyphenated compounds
+# (end-of-month, week-long), and words inside paths, file names, tags or handles.
+_ANY_BEFORE = re.compile(r"(?:\w-|[/\\#@]|\w\.)$")
+_ANY_AFTER = re.compile(rf"^(?:{_APOSTROPHE}s\b|-\w|[./\\]\w|[的の의])")
+_CONTEXT = 40  # characters of context the guards look at
+
+
+# --- what to skip: markdown code and URLs ----------------------------------------------------
+
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_URL = re.compile(r"\b(?:https?://|ftp://|www\.)\S+", re.IGNORECASE)
+_MASK = "\x00"  # not a word character and not whitespace, so no phrase can span a mask
+
+
+def _mask(text: str) -> str:
+    """text with fenced blocks, inline code and URLs blotted out, keeping every offset."""
+    chars = list(text)
+    fence: str | None = None  # the opening fence while inside a fenced block
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        opener = _FENCE.match(line)
+        if fence is not None or opener:
+            chars[pos:pos + len(line)] = _MASK * len(line)
+            if fence is None and opener:
+                fence = opener.group(1)
+            elif fence is not None and opener and opener.group(1)[0] == fence[0] \
+                    and len(opener.group(1)) >= len(fence) and not line[opener.end():].strip():
+                fence = None
+        pos += len(line)
+    masked = "".join(chars)
+    for pattern in (_INLINE_CODE, _URL):
+        masked = pattern.sub(lambda m: _MASK * len(m[0]), masked)
+    return masked
+
+
+# --- public API ------------------------------------------------------------------------------
+
+def _accepted(rule: _Rule, text: str, start: int, end: int) -> bool:
+    before = text[max(0, start - _CONTEXT):start]
+    after = text[end:end + _CONTEXT]
+    return not (
+        _ANY_BEFORE.search(before) or _ANY_AFTER.match(after)
+        or (rule.before is not None and rule.before.search(before))
+        or (rule.after is not None and rule.after.match(after))
+        or (rule.guard is not None and rule.guard(text, start, end))
+    )
+
+
+def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:
+    """Relative date phrases in text, in order, non-overlapping, skipping markdown code (inline
+    `code` spans and fenced ``` / ~~~ blocks) and URLs."""
+    masked = _mask(text)
+    found: list[DateSpan] = []
+    for rule in _RULES:
+        for m in rule.pattern.finditer(masked):
+            if not _accepted(rule, masked, m.start(), m.end()):
+                continue
+            try:
+                resolved = rule.resolve(m, anchor)
+            except (OverflowError, ValueError):  # beyond year 1..9999
+                continue
+            found.append(DateSpan(m.start(), m.end(), text[m.start():m.end()], resolved))
+    # Where phrases overlap, the one starting first wins, then the longest:
+    # "the day after tomorrow" over "tomorrow", "end of next month" over "next month".
+    found.sort(key=lambda s: (s.start, -s.end))
+    spans: list[DateSpan] = []
+    for span in found:
+        if not spans or span.start >= spans[-1].end:
+            spans.append(span)
+    return spans
+
+
+def absolutize(text: str, anchor: date) -> tuple[str, list[DateSpan]]:
+    """text with every relative phrase replaced by its ISO date, and the spans replaced."""
+    spans = find_relative_dates(text, anchor)
+    parts: list[str] = []
+    pos = 0
+    for span in spans:
+        parts += [text[pos:span.start], span.resolved.isoformat()]
+        pos = span.end
+    parts.append(text[pos:])
+    return "".join(parts), spans
