@@ -377,6 +377,11 @@ _DASH = r"[-\u2013]"  # hyphen or en dash
 _RANGE_AFTER = rf"^\s*(?:{_DASH}\s*\d|(?:or|to|oder|bis|o|ou)\b)"
 _RANGE_BEFORE = rf"(?:\d\s*{_DASH}\s*|\b(?:or|to|and|oder|bis|o|ou)\s+)"
 _APOSTROPHE = r"['\u2019]"
+# A comparison makes a count a threshold, not a day: ">7 days ago", "older than 30 days ago".
+_THRESHOLD_BEFORE = (
+    r"(?:[<>\u2264\u2265]=?\s*|\b(?:more|less|fewer|older|newer|longer|earlier|later)\s+than\s+"
+    r"|\b(?:over|under|within|at\s+(?:least|most)|up\s+to)\s+)"
+)
 _ARTICLE_DE = r"\b(?:der|die|das|den|dem|des)\s+"
 # "month-end close", "end of month report": followed by a noun, the phrase is an adjective.
 # Accept it only before punctuation, the end of the text, or a word that starts a new clause.
@@ -401,12 +406,12 @@ _RULES: tuple[_Rule, ...] = (
           _count(+1), after=_RANGE_AFTER + r"|^\s+of\b",
           # "once in a week", "the first time in 3 years", "highest in 10 years" are not dates,
           # nor is a duration in the past: "we built the MVP in two weeks".
-          before=r"\b(?:once|twice|times?|first|highest|lowest|best|worst|most|least|ever)\s+"
+          before=_THRESHOLD_BEFORE + r"|\b(?:once|twice|times?|first|highest|lowest|best|worst|most|least|ever)\s+"
                  r"|\b(?:took|built|did|finished|completed|wrote|managed|learned|was|were)\b"
                  r"[^.;:!?,\n]*"),
-    _rule(rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+ago\b", _count(-1), before=_RANGE_BEFORE),
+    _rule(rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+ago\b", _count(-1), before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}"),
     _rule(rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+from\s+(?:now|today)\b", _count(+1),
-          before=_RANGE_BEFORE),
+          before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}"),
     # German; "von heute auf morgen" is an idiom for "overnight"
     _rule(_words(_DE_DAYS), _day_table(_DE_DAYS), after=r"^\s+auf\s+morgen\b"),
     _rule(r"\b(?-i:morgen)\b", _day_table({"morgen": 1}),  # "Morgen" is the noun

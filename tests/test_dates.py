@@ -420,3 +420,23 @@ def test_korean(text: str, expected: str) -> None:
 ])
 def test_japanese(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the last analyzed date is >7 days ago, re-run it.",
+        "Anything older than 30 days ago is stale.",
+        "Rebuild when the cache is more than 2 weeks ago.",
+        "Flag runs under 3 days from now as urgent.",
+        "Keep deadlines at least 2 weeks from now.",
+        "Alert if the backup is ≥ 2 days ago.",
+    ],
+)
+def test_thresholds_are_durations_not_dates(text: str) -> None:
+    assert find_relative_dates(text, date(2026, 11, 22)) == []
+
+
+def test_a_count_after_an_unrelated_comparison_still_matches() -> None:
+    spans = find_relative_dates("It was more than fine. We shipped it 3 days ago.", date(2026, 11, 22))
+    assert [(s.phrase, s.resolved) for s in spans] == [("3 days ago", date(2026, 11, 19))]
