@@ -65,6 +65,7 @@ class IndexResult:
     left_out: list[LeftOut] = field(default_factory=list)
     excluded: list[Excluded] = field(default_factory=list)
     hand_lines: int = 0
+    rewritten: list[str] = field(default_factory=list)  # existing entry lines replaced by new text
     refused: str | None = None  # why the hand-written text alone cannot fit; then nothing is written
 
     @property
@@ -191,15 +192,23 @@ def _insertion_points(lines: list[_Line], new: Iterable[Memory]) -> dict[int, li
     return points
 
 
+@dataclass
+class _Rendered:
+    text: str
+    shown: list[Memory]
+    rewritten: list[str]  # the old text of entry lines that changed
+
+
 def _render(
     lines: list[_Line],
     points: dict[int, list[Memory]],
     keep: set[str],
     note: str | None,
     newline: str,
-) -> tuple[str, list[Memory]]:
+) -> _Rendered:
     out: list[str] = []
     shown: list[Memory] = []
+    rewritten: list[str] = []
 
     def emit(memory: Memory) -> None:
         out.append(render_entry(memory))
@@ -210,6 +219,8 @@ def _render(
             out.append(line.text)
         elif line.slot.path in keep:
             emit(line.slot)
+            if out[-1] != line.text:
+                rewritten.append(line.text)
         for memory in points.get(i, []):
             if memory.path in keep:
                 emit(memory)
@@ -220,7 +231,7 @@ def _render(
         emit(memory)
     if note is not None:
         out.append(note)
-    return (newline.join(out) + newline if out else ""), shown
+    return _Rendered(newline.join(out) + newline if out else "", shown, rewritten)
 
 
 def build_index(
@@ -259,19 +270,19 @@ def build_index(
         keep = {m.path for m in ranked[:keep_count]}
         dropped = len(ranked) - keep_count
         note = left_out_note(dropped, caps) if dropped else None
-        text, shown = _render(lines, points, keep, note, newline)
-        over_lines = count_lines(text) - caps.max_lines
-        over_bytes = len(text.encode("utf-8")) - caps.max_bytes
+        rendered = _render(lines, points, keep, note, newline)
+        over_lines = count_lines(rendered.text) - caps.max_lines
+        over_bytes = len(rendered.text.encode("utf-8")) - caps.max_bytes
         if over_lines <= 0 and over_bytes <= 0:
             break
         if keep_count == 0:
             if note is not None:  # the hand-written text fits, only the note does not
-                text, shown = _render(lines, points, set(), None, newline)
-                if count_lines(text) <= caps.max_lines and len(text.encode()) <= caps.max_bytes:
+                rendered = _render(lines, points, set(), None, newline)
+                if count_lines(rendered.text) <= caps.max_lines and len(rendered.text.encode()) <= caps.max_bytes:
                     break
             refused = (
-                f"the hand-written text in MEMORY.md alone is {count_lines(text)} lines and "
-                f"{len(text.encode()):,} bytes, over the cap of {caps.max_lines} lines and "
+                f"the hand-written text in MEMORY.md alone is {count_lines(rendered.text)} lines and "
+                f"{len(rendered.text.encode()):,} bytes, over the cap of {caps.max_lines} lines and "
                 f"{caps.max_bytes:,} bytes; memdir will not cut it. Move some of it into memory files"
             )
             return IndexResult(
@@ -295,4 +306,11 @@ def build_index(
         keep_count = max(0, keep_count - cut)
 
     left_out = [LeftOut(m, reason_for[m.path]) for m in ranked[keep_count:]]
-    return IndexResult(text=text, entries=shown, left_out=left_out, excluded=excluded, hand_lines=hand_lines)
+    return IndexResult(
+        text=rendered.text,
+        entries=rendered.shown,
+        left_out=left_out,
+        excluded=excluded,
+        hand_lines=hand_lines,
+        rewritten=rendered.rewritten,
+    )

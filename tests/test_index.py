@@ -203,3 +203,10 @@ def test_find_links_normalises_targets(line: str, target: str | None) -> None:
 
 def test_find_links_skips_fenced_code() -> None:
     assert find_links("```\n[a](a.md)\n```\n[b](b.md)\n")[0].target == "b.md"
+
+
+def test_rewritten_entries_are_reported_with_their_old_text() -> None:
+    existing = "- [a](user_a.md) — descripción escrita a mano\n- [b](user_b.md) — desc\n"
+    result = build(existing, [mem("user_a.md"), mem("user_b.md")])
+    assert result.rewritten == ["- [a](user_a.md) — descripción escrita a mano"]
+    assert build(result.text, [mem("user_a.md"), mem("user_b.md")]).rewritten == []

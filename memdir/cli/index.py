@@ -28,6 +28,7 @@ def index_summary(result: IndexResult) -> dict[str, Any]:
             for left in result.left_out
         ],
         "excluded": [{"path": e.memory.path, "reason": e.reason} for e in result.excluded],
+        "rewritten": result.rewritten,
         "refused": result.refused,
     }
 
@@ -38,6 +39,11 @@ def report_index(st: State, result: IndexResult, verb: str) -> None:
         st.err.print(f"memdir: MEMORY.md not written: {result.refused}", markup=False, style="red")
         return
     st.say(f"MEMORY.md {verb}: {len(result.entries)} entries, {result.lines} lines, {result.bytes:,} bytes.")
+    if result.rewritten and verb != "unchanged":
+        st.say(
+            f"Rewrote {len(result.rewritten)} entries from their memories' frontmatter "
+            "(the previous MEMORY.md is kept in .memdir/MEMORY.md.prev)."
+        )
     if result.left_out:
         st.warn(f"left out {len(result.left_out)} memories to fit the caps (least valuable first):")
         for left in result.left_out:
