@@ -77,8 +77,20 @@ class IndexResult:
         return len(self.text.encode("utf-8"))
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as a markdown reader sees them: split on \n (and \r\n) only.
+
+    str.splitlines() would also split on U+2028, form feeds and the like, which would break a
+    hand-written line in two and change what the reader counts.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def count_lines(text: str) -> int:
-    return len(text.splitlines())
+    return len(split_lines(text))
 
 
 # A list item (-, *, +, or "1." / "1)") that starts with a link, optionally in bold.
@@ -112,7 +124,7 @@ def find_links(text: str) -> list[Link]:
     """Every inline link in MEMORY.md, with its line number, skipping fenced code."""
     links: list[Link] = []
     in_fence = False
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
             continue
@@ -127,7 +139,8 @@ def find_links(text: str) -> list[Link]:
 def render_entry(memory: Memory) -> str:
     """The one index line for a memory: `- [name](path) — description`."""
     title = memory.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    path = memory.path
+    # '%' and '#' would be read as an escape and a fragment: encode them so the link finds the file.
+    path = memory.path.replace("%", "%25").replace("#", "%23")
     if re.search(r"[\s()<>]", path):
         path = f"<{path}>"
     line = f"- [{title}]({path})"
@@ -157,7 +170,7 @@ class _Line:
 def _parse(existing: str, valid: dict[str, Memory], drop: set[str]) -> list[_Line]:
     lines: list[_Line] = []
     seen: set[str] = set()
-    for text in existing.splitlines():
+    for text in split_lines(existing):
         if text.startswith(_NOTE_PREFIX):
             continue  # memdir's own note; regenerated below
         entry = _ENTRY.match(text)

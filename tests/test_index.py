@@ -210,3 +210,18 @@ def test_rewritten_entries_are_reported_with_their_old_text() -> None:
     result = build(existing, [mem("user_a.md"), mem("user_b.md")])
     assert result.rewritten == ["- [a](user_a.md) — descripción escrita a mano"]
     assert build(result.text, [mem("user_a.md"), mem("user_b.md")]).rewritten == []
+
+
+@pytest.mark.parametrize("path", ["project_issue-#829.md", "project_100%-done.md", "team/user_a #1 (x).md"])
+def test_file_names_with_hash_or_percent_link_to_themselves(path: str) -> None:
+    m = mem(path)
+    first = build("", [m])
+    assert [link.target for link in find_links(first.text)] == [path]
+    assert build(first.text, [m]).text == first.text
+
+
+def test_unicode_line_separators_do_not_split_hand_written_lines() -> None:
+    existing = "note\u2028still the same line\x0cand this\n- [a](user_a.md) — desc\n"
+    result = build(existing, [mem("user_a.md")])
+    assert result.text == existing
+    assert result.lines == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from memdir.index import MAX_BYTES, MAX_LINES, count_lines, find_links
+from memdir.index import MAX_BYTES, MAX_LINES, count_lines, find_links, split_lines
 from memdir.lint.registry import Hit, LintContext, Severity, rule
 
 INDEX = "MEMORY.md"
@@ -25,7 +25,7 @@ def stale_index(ctx: LintContext) -> Iterator[Hit]:
     current = ctx.index_text or ""
     if current == ctx.index.text:
         return
-    old, new = current.splitlines(), ctx.index.text.splitlines()
+    old, new = split_lines(current), split_lines(ctx.index.text)
     removed = sum((Counter(old) - Counter(new)).values())
     added = sum((Counter(new) - Counter(old)).values())
     first = next((i for i, (a, b) in enumerate(zip(old, new, strict=False), 1) if a != b), min(len(old), len(new)) + 1)

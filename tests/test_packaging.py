@@ -1,0 +1,222 @@
+"""Packaging: the CLI starts without its heavy dependencies, and the built wheel works on its own.
+
+Both tests run real interpreters in subprocesses; the wheel test builds the wheel, installs it into
+a fresh virtual environment and drives the installed `memdir` command from a temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = ("anthropic", "watchdog")
+TODAY = "2026-11-22"
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MEMDIR_DIR", "MEMDIR_DEBUG", "CLAUDE_CONFIG_DIR", "PYTHONPATH")
+    }
+    env.update(HOME=str(home), MEMDIR_TODAY=TODAY, NO_COLOR="1", PYTHONIOENCODING="utf-8")
+    return env
+
+
+# Runs the CLI the way `python -m memdir ARGS` does, then reports which heavy modules got imported.
+_PROBE = """
+import json, runpy, sys
+heavy = {heavy!r}
+argv = {argv!r}
+if argv is None:
+    import memdir.cli
+    memdir.cli.app  # noqa: B018
+    code = 0
+else:
+    sys.argv = ["memdir", *argv]
+    try:
+        runpy.run_module("memdir", run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
+print("\\nPROBE " + json.dumps({{"code": code, "loaded": loaded}}))
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        None,
+        ["--help"],
+        ["index", "--help"],
+        ["--version"],
+        ["--dir", "{folder}", "index"],
+        ["--dir", "{folder}", "lint"],
+    ],
+    ids=["import-cli", "help", "index-help", "version", "index", "lint"],
+)
+def test_cli_start_up_imports_no_heavy_module(tmp_path: Path, argv: list[str] | None) -> None:
+    """DESIGN.md: `anthropic` and `watchdog` are imported only by the commands that use them."""
+    folder = tmp_path / "memory"
+    shutil.copytree(REPO / "examples" / "memory", folder)
+    if argv is not None:
+        argv = [a.replace("{folder}", str(folder)) for a in argv]
+    probe = _PROBE.format(heavy=HEAVY, argv=argv)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=_env(tmp_path),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
+    assert lines, f"probe printed nothing (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+    report = json.loads(lines[-1].removeprefix("PROBE "))
+    assert report["code"] in (0, 1), (report, done.stderr)
+    if argv and "--help" in argv:
+        assert "Usage" in done.stdout, done.stdout
+    assert report["loaded"] == [], f"memdir {argv} imported {report['loaded']}"
+
+
+# --- the wheel ---------------------------------------------------------------------------------
+
+# Signs that pip could not reach a package index at all (not a problem of this project).
+_NETWORK = re.compile(
+    r"NewConnectionError|ConnectTimeout|ReadTimeout|ProxyError|SSLError|Temporary failure in name"
+    r"|Name or service not known|Network is unreachable|Connection refused|No route to host",
+    re.IGNORECASE,
+)
+
+
+def _pip_reaches_an_index(python: Path, tmp_path: Path) -> bool:
+    """Whether pip can fetch one of memdir's own dependencies at all."""
+    probe = subprocess.run(
+        [str(python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps",
+         "--dest", str(tmp_path / "probe"), "PyYAML"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    return probe.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the wheel once. A build failure is the project's fault: it fails, never skips."""
+    out = tmp_path_factory.mktemp("dist")
+    try:
+        import build  # noqa: F401
+
+        command = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)]
+    except ImportError:
+        command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), str(REPO)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=out)
+    assert done.returncode == 0, f"building the wheel failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    wheels = sorted(out.glob("memdir-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def test_wheel_ships_the_templates(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        scripts = archive.read(entry_points).decode("utf-8")
+    shipped = {n.removeprefix("memdir/templates/") for n in names if re.fullmatch(r"memdir/templates/[^/]+\.md", n)}
+    in_source = {p.name for p in (REPO / "memdir" / "templates").glob("*.md")}
+    assert {"user.md", "feedback.md", "project.md", "reference.md"} <= shipped
+    assert shipped == in_source
+    assert re.search(r"^memdir\s*=\s*memdir\.cli:main\s*$", scripts, re.MULTILINE), scripts
+    assert not any(n.startswith(("tests/", "examples/")) for n in names)
+
+
+def _template_pattern(template: str) -> list[re.Pattern[str]]:
+    """One regex per template line: literal text, each $placeholder standing for some text."""
+    patterns = []
+    for line in template.rstrip("\n").split("\n"):
+        parts = re.split(r"\$\{?(\w+)\}?", line)
+        regex = "".join(re.escape(p) if i % 2 == 0 else ".+" for i, p in enumerate(parts))
+        patterns.append(re.compile(regex))
+    return patterns
+
+
+def test_installed_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
+    python = bindir / "python"
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--disable-pip-version-check", str(wheel)],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    if install.returncode != 0:
+        if _NETWORK.search(install.stderr) or not _pip_reaches_an_index(python, tmp_path):
+            pytest.skip(f"pip cannot install dependencies here (no package index): {install.stderr.strip()[-300:]}")
+        pytest.fail(f"installing the wheel failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}")
+
+    work = tmp_path / "work"
+    work.mkdir()
+    env = _env(tmp_path)
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("VIRTUAL_ENV", None)
+
+    def memdir(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(bindir / "memdir"), *args], cwd=work, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, f"memdir {' '.join(args)}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    # The installed package is the one that runs, not the source tree.
+    where = subprocess.run(
+        [str(python), "-c", "import memdir, memdir.templates; print(memdir.__file__)"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()).resolve().is_relative_to(env_dir.resolve()), where.stdout
+
+    folder = work / "X"
+    memdir("--dir", str(folder), "init")
+    description = "Run the linter before every commit"
+    memdir(
+        "--dir", str(folder), "add", "feedback", "some-rule", "-d", description,
+        "--why", "CI was red for a day over unlinted code", "--how", "Before any git commit",
+    )  # fmt: skip
+    memdir("--dir", str(folder), "index")
+
+    written = (folder / "feedback_some-rule.md").read_text(encoding="utf-8")
+    with zipfile.ZipFile(wheel) as archive:
+        template = archive.read("memdir/templates/feedback.md").decode("utf-8")
+    lines = written.rstrip("\n").split("\n")
+    patterns = _template_pattern(template)
+    assert len(lines) == len(patterns), written
+    for line, pattern in zip(lines, patterns, strict=True):
+        assert pattern.fullmatch(line), f"{line!r} does not come from template line {pattern.pattern!r}"
+    assert "name: some-rule" in lines and f"description: {description}" in lines and "type: feedback" in lines
+    assert "**Why:** CI was red for a day over unlinted code" in lines
+    assert "**How to apply:** Before any git commit" in lines
+    assert f"created: {TODAY}" in lines
+
+    index = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert f"- [some-rule](feedback_some-rule.md) — {description}" in index.splitlines()
+    check = subprocess.run(
+        [str(bindir / "memdir"), "--dir", str(folder), "index", "--check"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stderr
+
+    version = subprocess.run(
+        [str(python), "-m", "memdir", "--version"], cwd=work, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert version.returncode == 0, version.stderr
+    assert re.fullmatch(r"memdir \d+\.\d+\.\d+\S*\n", version.stdout), version.stdout
