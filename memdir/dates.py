@@ -56,18 +56,73 @@ class DateSpan:
 # --- vocabulary: surface words (lower case) -> meaning ---------------------------------------
 
 _UNITS: dict[str, str] = {
-    **dict.fromkeys(["day", "days", "tag", "tage", "tagen", "día", "días", "dia", "dias", "jour",
-                     "jours", "天"], "day"),
-    **dict.fromkeys(["week", "weeks", "woche", "wochen", "semana", "semanas", "semaine",
-                     "semaines", "周", "週", "星期", "个星期", "個星期", "礼拜", "禮拜", "주"],
-                    "week"),
+    **dict.fromkeys(
+        ["day", "days", "tag", "tage", "tagen", "día", "días", "dia", "dias", "jour", "jours", "天"], "day"
+    ),
+    **dict.fromkeys(
+        [
+            "week",
+            "weeks",
+            "woche",
+            "wochen",
+            "semana",
+            "semanas",
+            "semaine",
+            "semaines",
+            "周",
+            "週",
+            "星期",
+            "个星期",
+            "個星期",
+            "礼拜",
+            "禮拜",
+            "주",
+        ],
+        "week",
+    ),
     **dict.fromkeys(["fortnight", "fortnights"], "fortnight"),
-    **dict.fromkeys(["month", "months", "monat", "monate", "monaten", "monats", "mes", "meses",
-                     "mois", "月", "个月", "個月", "달", "월"], "month"),
-    **dict.fromkeys(["quarter", "quarters", "quartal", "quartals", "trimestre", "trimestres",
-                     "季度"], "quarter"),
-    **dict.fromkeys(["year", "years", "jahr", "jahre", "jahren", "jahres", "jahrs", "año", "años",
-                     "an", "ans", "année", "années", "annee", "annees", "年", "연"], "year"),
+    **dict.fromkeys(
+        [
+            "month",
+            "months",
+            "monat",
+            "monate",
+            "monaten",
+            "monats",
+            "mes",
+            "meses",
+            "mois",
+            "月",
+            "个月",
+            "個月",
+            "달",
+            "월",
+        ],
+        "month",
+    ),
+    **dict.fromkeys(["quarter", "quarters", "quartal", "quartals", "trimestre", "trimestres", "季度"], "quarter"),
+    **dict.fromkeys(
+        [
+            "year",
+            "years",
+            "jahr",
+            "jahre",
+            "jahren",
+            "jahres",
+            "jahrs",
+            "año",
+            "años",
+            "an",
+            "ans",
+            "année",
+            "années",
+            "annee",
+            "annees",
+            "年",
+            "연",
+        ],
+        "year",
+    ),
 }
 
 
@@ -78,15 +133,17 @@ def _inflect(stems: Iterable[str], endings: Iterable[str] = ("", "n", "r", "s", 
 
 # How many periods away a qualifier points: next = +1, last = -1, this = 0.
 _REL: dict[str, int] = {
-    "next": 1, "last": -1, "this": 0, "the": 0, "this past": -1,
+    "next": 1,
+    "last": -1,
+    "this": 0,
+    "the": 0,
+    "this past": -1,
     **dict.fromkeys(_inflect(["nächste", "naechste", "kommende"]), 1),
     **dict.fromkeys(_inflect(["übernächste", "uebernaechste"]), 2),
     **dict.fromkeys(_inflect(["letzte", "vergangene"]), -1),
     **dict.fromkeys([*_inflect(["diese"]), "des", "der"], 0),
-    **dict.fromkeys(["próximo", "próxima", "proximo", "proxima", "que viene", "prochain",
-                     "prochaine"], 1),
-    **dict.fromkeys(["pasado", "pasada", "dernier", "dernière", "derniere", "passé", "passée",
-                     "passe", "passee"], -1),
+    **dict.fromkeys(["próximo", "próxima", "proximo", "proxima", "que viene", "prochain", "prochaine"], 1),
+    **dict.fromkeys(["pasado", "pasada", "dernier", "dernière", "derniere", "passé", "passée", "passe", "passee"], -1),
     **dict.fromkeys(["este", "esta", "ce", "cet", "cette"], 0),
     **dict.fromkeys(["下", "明", "来", "来週", "다음"], 1),
     **dict.fromkeys(["下下", "再来週"], 2),
@@ -110,56 +167,130 @@ _WEEKDAYS: dict[str, int] = {
 } | {"sonnabend": 5, "天": 6}
 
 _EN_NUMBERS = {
-    "a": 1, "an": 1, "a couple of": 2, "a couple": 2,
-    **{w: i for i, w in enumerate(
-        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-         "nineteen", "twenty"], start=1)},
+    "a": 1,
+    "an": 1,
+    "a couple of": 2,
+    "a couple": 2,
+    **{
+        w: i
+        for i, w in enumerate(
+            [
+                "one",
+                "two",
+                "three",
+                "four",
+                "five",
+                "six",
+                "seven",
+                "eight",
+                "nine",
+                "ten",
+                "eleven",
+                "twelve",
+                "thirteen",
+                "fourteen",
+                "fifteen",
+                "sixteen",
+                "seventeen",
+                "eighteen",
+                "nineteen",
+                "twenty",
+            ],
+            start=1,
+        )
+    },
     "thirty": 30,
 }
 _DE_NUMBERS = {
     **dict.fromkeys(["ein", "eine", "einem", "einer", "einen", "eins"], 1),
-    **{w: i for i, w in enumerate(
-        ["zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf",
-         "zwölf"], start=2)},
-    "vierzehn": 14, "zwanzig": 20, "dreißig": 30,
+    **{
+        w: i
+        for i, w in enumerate(
+            ["zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf", "zwölf"], start=2
+        )
+    },
+    "vierzehn": 14,
+    "zwanzig": 20,
+    "dreißig": 30,
 }
 _ES_NUMBERS = {
-    **dict.fromkeys(["un", "una", "uno"], 1), "un par de": 2,
-    **{w: i for i, w in enumerate(
-        ["dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once",
-         "doce"], start=2)},
-    "quince": 15, "veinte": 20, "treinta": 30,
+    **dict.fromkeys(["un", "una", "uno"], 1),
+    "un par de": 2,
+    **{
+        w: i
+        for i, w in enumerate(
+            ["dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce"], start=2
+        )
+    },
+    "quince": 15,
+    "veinte": 20,
+    "treinta": 30,
 }
 _FR_NUMBERS = {
     **dict.fromkeys(["un", "une"], 1),
-    **{w: i for i, w in enumerate(
-        ["deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze",
-         "douze"], start=2)},
-    "quinze": 15, "vingt": 20, "trente": 30,
+    **{
+        w: i
+        for i, w in enumerate(
+            ["deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze"], start=2
+        )
+    },
+    "quinze": 15,
+    "vingt": 20,
+    "trente": 30,
 }
 _NUMBERS = _EN_NUMBERS | _DE_NUMBERS | _ES_NUMBERS | _FR_NUMBERS
 _ZH_DIGITS = {d: i for i, d in enumerate("一二三四五六七八九", start=1)} | {"两": 2}
 
 # Fixed phrases -> days from the anchor, one table per language.
 _EN_DAYS = {
-    "today": 0, "tonight": 0, "this morning": 0, "this afternoon": 0, "this evening": 0,
-    "tomorrow": 1, "yesterday": -1, "last night": -1,
-    "the day after tomorrow": 2, "day after tomorrow": 2,
-    "the day before yesterday": -2, "day before yesterday": -2,
+    "today": 0,
+    "tonight": 0,
+    "this morning": 0,
+    "this afternoon": 0,
+    "this evening": 0,
+    "tomorrow": 1,
+    "yesterday": -1,
+    "last night": -1,
+    "the day after tomorrow": 2,
+    "day after tomorrow": 2,
+    "the day before yesterday": -2,
+    "day before yesterday": -2,
 }
 _DE_DAYS = {"heute": 0, "übermorgen": 2, "gestern": -1, "vorgestern": -2}
 _ES_DAYS = {
-    "hoy": 0, "esta mañana": 0, "esta tarde": 0, "esta noche": 0, "pasado mañana": 2,
-    "ayer": -1, "anoche": -1, "anteayer": -2, "antier": -2, "antes de ayer": -2,
+    "hoy": 0,
+    "esta mañana": 0,
+    "esta tarde": 0,
+    "esta noche": 0,
+    "pasado mañana": 2,
+    "ayer": -1,
+    "anoche": -1,
+    "anteayer": -2,
+    "antier": -2,
+    "antes de ayer": -2,
 }
 _FR_DAYS = {
-    "aujourd'hui": 0, "ce matin": 0, "ce soir": 0, "cet après-midi": 0, "demain": 1,
-    "après-demain": 2, "apres-demain": 2, "avant-hier": -2,
+    "aujourd'hui": 0,
+    "ce matin": 0,
+    "ce soir": 0,
+    "cet après-midi": 0,
+    "demain": 1,
+    "après-demain": 2,
+    "apres-demain": 2,
+    "avant-hier": -2,
 }
 _ZH_DAYS = {
-    "今天": 0, "今晚": 0, "明天": 1, "昨天": -1, "昨晚": -1,
-    "后天": 2, "後天": 2, "大后天": 3, "大後天": 3, "前天": -2, "大前天": -3,
+    "今天": 0,
+    "今晚": 0,
+    "明天": 1,
+    "昨天": -1,
+    "昨晚": -1,
+    "后天": 2,
+    "後天": 2,
+    "大后天": 3,
+    "大後天": 3,
+    "前天": -2,
+    "大前天": -3,
 }
 _JA_DAYS = {"今日": 0, "明日": 1, "昨日": -1, "明後日": 2, "一昨日": -2}
 _KO_DAYS = {"오늘": 0, "내일": 1, "어제": -1, "모레": 2, "그저께": -2, "그제": -2}
@@ -167,14 +298,23 @@ _KO_DAYS = {"오늘": 0, "내일": 1, "어제": -1, "모레": 2, "그저께": -2
 # Fixed CJK words -> (period, offset): the first day of that period.
 _ZH_PERIODS = {"今年": ("year", 0), "明年": ("year", 1), "去年": ("year", -1)}
 _JA_PERIODS = {
-    "今週": ("week", 0), "来週": ("week", 1), "再来週": ("week", 2), "先週": ("week", -1),
-    "今月": ("month", 0), "来月": ("month", 1), "再来月": ("month", 2), "先月": ("month", -1),
-    "来年": ("year", 1), "再来年": ("year", 2), "昨年": ("year", -1),
+    "今週": ("week", 0),
+    "来週": ("week", 1),
+    "再来週": ("week", 2),
+    "先週": ("week", -1),
+    "今月": ("month", 0),
+    "来月": ("month", 1),
+    "再来月": ("month", 2),
+    "先月": ("month", -1),
+    "来年": ("year", 1),
+    "再来年": ("year", 2),
+    "昨年": ("year", -1),
 }
 _KO_PERIODS = {"올해": ("year", 0), "내년": ("year", 1), "작년": ("year", -1)}
 
 
 # --- calendar arithmetic ---------------------------------------------------------------------
+
 
 def _week_start(d: date) -> date:
     return d - timedelta(days=d.weekday())
@@ -288,8 +428,15 @@ class _Rule:
     guard: Guard | None
 
 
-def _rule(pattern: str, resolve: Resolver, *, before: str | None = None,
-          after: str | None = None, guard: Guard | None = None, fold: bool = True) -> _Rule:
+def _rule(
+    pattern: str,
+    resolve: Resolver,
+    *,
+    before: str | None = None,
+    after: str | None = None,
+    guard: Guard | None = None,
+    fold: bool = True,
+) -> _Rule:
     # Case folding a range of Hangul or Han costs milliseconds per regex, and CJK has no case.
     flags = re.IGNORECASE if fold else 0
     return _Rule(
@@ -301,15 +448,18 @@ def _rule(pattern: str, resolve: Resolver, *, before: str | None = None,
     )
 
 
-def _cjk(pattern: str, resolve: Resolver, *, before: str | None = None,
-         after: str | None = None, guard: Guard | None = None) -> _Rule:
+def _cjk(
+    pattern: str, resolve: Resolver, *, before: str | None = None, after: str | None = None, guard: Guard | None = None
+) -> _Rule:
     return _rule(pattern, resolve, before=before, after=after, guard=guard, fold=False)
 
 
 def _alt(words: Iterable[str]) -> str:
     """Regex alternation, longest first so "a couple of" wins over "a"."""
-    escaped = (r"\s+".join(re.escape(part) for part in w.split()).replace("'", r"['\u2019]")
-               for w in sorted(set(words), key=len, reverse=True))
+    escaped = (
+        r"\s+".join(re.escape(part) for part in w.split()).replace("'", r"['\u2019]")
+        for w in sorted(set(words), key=len, reverse=True)
+    )
     return "|".join(escaped)
 
 
@@ -320,14 +470,15 @@ def _words(table: Iterable[str]) -> str:
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _FRENCH = re.compile(
     r"\b(?:le|les|et|est|je|j'|nous|vous|avec|dans|pour|sur|une|pas|ai|avons|été|elle|ils|"
-    r"cette|au|aux|c'est|soir|matin)\b", re.IGNORECASE)
+    r"cette|au|aux|c'est|soir|matin)\b",
+    re.IGNORECASE,
+)
 
 # Characters that, written just before the phrase, make a Chinese compound of its first
 # character: 说明 + 天气 contains 明天, 然后 + 天 contains 后天, 以下 + 周期 contains 下周.
 _ZH_COMPOUND_BEFORE = {
     "今": "如至当當古现現迄",
-    "明": "说說证證表声聲发發透光聪聰文简簡标標注註阐闡指申照分"
-          "鲜鮮失英精高开開清神言查讲講写寫载載",
+    "明": "说說证證表声聲发發透光聪聰文简簡标標注註阐闡指申照分鲜鮮失英精高开開清神言查讲講写寫载載",
     "后": "然以之最随隨前背落先今往日事午稍此其而",
     "後": "然以之最隨前背落先今往日事午稍此其而",
     "前": "以之目当當提面眼从從事空生跟向门門日年月",
@@ -385,106 +536,148 @@ _THRESHOLD_BEFORE = (
 _ARTICLE_DE = r"\b(?:der|die|das|den|dem|des)\s+"
 # "month-end close", "end of month report": followed by a noun, the phrase is an adjective.
 # Accept it only before punctuation, the end of the text, or a word that starts a new clause.
-_ADJECTIVE_USE = (r"^\s+(?!(?:and|or|but|so|then|when|if|because|please|at|we|i|you|they|he|"
-                  r"she|it)\b)\w")
+_ADJECTIVE_USE = (
+    r"^\s+(?!(?:and|or|but|so|then|when|if|because|please|at|we|i|you|they|he|"
+    r"she|it)\b)\w"
+)
 
 _RULES: tuple[_Rule, ...] = (
     # English
     _rule(_words(_EN_DAYS), _day_table(_EN_DAYS), before=r"\bthe\s+", after=r"^\s+of\b"),
-    _rule(rf"\b(?P<rel>next|last|this)\s+(?P<unit>{_EN_UNIT})\b", _rel_start,
-          before=r"\bthe\s+", after=r"^\s+of\b"),
+    _rule(rf"\b(?P<rel>next|last|this)\s+(?P<unit>{_EN_UNIT})\b", _rel_start, before=r"\bthe\s+", after=r"^\s+of\b"),
     _rule(rf"\bthe\s+(?P<unit>{_EN_UNIT})\s+after\s+next\b", _after_next),
-    _rule(rf"\b(?P<rel>next|last|this(?:\s+past)?)\s+(?P<wd>{_EN_WD})\b", _weekday(True),
-          before=r"\bthe\s+", after=r"^\s+of\b"),
+    _rule(
+        rf"\b(?P<rel>next|last|this(?:\s+past)?)\s+(?P<wd>{_EN_WD})\b",
+        _weekday(True),
+        before=r"\bthe\s+",
+        after=r"^\s+of\b",
+    ),
     _rule(rf"\b(?P<wd>{_EN_WD})\s+(?:of\s+)?(?P<rel>next|last|this)\s+week\b", _weekday(False)),
-    _rule(rf"\b(?:the\s+)?end\s+of\s+(?P<rel>the|this|next|last)\s+(?P<unit>{_EN_UNIT})\b",
-          _rel_end),
+    _rule(rf"\b(?:the\s+)?end\s+of\s+(?P<rel>the|this|next|last)\s+(?P<unit>{_EN_UNIT})\b", _rel_end),
     _rule(rf"\b(?:the\s+)?end\s+of\s+(?P<unit>{_EN_UNIT})\b", _rel_end, after=_ADJECTIVE_USE),
-    _rule(r"\b(?P<unit>month|quarter|year)-end\b", _rel_end,
-          before=r"\b(?:every|each|per|a)\s+", after=_ADJECTIVE_USE),
-    _rule(rf"\bin\s+{_EN_N}\s+{_EN_COUNT_UNIT}(?:{_APOSTROPHE}s?\s+time)?\b",
-          _count(+1), after=_RANGE_AFTER + r"|^\s+of\b",
-          # "once in a week", "the first time in 3 years", "highest in 10 years" are not dates,
-          # nor is a duration in the past: "we built the MVP in two weeks".
-          before=_THRESHOLD_BEFORE + r"|\b(?:once|twice|times?|first|highest|lowest|best|worst|most|least|ever)\s+"
-                 r"|\b(?:took|built|did|finished|completed|wrote|managed|learned|was|were)\b"
-                 r"[^.;:!?,\n]*"),
+    _rule(r"\b(?P<unit>month|quarter|year)-end\b", _rel_end, before=r"\b(?:every|each|per|a)\s+", after=_ADJECTIVE_USE),
+    _rule(
+        rf"\bin\s+{_EN_N}\s+{_EN_COUNT_UNIT}(?:{_APOSTROPHE}s?\s+time)?\b",
+        _count(+1),
+        after=_RANGE_AFTER + r"|^\s+of\b",
+        # "once in a week", "the first time in 3 years", "highest in 10 years" are not dates,
+        # nor is a duration in the past: "we built the MVP in two weeks".
+        before=_THRESHOLD_BEFORE + r"|\b(?:once|twice|times?|first|highest|lowest|best|worst|most|least|ever)\s+"
+        r"|\b(?:took|built|did|finished|completed|wrote|managed|learned|was|were)\b"
+        r"[^.;:!?,\n]*",
+    ),
     _rule(rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+ago\b", _count(-1), before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}"),
-    _rule(rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+from\s+(?:now|today)\b", _count(+1),
-          before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}"),
+    _rule(
+        rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+from\s+(?:now|today)\b",
+        _count(+1),
+        before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}",
+    ),
     # German; "von heute auf morgen" is an idiom for "overnight"
     _rule(_words(_DE_DAYS), _day_table(_DE_DAYS), after=r"^\s+auf\s+morgen\b"),
-    _rule(r"\b(?-i:morgen)\b", _day_table({"morgen": 1}),  # "Morgen" is the noun
-          before=r"\b(?:am|guten|gute|jeden|heute|gestern|vorgestern|auf|der|den|dem|des|ein|"
-                 r"einen|einem|eines|diesen|diesem|dieser|schönen|frühen|nächsten)\s+"),
-    _rule(rf"\b(?:im\s+|in\s+der\s+)?(?P<rel>{_DE_REL})\s+(?P<unit>woche|monat|quartal|jahr)\b",
-          _rel_start, before=_ARTICLE_DE, after=r"^\s+(?:des|der)\b"),
-    _rule(rf"\b(?P<rel>{_DE_REL})\s+(?P<wd>{_DE_WD})\b", _weekday(True),
-          before=_ARTICLE_DE, after=r"^\s+(?:des|der|im\s+(?:monat|quartal|jahr))\b"),
-    _rule(rf"\bende\s+(?:(?P<rel>des|der|{_DE_REL})\s+)?"
-          r"(?P<unit>woche|monats?|quartals?|jahr(?:es|s)?)\b", _rel_end),
+    _rule(
+        r"\b(?-i:morgen)\b",
+        _day_table({"morgen": 1}),  # "Morgen" is the noun
+        before=r"\b(?:am|guten|gute|jeden|heute|gestern|vorgestern|auf|der|den|dem|des|ein|"
+        r"einen|einem|eines|diesen|diesem|dieser|schönen|frühen|nächsten)\s+",
+    ),
+    _rule(
+        rf"\b(?:im\s+|in\s+der\s+)?(?P<rel>{_DE_REL})\s+(?P<unit>woche|monat|quartal|jahr)\b",
+        _rel_start,
+        before=_ARTICLE_DE,
+        after=r"^\s+(?:des|der)\b",
+    ),
+    _rule(
+        rf"\b(?P<rel>{_DE_REL})\s+(?P<wd>{_DE_WD})\b",
+        _weekday(True),
+        before=_ARTICLE_DE,
+        after=r"^\s+(?:des|der|im\s+(?:monat|quartal|jahr))\b",
+    ),
+    _rule(
+        rf"\bende\s+(?:(?P<rel>des|der|{_DE_REL})\s+)?"
+        r"(?P<unit>woche|monats?|quartals?|jahr(?:es|s)?)\b",
+        _rel_end,
+    ),
     _rule(r"\b(?P<unit>monats|quartals|jahres)ende\b", _rel_end, before=r"\bjede[nsm]?\s+"),
     _rule(rf"\bin\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(+1), after=_RANGE_AFTER),
     _rule(rf"\bvor\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER),
     # Spanish; "hoy en día" means "nowadays"
     _rule(_words(_ES_DAYS), _day_table(_ES_DAYS), after=r"^\s+(?:en\s+)?d[ií]a\b"),
-    _rule(r"\bmañana\b", _day_table({"mañana": 1}),
-          before=r"\b(?:la|esta|una|cada|toda|media|misma|buena|buenas|otra|esa|aquella|el|un|"
-                 r"muy\s+de|a|por|pasado)\s+"),
+    _rule(
+        r"\bmañana\b",
+        _day_table({"mañana": 1}),
+        before=r"\b(?:la|esta|una|cada|toda|media|misma|buena|buenas|otra|esa|aquella|el|un|"
+        r"muy\s+de|a|por|pasado)\s+",
+    ),
     _rule(rf"\b(?:la|el)\s+(?P<rel>pr[oó]xim[oa]|pasad[oa])\s+(?P<unit>{_ES_UNIT})\b", _rel_start),
-    _rule(rf"\b(?:la|el)\s+(?P<unit>{_ES_UNIT})\s+(?P<rel>que\s+viene|pr[oó]xim[oa]|pasad[oa])\b",
-          _rel_start),
+    _rule(rf"\b(?:la|el)\s+(?P<unit>{_ES_UNIT})\s+(?P<rel>que\s+viene|pr[oó]xim[oa]|pasad[oa])\b", _rel_start),
     _rule(rf"\b(?P<rel>est[ea])\s+(?P<unit>{_ES_UNIT})\b", _rel_start),
     _rule(rf"\b(?:el\s+)?(?P<rel>pr[oó]ximo|pasado)\s+(?P<wd>{_ES_WD})\b", _weekday(True)),
-    _rule(rf"\b(?:el\s+)?(?P<wd>{_ES_WD})\s+(?P<rel>que\s+viene|pr[oó]ximo|pasado)\b",
-          _weekday(True)),
+    _rule(rf"\b(?:el\s+)?(?P<wd>{_ES_WD})\s+(?P<rel>que\s+viene|pr[oó]ximo|pasado)\b", _weekday(True)),
     _rule(rf"\b(?P<rel>este)\s+(?P<wd>{_ES_WD})\b", _weekday(True)),
-    _rule(r"\bfin(?:al)?\s+(?:del|de\s+este|de)\s+(?P<unit>mes|trimestre|año)\b", _rel_end,
-          before=r"\bde\s+"),  # "cierre de fin de mes" is the month-end close
-    _rule(rf"\b(?:en|dentro\s+de)\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(+1),
-          after=_RANGE_AFTER + r"|^\s+de\b"),
+    _rule(
+        r"\bfin(?:al)?\s+(?:del|de\s+este|de)\s+(?P<unit>mes|trimestre|año)\b", _rel_end, before=r"\bde\s+"
+    ),  # "cierre de fin de mes" is the month-end close
+    _rule(rf"\b(?:en|dentro\s+de)\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(+1), after=_RANGE_AFTER + r"|^\s+de\b"),
     _rule(rf"\bhace\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER),
     # French
     _rule(_words(_FR_DAYS), _day_table(_FR_DAYS)),
     _rule(r"\bhier\b", _day_table({"hier": -1}), guard=_not_french),
-    _rule(rf"\b(?:la\s+|le\s+|l{_APOSTROPHE})(?P<unit>semaine|mois|ann[ée]e|an|trimestre)\s+"
-          r"(?P<rel>prochaine?|derni[eè]re?|pass[ée]e?)\b", _rel_start),
-    _rule(r"\b(?P<rel>cette|cet|ce)\s+(?P<unit>semaine|mois|ann[ée]e|trimestre)(?:-ci)?\b",
-          _rel_start),
+    _rule(
+        rf"\b(?:la\s+|le\s+|l{_APOSTROPHE})(?P<unit>semaine|mois|ann[ée]e|an|trimestre)\s+"
+        r"(?P<rel>prochaine?|derni[eè]re?|pass[ée]e?)\b",
+        _rel_start,
+    ),
+    _rule(r"\b(?P<rel>cette|cet|ce)\s+(?P<unit>semaine|mois|ann[ée]e|trimestre)(?:-ci)?\b", _rel_start),
     _rule(rf"\b(?P<wd>{_FR_WD})\s+(?P<rel>prochain|dernier)\b", _weekday(True)),
-    _rule(rf"\b(?:la\s+)?fin\s+(?:du\s+|de\s+l{_APOSTROPHE}|d{_APOSTROPHE}|de\s+cette\s+|"
-          r"de\s+ce\s+|de\s+)(?P<unit>mois|trimestre|ann[ée]e)\b", _rel_end, before=r"\bde\s+"),
-    _rule(rf"\bdans\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(+1),
-          after=_RANGE_AFTER + r"|^\s+de\b"),
-    _rule(rf"\bil\s+y\s+a\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(-1),
-          after=_RANGE_AFTER + r"|^\s+de\b"),
+    _rule(
+        rf"\b(?:la\s+)?fin\s+(?:du\s+|de\s+l{_APOSTROPHE}|d{_APOSTROPHE}|de\s+cette\s+|"
+        r"de\s+ce\s+|de\s+)(?P<unit>mois|trimestre|ann[ée]e)\b",
+        _rel_end,
+        before=r"\bde\s+",
+    ),
+    _rule(rf"\bdans\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(+1), after=_RANGE_AFTER + r"|^\s+de\b"),
+    _rule(rf"\bil\s+y\s+a\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER + r"|^\s+de\b"),
     # Chinese (CJK has no word boundaries: guards look at the neighbouring characters instead)
     _cjk(_alt(_ZH_DAYS), _day_table(_ZH_DAYS), guard=_zh_compound),
     _cjk(_alt(_ZH_PERIODS), _period_table(_ZH_PERIODS), guard=_zh_compound),
-    _cjk(f"{_ZH_REL}{_ZH_WEEK}(?P<wd>[一二三四五六日天])(?![天个個日周週年月号號])",
-         _weekday(False), guard=_zh_compound),
-    _cjk(f"{_ZH_REL}(?P<unit>{_ZH_WEEK})(?![一二三四五六日天末期年围圍边邊报報刊长長到])",
-         _rel_start, guard=_zh_compound),
+    _cjk(
+        f"{_ZH_REL}{_ZH_WEEK}(?P<wd>[一二三四五六日天])(?![天个個日周週年月号號])", _weekday(False), guard=_zh_compound
+    ),
+    _cjk(
+        f"{_ZH_REL}(?P<unit>{_ZH_WEEK})(?![一二三四五六日天末期年围圍边邊报報刊长長到])", _rel_start, guard=_zh_compound
+    ),
     _cjk(f"{_ZH_REL}(?P<unit>月|季度)(?![球亮光饼餅份底末初])", _rel_start, guard=_zh_compound),
     # 月底/年底 after a number is a named month or year ("3月底", "2025年底"), 每月底 is recurring
-    _cjk("(?:(?P<rel>下下|下|上|本|这|這|今|明|去|来|先)(?:个|個)?)?(?P<unit>月|年)[底末]",
-         _rel_end, before=r"[0-9\u3007一二三四五六七八九十两每第]", guard=_zh_compound),
-    _cjk(rf"(?P<n>{_ZH_NUM})\s*(?P<unit>天|个?星期|個?星期|周|週|个月|個月|年)(?:以|之)?[后後]",
-         _count(+1), before=r"[0-9第]"),
-    _cjk(rf"(?P<n>{_ZH_NUM})\s*(?P<unit>天|个?星期|個?星期|周|週|个月|個月|年)(?:以|之)?前",
-         _count(-1), before=r"[0-9第]"),
+    _cjk(
+        "(?:(?P<rel>下下|下|上|本|这|這|今|明|去|来|先)(?:个|個)?)?(?P<unit>月|年)[底末]",
+        _rel_end,
+        before=r"[0-9\u3007一二三四五六七八九十两每第]",
+        guard=_zh_compound,
+    ),
+    _cjk(
+        rf"(?P<n>{_ZH_NUM})\s*(?P<unit>天|个?星期|個?星期|周|週|个月|個月|年)(?:以|之)?[后後]",
+        _count(+1),
+        before=r"[0-9第]",
+    ),
+    _cjk(
+        rf"(?P<n>{_ZH_NUM})\s*(?P<unit>天|个?星期|個?星期|周|週|个月|個月|年)(?:以|之)?前",
+        _count(-1),
+        before=r"[0-9第]",
+    ),
     # Japanese
     _cjk(_alt(_JA_DAYS), _day_table(_JA_DAYS), guard=_needs_kana),
     _cjk(_alt(_JA_PERIODS), _period_table(_JA_PERIODS), after="^末", guard=_needs_kana),
-    _cjk("(?P<rel>再来週|来週|先週|今週)の?(?P<wd>[月火水木金土日])曜日?", _weekday(False),
-         guard=_needs_kana),
+    _cjk("(?P<rel>再来週|来週|先週|今週)の?(?P<wd>[月火水木金土日])曜日?", _weekday(False), guard=_needs_kana),
     # Korean
     _cjk(_alt(_KO_DAYS), _day_table(_KO_DAYS), before=_KO_BEFORE, after=_KO_AFTER),
     _cjk(_alt(_KO_PERIODS), _period_table(_KO_PERIODS), before=_KO_BEFORE, after=_KO_AFTER),
-    _cjk(r"(?P<rel>다음|지난|이번)\s?주\s?(?P<wd>[월화수목금토일])요일", _weekday(False),
-         before=_KO_BEFORE, after=_KO_AFTER),
-    _cjk(r"(?P<rel>다음|지난|이번)\s?(?P<unit>주|달)", _rel_start, before=_KO_BEFORE,
-         after=_KO_AFTER),
+    _cjk(
+        r"(?P<rel>다음|지난|이번)\s?주\s?(?P<wd>[월화수목금토일])요일",
+        _weekday(False),
+        before=_KO_BEFORE,
+        after=_KO_AFTER,
+    ),
+    _cjk(r"(?P<rel>다음|지난|이번)\s?(?P<unit>주|달)", _rel_start, before=_KO_BEFORE, after=_KO_AFTER),
     _cjk("(?P<unit>월|연)말", _rel_end, before=_KO_BEFORE, after=_KO_AFTER),
 )
 
@@ -511,11 +704,16 @@ def _mask(text: str) -> str:
     for line in text.splitlines(keepends=True):
         opener = _FENCE.match(line)
         if fence is not None or opener:
-            chars[pos:pos + len(line)] = _MASK * len(line)
+            chars[pos : pos + len(line)] = _MASK * len(line)
             if fence is None and opener:
                 fence = opener.group(1)
-            elif fence is not None and opener and opener.group(1)[0] == fence[0] \
-                    and len(opener.group(1)) >= len(fence) and not line[opener.end():].strip():
+            elif (
+                fence is not None
+                and opener
+                and opener.group(1)[0] == fence[0]
+                and len(opener.group(1)) >= len(fence)
+                and not line[opener.end() :].strip()
+            ):
                 fence = None
         pos += len(line)
     masked = "".join(chars)
@@ -526,11 +724,13 @@ def _mask(text: str) -> str:
 
 # --- public API ------------------------------------------------------------------------------
 
+
 def _accepted(rule: _Rule, text: str, start: int, end: int) -> bool:
-    before = text[max(0, start - _CONTEXT):start]
-    after = text[end:end + _CONTEXT]
+    before = text[max(0, start - _CONTEXT) : start]
+    after = text[end : end + _CONTEXT]
     return not (
-        _ANY_BEFORE.search(before) or _ANY_AFTER.match(after)
+        _ANY_BEFORE.search(before)
+        or _ANY_AFTER.match(after)
         or (rule.before is not None and rule.before.search(before))
         or (rule.after is not None and rule.after.match(after))
         or (rule.guard is not None and rule.guard(text, start, end))
@@ -550,7 +750,7 @@ def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:
                 resolved = rule.resolve(m, anchor)
             except (OverflowError, ValueError):  # beyond year 1..9999
                 continue
-            found.append(DateSpan(m.start(), m.end(), text[m.start():m.end()], resolved))
+            found.append(DateSpan(m.start(), m.end(), text[m.start() : m.end()], resolved))
     # Where phrases overlap, the one starting first wins, then the longest:
     # "the day after tomorrow" over "tomorrow", "end of next month" over "next month".
     found.sort(key=lambda s: (s.start, -s.end))
@@ -567,7 +767,7 @@ def absolutize(text: str, anchor: date) -> tuple[str, list[DateSpan]]:
     parts: list[str] = []
     pos = 0
     for span in spans:
-        parts += [text[pos:span.start], span.resolved.isoformat()]
+        parts += [text[pos : span.start], span.resolved.isoformat()]
         pos = span.end
     parts.append(text[pos:])
     return "".join(parts), spans

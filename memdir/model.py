@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
@@ -24,6 +24,9 @@ try:  # libyaml's loader is several times faster; the pure-Python one gives the 
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from memdir.dates import DateSpan
 
 _YAML = YAMLHandler()
 
@@ -310,6 +313,26 @@ def slugify(name: str) -> str:
     return slug
 
 
+def absolutize_text(text: str, anchor: dt.date) -> tuple[str, list[tuple[str, DateSpan]]]:
+    """A whole memory file's text with relative dates in its description and body made absolute.
+
+    Raises FrontmatterError when the frontmatter does not parse.
+    """
+    from memdir.dates import absolutize
+
+    doc = parse_document(text)
+    body, spans = absolutize(doc.body, anchor)
+    done = [("body", span) for span in spans]
+    text = text[: doc.body_start] + body
+    description = doc.data.get("description")
+    if isinstance(description, str):
+        converted, spans = absolutize(description, anchor)
+        if spans:
+            text = set_fields(text, {"description": converted})
+            done = [("description", span) for span in spans] + done
+    return text, done
+
+
 def file_name_for(memory_type: MemoryType, name: str) -> str:
     return f"{memory_type.value}_{slugify(name)}.md"
 
@@ -332,6 +355,20 @@ class NewMemory:
     @property
     def file_name(self) -> str:
         return file_name_for(self.type, self.name)
+
+    def absolutize_dates(self) -> list[tuple[str, DateSpan]]:
+        """Rewrite relative dates in every text field as ISO dates counted from `created`.
+
+        Returns (field, span) for each conversion, so a caller can show what changed.
+        """
+        from memdir.dates import absolutize  # a large grammar; loaded only when writing
+
+        done: list[tuple[str, DateSpan]] = []
+        for key in ("description", "body", "why", "how"):
+            converted, spans = absolutize(getattr(self, key), self.created)
+            setattr(self, key, converted)
+            done += [(key, span) for span in spans]
+        return done
 
     def validate(self) -> None:
         if not self.name.strip():

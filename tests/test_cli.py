@@ -331,3 +331,40 @@ def test_read_only_folder_is_reported_not_crashed(folder: Path, make_memory: Mak
     finally:
         folder.chmod(stat.S_IRWXU)
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_add_on_a_terminal_opens_the_template_in_the_editor(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.cli import memories
+
+    monkeypatch.setattr(memories, "_interactive", lambda: True)
+    fill = (
+        "text = path.read_text()\n"
+        "text = text.replace('<one line, under 150 characters: what decides whether this memory matters>', "
+        "'Deploys freeze next Friday')\n"
+        "text = text.replace('<the memory itself>', 'No deploys from next Friday.')\n"
+        "text = text.replace('<the incident, request or constraint behind it>', 'Audit')\n"
+        "text = text.replace('<when and where it applies>', 'Any deploy')\n"
+        "path.write_text(text)"
+    )
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, fill))
+    result = memdir("--dir", str(folder), "add", "project", "freeze")
+    assert result.exit_code == 0, result.output
+    text = (folder / "project_freeze.md").read_text()
+    assert "description: Deploys freeze 2026-11-27\n" in text
+    assert "No deploys from 2026-11-27.\n\n**Why:** Audit\n\n**How to apply:** Any deploy\n" in text
+    assert "(project_freeze.md) — Deploys freeze 2026-11-27" in (folder / "MEMORY.md").read_text()
+
+
+def test_add_in_the_editor_with_hints_left_keeps_a_draft(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.cli import memories
+
+    monkeypatch.setattr(memories, "_interactive", lambda: True)
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "path.write_text(path.read_text() + '\\nmore')"))
+    result = memdir("--dir", str(folder), "add", "user", "me")
+    assert result.exit_code == 1 and "still has <hints>" in result.stderr
+    assert not (folder / "user_me.md").exists()
+    assert len(list((folder / ".memdir" / "drafts").iterdir())) == 1

@@ -173,3 +173,23 @@ def test_render_memory_drops_empty_labels_but_keeps_user_text() -> None:
     text = render_memory(new)
     assert text.endswith("---\n**Steps:**\n- one\n")
     assert "**Why:**" not in text
+
+
+def test_absolutize_text_touches_only_description_and_body() -> None:
+    from memdir.model import absolutize_text
+
+    text = (
+        "---\nname: tomorrow-plan\ndescription: Ship tomorrow\nextra: tomorrow\ntype: project\n---\nSee you tomorrow.\n"
+    )
+    converted, done = absolutize_text(text, dt.date(2026, 11, 22))
+    assert converted == text.replace("Ship tomorrow", "Ship 2026-11-23").replace("you tomorrow", "you 2026-11-23")
+    assert [(key, span.phrase) for key, span in done] == [("description", "tomorrow"), ("body", "tomorrow")]
+
+
+def test_new_memory_absolutize_dates_counts_from_created() -> None:
+    new = NewMemory(MemoryType.FEEDBACK, "n", "from yesterday", why="last week", created=dt.date(2026, 1, 1))
+    assert [(k, s.resolved.isoformat()) for k, s in new.absolutize_dates()] == [
+        ("description", "2025-12-31"),
+        ("why", "2025-12-22"),
+    ]
+    assert (new.description, new.why) == ("from 2025-12-31", "2025-12-22")

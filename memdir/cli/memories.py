@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,9 +15,17 @@ from memdir.cli.editor import edit_text
 from memdir.cli.index import index_summary, report_index
 from memdir.errors import InvalidMemory
 from memdir.memory_dir import IndexWrite, MemoryDir
-from memdir.model import FrontmatterError, MemoryType, NewMemory, parse_document, set_fields
+from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text
 from memdir.store import atomic_write, ensure_state_dir
 from memdir.templates import editor_text, unfilled_hints
+
+if TYPE_CHECKING:
+    from memdir.dates import DateSpan
+
+
+def _interactive() -> bool:
+    """Whether a person is at a terminal, so $EDITOR may be opened."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
@@ -34,13 +42,9 @@ def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
     fail(f"{option} must be a date (YYYY-MM-DD) or a phrase like 'next month', not {value!r}", 2)
 
 
-def _convert_dates(st: State, label: str, text: str, today: dt.date) -> str:
-    from memdir.dates import absolutize  # a large grammar; only `add` needs it
-
-    converted, spans = absolutize(text, today)
-    for span in spans:
-        st.say(f"{label}: '{span.phrase}' -> {span.resolved.isoformat()}")
-    return converted
+def _report_dates(st: State, conversions: list[tuple[str, DateSpan]]) -> None:
+    for field_name, span in conversions:
+        st.say(f"{field_name}: '{span.phrase}' -> {span.resolved.isoformat()}")
 
 
 def _save_draft(folder: MemoryDir, file_name: str, text: str) -> Path:
@@ -104,15 +108,12 @@ def add(
         importance=importance,
         expires=_parse_day(expires, "--expires", day) if expires else None,
     )
-    if body is None and why is None and how is None and sys.stdin.isatty() and sys.stdout.isatty():
+    if body is None and why is None and how is None and _interactive():
         _add_in_editor(st, folder, new, day)
         return
     if not new.description.strip():
         fail("--description/-d is required: it is the line the index shows", 2)
-    new.description = _convert_dates(st, "description", new.description, day)
-    new.body = _convert_dates(st, "body", new.body, day)
-    new.why = _convert_dates(st, "why", new.why, day)
-    new.how = _convert_dates(st, "how", new.how, day)
+    _report_dates(st, new.absolutize_dates())
     if not new.body.strip():
         new.body = new.description
     memory, write = folder.add(new)
@@ -131,29 +132,14 @@ def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -
         hints = ", ".join(unfilled_hints(edited))
         fail(f"the template still has <hints> in {hints}; nothing written (draft kept at {draft})")
     try:
-        edited = _absolutize_text(st, edited, day)
+        edited, conversions = absolutize_text(edited, day)
+        _report_dates(st, conversions)
         memory, write = folder.add_text(new.file_name, edited)
-    except InvalidMemory as exc:
+    except (InvalidMemory, FrontmatterError) as exc:
         draft = _save_draft(folder, new.file_name, edited)
         fail(f"{exc}; nothing written (draft kept at {draft})")
     st.say(f"Added {st.show_path(folder.root / memory.path)}")
     _after_write(st, write)
-
-
-def _absolutize_text(st: State, text: str, day: dt.date) -> str:
-    """Convert relative dates in a whole memory text's description and body."""
-    try:
-        doc = parse_document(text)
-    except FrontmatterError as exc:
-        raise InvalidMemory(str(exc)) from None
-    body = _convert_dates(st, "body", doc.body, day)
-    text = text[: doc.body_start] + body
-    description = doc.data.get("description")
-    if isinstance(description, str):
-        converted = _convert_dates(st, "description", description, day)
-        if converted != description:
-            text = set_fields(text, {"description": converted})
-    return text
 
 
 def _jsonable(value: Any) -> Any:
