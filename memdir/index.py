@@ -113,7 +113,8 @@ def normalise_target(raw: str) -> str | None:
     target = raw.strip()
     if target.startswith("<") and target.endswith(">"):
         target = target[1:-1]
-    target = unquote(target.split("#", 1)[0]).replace("\\", "/")
+    # Backslashes are Windows separators as written; an encoded one (%5C) is part of a file name.
+    target = unquote(target.split("#", 1)[0].replace("\\", "/"))
     # URLs, mailto:, Windows drive letters (D:/...) and absolute paths are not folder files.
     if not target or _SCHEME.match(target) or target.startswith("/"):
         return None
@@ -139,12 +140,17 @@ def find_links(text: str) -> list[Link]:
 def render_entry(memory: Memory) -> str:
     """The one index line for a memory: `- [name](path) — description`."""
     title = memory.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    # '%' and '#' would be read as an escape and a fragment: encode them so the link finds the file.
-    path = memory.path.replace("%", "%25").replace("#", "%23")
+    path = _link_path(memory.path)
     if re.search(r"[\s()<>]", path):
         path = f"<{path}>"
     line = f"- [{title}]({path})"
     return f"{line} — {memory.description}" if memory.description else line
+
+
+def _link_path(path: str) -> str:
+    """A path as a link target: '%', '#', '\\' and control characters percent-encoded, so that
+    a reader (and normalise_target) finds the file instead of an escape, a fragment or a break."""
+    return "".join(f"%{ord(c):02X}" if c in "%#\\" or ord(c) < 32 or ord(c) == 127 else c for c in path)
 
 
 def left_out_note(count: int, caps: Caps) -> str:
@@ -165,24 +171,32 @@ def value_key(memory: Memory) -> tuple[float, int, str]:
 class _Line:
     text: str
     slot: Memory | None = None  # the memory this managed line stands for
+    indent: str = ""  # a nested entry stays nested
 
 
-def _parse(existing: str, valid: dict[str, Memory], drop: set[str]) -> list[_Line]:
+def _parse(existing: str, valid: dict[str, Memory], drop: set[str]) -> tuple[list[_Line], list[str]]:
+    """Classify MEMORY.md's lines; also return the extra entry lines of memories listed twice."""
     lines: list[_Line] = []
+    duplicates: list[str] = []
     seen: set[str] = set()
+    in_fence = False
     for text in split_lines(existing):
+        if text.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
         if text.startswith(_NOTE_PREFIX):
             continue  # memdir's own note; regenerated below
-        entry = _ENTRY.match(text)
+        entry = None if in_fence else _ENTRY.match(text)
         target = normalise_target(entry.group("target")) if entry else None
         if target is not None and target in drop:
             continue
-        if target is not None and target in valid and target not in seen:
-            seen.add(target)
-            lines.append(_Line(text, valid[target]))
-        else:
+        if entry is None or target is None or target not in valid:
             lines.append(_Line(text))
-    return lines
+        elif target in seen:
+            duplicates.append(text)  # the index lists a memory once
+        else:
+            seen.add(target)
+            lines.append(_Line(text, valid[target], entry.group("indent")))
+    return lines, duplicates
 
 
 def _insertion_points(lines: list[_Line], new: Iterable[Memory]) -> dict[int, list[Memory]]:
@@ -223,15 +237,15 @@ def _render(
     shown: list[Memory] = []
     rewritten: list[str] = []
 
-    def emit(memory: Memory) -> None:
-        out.append(render_entry(memory))
+    def emit(memory: Memory, indent: str = "") -> None:
+        out.append(indent + render_entry(memory))
         shown.append(memory)
 
     for i, line in enumerate(lines):
         if line.slot is None:
             out.append(line.text)
         elif line.slot.path in keep:
-            emit(line.slot)
+            emit(line.slot, line.indent)
             if out[-1] != line.text:
                 rewritten.append(line.text)
         for memory in points.get(i, []):
@@ -260,6 +274,8 @@ def build_index(
     indexed and their existing lines are kept as written. `drop` names paths whose entry lines
     must go even though no memory stands behind them any more (memdir removed the file itself).
     """
+    bom = "\ufeff" if existing.startswith("\ufeff") else ""
+    existing = existing.removeprefix(bom)
     newline = "\r\n" if existing.count("\r\n") * 2 > existing.count("\n") else "\n"
     valid: dict[str, Memory] = {}
     excluded: list[Excluded] = []
@@ -270,7 +286,7 @@ def build_index(
         if reason is not None:
             excluded.append(Excluded(memory, reason))
         valid[memory.path] = memory
-    lines = _parse(existing, valid, set(drop))
+    lines, duplicates = _parse(existing, valid, set(drop))
     hand_lines = sum(1 for line in lines if line.slot is None)
 
     ranked = sorted((m for m in valid.values() if m.exclusion(today) is None), key=value_key)
@@ -299,7 +315,7 @@ def build_index(
                 f"{caps.max_bytes:,} bytes; memdir will not cut it. Move some of it into memory files"
             )
             return IndexResult(
-                text=existing,
+                text=bom + existing,
                 left_out=[LeftOut(m, "hand-written text fills the index") for m in ranked],
                 excluded=excluded,
                 hand_lines=hand_lines,
@@ -318,12 +334,12 @@ def build_index(
             reason_for[memory.path] = why
         keep_count = max(0, keep_count - cut)
 
-    left_out = [LeftOut(m, reason_for[m.path]) for m in ranked[keep_count:]]
+    left_out = [LeftOut(m, reason_for[m.path]) for m in reversed(ranked[keep_count:])]
     return IndexResult(
-        text=rendered.text,
+        text=bom + rendered.text if rendered.text else "",
         entries=rendered.shown,
         left_out=left_out,
         excluded=excluded,
         hand_lines=hand_lines,
-        rewritten=rendered.rewritten,
+        rewritten=duplicates + rendered.rewritten,
     )

@@ -122,9 +122,22 @@ def test_drop_removes_entries_memdir_retired() -> None:
     assert build(existing, [mem("user_k.md")], drop=["feedback_gone.md"]).text == "# T\n- [k](user_k.md) — desc\n"
 
 
-def test_second_entry_for_the_same_memory_is_kept_as_written() -> None:
+def test_a_memory_is_listed_once_and_extra_entries_are_reported() -> None:
     existing = "- [a](user_a.md) — desc\n- [a again](user_a.md) — a person's extra note\n"
-    assert build(existing, [mem("user_a.md")]).text == existing
+    result = build(existing, [mem("user_a.md")])
+    assert result.text == "- [a](user_a.md) — desc\n"
+    assert result.rewritten == ["- [a again](user_a.md) — a person's extra note"]
+
+
+@pytest.mark.parametrize("status", ["status: superseded", "importance: 0.0"])
+def test_duplicate_entries_of_an_excluded_or_left_out_memory_all_go(status: str) -> None:
+    key, value = status.split(": ")
+    memories = [mem("user_a.md", **{key: value}), mem("user_b.md", importance=0.9), mem("user_c.md", importance=0.8)]
+    existing = "- [a](user_a.md) — one\n- [a](user_a.md) — two\n- [b](user_b.md) — desc\n"
+    caps = Caps(max_lines=2)  # superseded: b and c fit; least valuable: only b and the note
+    first = build(existing, memories, caps=caps)
+    assert "user_a.md" not in first.text.replace("<!--", "")
+    assert build(first.text, memories, caps=caps).text == first.text
 
 
 def test_line_cap_leaves_out_least_valuable_first() -> None:
@@ -225,3 +238,35 @@ def test_unicode_line_separators_do_not_split_hand_written_lines() -> None:
     result = build(existing, [mem("user_a.md")])
     assert result.text == existing
     assert result.lines == 2
+
+
+def test_entries_inside_fenced_code_are_hand_written() -> None:
+    existing = "```md\n- [a](user_a.md) — my example\n```\n"
+    result = build(existing, [mem("user_a.md")])
+    assert result.text == existing + "\n- [a](user_a.md) — desc\n"
+    assert build(result.text, [mem("user_a.md")]).text == result.text
+
+
+def test_a_bom_is_kept_and_does_not_hide_the_first_entry() -> None:
+    existing = "\ufeff- [a](user_a.md) — old\n"
+    result = build(existing, [mem("user_a.md")])
+    assert result.text == "\ufeff- [a](user_a.md) — desc\n"
+
+
+def test_nested_entries_keep_their_indentation() -> None:
+    existing = "- Group\n  - [a](user_a.md) — old\n"
+    assert build(existing, [mem("user_a.md")]).text == "- Group\n  - [a](user_a.md) — desc\n"
+
+
+@pytest.mark.parametrize("path", ["user_back\\slash.md", "user_new\nline.md", "user_tab\tx.md"])
+def test_odd_file_names_still_link_to_themselves(path: str) -> None:
+    m = mem(path, name="odd")
+    first = build("", [m])
+    assert [link.target for link in find_links(first.text)] == [path]
+    assert first.lines == 1 and build(first.text, [m]).text == first.text
+
+
+def test_left_out_is_listed_least_valuable_first() -> None:
+    memories = [mem(f"user_{i}.md", importance=i / 10) for i in range(5)]
+    result = build("", memories, caps=Caps(max_lines=3))
+    assert [left.memory.path for left in result.left_out] == ["user_0.md", "user_1.md", "user_2.md"]
