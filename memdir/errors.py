@@ -1,17 +1,11 @@
-"""Domain errors. The core raises these; only the CLI turns them into messages and exit codes."""
+"""Domain errors. The core raises these; only the CLI turns them into messages and exit codes
+(memdir/cli/errors.py holds the one mapping)."""
 
 from __future__ import annotations
 
 
 class MemdirError(Exception):
-    """An expected failure with a one-line message for the user.
-
-    `exit_code` follows the command-line contract: 1 for a check that failed or a request that
-    was refused on its merits (a name that exists, an index that cannot fit), 2 for usage,
-    configuration and input the tool cannot work with.
-    """
-
-    exit_code = 2
+    """An expected failure with a one-line message for the user."""
 
 
 class ConfigError(MemdirError):
@@ -29,19 +23,13 @@ class MemoryNotFound(MemdirError):
 class MemoryExists(MemdirError):
     """`add` refuses to overwrite a memory."""
 
-    exit_code = 1
-
 
 class InvalidMemory(MemdirError):
     """Text that should become a memory does not parse or lacks what a memory needs."""
 
-    exit_code = 1
-
 
 class IndexRefused(MemdirError):
-    """MEMORY.md cannot be written without losing hand-written text."""
-
-    exit_code = 1
+    """MEMORY.md cannot be read or rewritten without losing what a person wrote."""
 
 
 class LockTimeout(MemdirError):

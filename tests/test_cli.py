@@ -89,7 +89,7 @@ def test_add_body_from_stdin_and_hostile_names(folder: Path) -> None:
     assert (folder / "reference_etc-passwd.md").read_text().endswith("---\nfrom stdin\n")
     assert sorted(p.name for p in folder.iterdir()) == [".memdir", "MEMORY.md", "reference_etc-passwd.md"]
     bad = memdir("--dir", str(folder), "add", "user", "../..", "-d", "d")
-    assert bad.exit_code == 1 and "no letters or digits" in bad.stderr
+    assert bad.exit_code == 2 and "no letters or digits" in bad.stderr
 
 
 def test_add_usage_errors(folder: Path) -> None:
@@ -177,7 +177,7 @@ def test_edit_that_breaks_yaml_is_kept_as_a_draft(
         "EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('name: a', 'name: [oops'))")
     )
     result = memdir("--dir", str(folder), "edit", "a")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert (folder / "user_a.md").read_text() == original
     drafts = list((folder / ".memdir" / "drafts").iterdir())
     assert len(drafts) == 1 and "name: [oops" in drafts[0].read_text()
@@ -365,6 +365,6 @@ def test_add_in_the_editor_with_hints_left_keeps_a_draft(
     monkeypatch.setattr(memories, "_interactive", lambda: True)
     monkeypatch.setenv("EDITOR", editor_script(tmp_path, "path.write_text(path.read_text() + '\\nmore')"))
     result = memdir("--dir", str(folder), "add", "user", "me")
-    assert result.exit_code == 1 and "still has <hints>" in result.stderr
+    assert result.exit_code == 2 and "still has <hints>" in result.stderr
     assert not (folder / "user_me.md").exists()
     assert len(list((folder / ".memdir" / "drafts").iterdir())) == 1

@@ -15,9 +15,9 @@ import typer
 from rich.console import Console
 
 from memdir import __version__
-from memdir.cli.errors import MemdirGroup
+from memdir.cli.errors import USAGE, CommandFailed, MemdirGroup
 from memdir.config import Config, Location, load_config, locate
-from memdir.errors import FolderNotFound, MemdirError
+from memdir.errors import ConfigError, FolderNotFound
 from memdir.memory_dir import MemoryDir
 
 app = typer.Typer(
@@ -76,7 +76,7 @@ class State:
         try:
             return dt.date.fromisoformat(fixed)
         except ValueError:
-            raise MemdirError(f"MEMDIR_TODAY must be YYYY-MM-DD, not {fixed!r}") from None
+            raise ConfigError(f"MEMDIR_TODAY must be YYYY-MM-DD, not {fixed!r}") from None
 
     def folder(self, must_exist: bool = True) -> MemoryDir:
         where = self.location
@@ -115,11 +115,9 @@ def state(ctx: typer.Context) -> State:
     return found
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
-    """Stop a command with a one-line message and an exit code."""
-    error = MemdirError(message)
-    error.exit_code = code
-    raise error
+def fail(message: str, code: int = USAGE) -> NoReturn:
+    """Stop a command with a one-line message and an exit code (usage error unless told)."""
+    raise CommandFailed(message, code)
 
 
 def _version(value: bool) -> None:

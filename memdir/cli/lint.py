@@ -40,7 +40,7 @@ def lint(
     try:
         report = folder.lint(select=_selectors(select), ignore=_selectors(ignore))
     except ValueError as exc:
-        fail(str(exc), 2)
+        fail(str(exc))
     if format is OutputFormat.json:
         st.write(render_json(report, folder.root))
     else:
@@ -65,7 +65,7 @@ def rules(
     if code is not None:
         chosen = [r for r in chosen if code.upper() == r.code or code == r.name]
         if not chosen:
-            fail(f"no rule {code!r}; `memdir rules` lists them", 2)
+            fail(f"no rule {code!r}; `memdir rules` lists them")
     if format is OutputFormat.json:
         payload = [
             {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary, "doc": r.doc}

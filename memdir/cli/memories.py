@@ -12,6 +12,7 @@ import typer
 
 from memdir.cli.app import FormatOption, OutputFormat, State, app, fail, state
 from memdir.cli.editor import edit_text
+from memdir.cli.errors import REFUSED
 from memdir.cli.index import index_summary, report_index
 from memdir.errors import InvalidMemory
 from memdir.memory_dir import IndexWrite, MemoryDir
@@ -39,7 +40,7 @@ def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
     spans = find_relative_dates(value, today)
     if len(spans) == 1 and spans[0].phrase.strip().casefold() == value.strip().casefold():
         return spans[0].resolved
-    fail(f"{option} must be a date (YYYY-MM-DD) or a phrase like 'next month', not {value!r}", 2)
+    fail(f"{option} must be a date (YYYY-MM-DD) or a phrase like 'next month', not {value!r}")
 
 
 def _report_dates(st: State, conversions: list[tuple[str, DateSpan]]) -> None:
@@ -112,7 +113,7 @@ def add(
         _add_in_editor(st, folder, new, day)
         return
     if not new.description.strip():
-        fail("--description/-d is required: it is the line the index shows", 2)
+        fail("--description/-d is required: it is the line the index shows")
     _report_dates(st, new.absolutize_dates())
     if not new.body.strip():
         new.body = new.description
@@ -126,7 +127,7 @@ def add(
 def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -> None:
     edited = edit_text(editor_text(new))
     if edited is None:
-        fail("editor closed without saving; nothing written")
+        fail("editor closed without saving; nothing written", REFUSED)
     if unfilled_hints(edited):
         draft = _save_draft(folder, new.file_name, edited)
         hints = ", ".join(unfilled_hints(edited))
@@ -244,7 +245,7 @@ def edit(
     try:
         original = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
-        fail(f"{found.path} is not valid UTF-8; fix its encoding before editing it here", 2)
+        fail(f"{found.path} is not valid UTF-8; fix its encoding before editing it here")
     edited = edit_text(original)
     if edited is None or edited == original:
         st.say("No changes.")
