@@ -10,15 +10,15 @@ import builtins  # `list` below is a method; annotations inside the class need t
 import datetime as dt
 import os
 import shutil
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from memdir.config import Config
 from memdir.errors import IndexRefused, InvalidMemory, MemoryExists, MemoryNotFound
-from memdir.index import DEFAULT_CAPS, Caps, IndexResult, build_index, find_links
+from memdir.index import DEFAULT_CAPS, Caps, IndexResult, build_index, find_links, split_lines
 from memdir.model import (
     INDEX_NAME,
     FrontmatterError,
@@ -53,6 +53,7 @@ class IndexWrite:
     result: IndexResult
     changed: bool
     previous: str | None  # what MEMORY.md held before
+    problems: list[FileProblem]  # files that could not be loaded as memories
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,16 @@ class MemoryDir:
         return [m for m in memories if memory_type is None or m.type is memory_type]
 
     def read_index(self) -> str | None:
-        """MEMORY.md's text, None when absent. Raises IndexRefused when it is not UTF-8."""
+        """MEMORY.md's text, None when absent.
+
+        Raises IndexRefused when it is not UTF-8 or is a symlink leading out of the folder (which
+        memdir neither reads nor writes through).
+        """
+        if self.index_path.is_symlink() and not self.index_path.resolve().is_relative_to(self.root.resolve()):
+            raise IndexRefused(
+                f"{self.index_path} is a symlink to {os.readlink(self.index_path)}, outside the memory "
+                "folder; memdir will not read or write through it"
+            )
         try:
             return read_text_if_exists(self.index_path)
         except UnicodeDecodeError as exc:
@@ -177,6 +187,7 @@ class MemoryDir:
             index=index,
             config=self.config,
             today=self.today,
+            caps=self.caps,
         )
         return linter.run_rules(ctx, rules)
 
@@ -197,30 +208,62 @@ class MemoryDir:
                 created.append(str(self.index_path))
         return created
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        with folder_lock(self.root):
-            yield
-
-    def write_index(self, drop_missing: bool = False) -> IndexWrite:
+    def write_index(self, drop_missing: bool = False, dry_run: bool = False) -> IndexWrite:
         """Regenerate MEMORY.md. Nothing is written when the result is refused (see IndexResult).
 
         With `drop_missing`, list entries linking to files that no longer exist are removed too.
+        With `dry_run`, nothing is written (and no lock taken): `changed` says whether it would be.
         """
-        with self._locked():
+        if dry_run:
+            return self._write_index_locked(drop_missing=drop_missing, dry_run=True)
+        with folder_lock(self.root):
             return self._write_index_locked(drop_missing=drop_missing)
 
-    def _write_index_locked(self, drop: Iterable[str] = (), drop_missing: bool = False) -> IndexWrite:
+    def _write_index_locked(
+        self, drop: Iterable[str] = (), drop_missing: bool = False, dry_run: bool = False
+    ) -> IndexWrite:
         previous = self.read_index()
         if drop_missing:
             drop = [*drop, *self._missing_targets(previous or "")]
-        result = build_index(previous or "", self.scan().memories, self.today, self.caps, drop)
+        scan = self.scan()
+        result = build_index(previous or "", scan.memories, self.today, self.caps, drop)
         changed = result.refused is None and (previous is None or result.text != previous)
-        if changed:
-            if previous:  # the last version is kept, so no rewrite can lose a line for good
-                atomic_write(ensure_state_dir(self.root) / f"{INDEX_NAME}.prev", previous)
+        if changed and not dry_run:
+            if previous:
+                self._keep_history(previous, result.text)
             atomic_write(self.index_path, result.text)
-        return IndexWrite(result, changed, previous)
+        return IndexWrite(result, changed, previous, scan.problems)
+
+    def _keep_history(self, previous: str, new: str) -> None:
+        """Keep what a rewrite removes: the whole last version, and every removed line for good.
+
+        `.memdir/MEMORY.md.prev` is the previous file; `.memdir/MEMORY.md.history` collects,
+        run after run, each line that left MEMORY.md (a hand-tuned entry, a duplicate).
+        """
+        state = ensure_state_dir(self.root)
+        atomic_write(state / f"{INDEX_NAME}.prev", previous)
+        removed = Counter(split_lines(previous)) - Counter(split_lines(new))
+        gone = []
+        for line in split_lines(previous):  # in file order, each removed copy once
+            if removed[line] > 0:
+                removed[line] -= 1
+                gone.append(line)
+        if not [line for line in gone if line.strip()]:
+            return
+        stamp = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+        entry = f"## {stamp}: lines `memdir index` removed or replaced\n\n" + "\n".join(gone) + "\n\n"
+        with open(state / f"{INDEX_NAME}.history", "a", encoding="utf-8") as handle:
+            handle.write(entry)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def save_draft(self, file_name: str, text: str) -> Path:
+        """Keep text a person typed that memdir could not accept, so no edit is ever lost."""
+        drafts = ensure_state_dir(self.root) / "drafts"
+        drafts.mkdir(exist_ok=True)
+        path = _free_path(drafts / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{PurePosixPath(file_name).name}")
+        atomic_write(path, text, exclusive=True)
+        return path
 
     def add(self, new: NewMemory, template: str | None = None) -> tuple[Memory, IndexWrite]:
         """Write a new memory and re-index. Raises MemoryExists when the name or file is taken."""
@@ -230,7 +273,8 @@ class MemoryDir:
     def add_text(self, file_name: str, text: str) -> tuple[Memory, IndexWrite]:
         """Write a memory whose full text is given (e.g. edited in $EDITOR), then re-index."""
         memory = self._validated(file_name, text)
-        with self._locked():
+        with folder_lock(self.root):
+            self.read_index()  # refuse now, not after the memory is written, if the index is unusable
             self._refuse_existing(file_name, memory.name)
             try:
                 atomic_write(self.root / file_name, text, exclusive=True)
@@ -271,7 +315,8 @@ class MemoryDir:
             except FrontmatterError as exc:
                 raise InvalidMemory(f"{path}: {exc}") from None
         memory = self._validated(path, text)
-        with self._locked():
+        with folder_lock(self.root):
+            self.read_index()
             atomic_write(self.root / path, text)
             return memory, self._write_index_locked()
 
@@ -282,7 +327,8 @@ class MemoryDir:
         """
         found = self.find(query)
         source = self.root / found.path
-        with self._locked():
+        with folder_lock(self.root):
+            self.read_index()  # refuse before moving anything if the index cannot be rewritten
             destination: Path | None = None
             if purge:
                 source.unlink()

@@ -377,5 +377,8 @@ class NewMemory:
             raise InvalidMemory("a memory needs a description: the one line the index shows")
         if "\n" in self.description.strip():
             raise InvalidMemory("the description must be one line")
+        for key in ("name", "description", "body", "why", "how"):
+            if "\x00" in getattr(self, key):
+                raise InvalidMemory(f"the {key} contains a NUL byte; memories are text")
         if self.importance is not None and not 0.0 <= self.importance <= 1.0:
             raise InvalidMemory(f"importance must be between 0 and 1, not {self.importance}")

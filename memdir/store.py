@@ -77,6 +77,9 @@ def scan_folder(root: Path) -> Scan:
             elif name.endswith(".md"):
                 scan.problems.append(FileProblem(rel, "unreadable", "is a directory, not a memory file"))
         for name in sorted(filenames):
+            if name == INDEX_NAME and (here / name).is_symlink() and not _is_inside((here / name).resolve(), real_root):
+                rel = (here / name).relative_to(root).as_posix()
+                scan.problems.append(FileProblem(rel, "symlink-outside", _symlink_message(here / name, "index")))
             if not name.endswith(".md") or name == INDEX_NAME or name.startswith("."):
                 continue
             loaded = load_file(root, real_root, here / name)

@@ -368,3 +368,74 @@ def test_add_in_the_editor_with_hints_left_keeps_a_draft(
     assert result.exit_code == 2 and "still has <hints>" in result.stderr
     assert not (folder / "user_me.md").exists()
     assert len(list((folder / ".memdir" / "drafts").iterdir())) == 1
+
+
+def test_edit_without_changes_keeps_crlf_bytes(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = folder / "user_a.md"
+    path.write_bytes(b"---\r\nname: a\r\ndescription: d\r\ntype: user\r\n---\r\nbody\r\n")
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "pass"))
+    result = memdir("--dir", str(folder), "edit", "a")
+    assert "No changes" in result.stderr
+    assert path.read_bytes() == b"---\r\nname: a\r\ndescription: d\r\ntype: user\r\n---\r\nbody\r\n"
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "path.write_bytes(path.read_bytes().replace(b'body', b'new'))"))
+    assert memdir("--dir", str(folder), "edit", "a").exit_code == 0
+    assert path.read_bytes() == b"---\r\nname: a\r\ndescription: d\r\ntype: user\r\nupdated: 2026-11-22\r\n---\r\nnew\r\n"
+
+
+def test_memory_md_symlink_leaving_the_folder_is_never_written(folder: Path, tmp_path: Path, make_memory: MakeMemory) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (folder / "MEMORY.md").unlink()
+    (folder / "MEMORY.md").symlink_to(victim)
+    make_memory("user_a.md")
+    result = memdir("--dir", str(folder), "index")
+    assert result.exit_code == 1 and "symlink" in result.stderr
+    assert victim.read_text() == "precious\n"
+    lint = json.loads(memdir("--dir", str(folder), "lint", "--format", "json").stdout)
+    assert ("MEMORY.md", "S001") in {(f["path"], f["code"]) for f in lint["findings"]}
+
+
+def test_add_and_rm_refuse_before_touching_anything_when_memory_md_is_unreadable(
+    folder: Path, make_memory: MakeMemory
+) -> None:
+    make_memory("user_a.md")
+    (folder / "MEMORY.md").write_bytes(b"caf\xe9\n")
+    added = memdir("--dir", str(folder), "add", "user", "b", "-d", "d")
+    assert added.exit_code == 1 and "not valid UTF-8" in added.stderr
+    assert not (folder / "user_b.md").exists()
+    removed = memdir("--dir", str(folder), "rm", "a")
+    assert removed.exit_code == 1 and (folder / "user_a.md").exists()
+
+
+def test_add_exits_1_when_the_index_cannot_take_the_new_memory(folder: Path) -> None:
+    (folder / "MEMORY.md").write_text("".join(f"prose {i}\n" for i in range(250)))
+    result = memdir("--dir", str(folder), "add", "user", "b", "-d", "d")
+    assert result.exit_code == 1
+    assert "Added" in result.stderr and "not written" in result.stderr
+    assert (folder / "user_b.md").exists()
+
+
+@pytest.mark.parametrize(("data", "message"), [(b"caf\xe9\n", "not valid UTF-8"), (b"a\x00b", "NUL")])
+def test_add_rejects_bad_bytes_on_stdin(folder: Path, data: bytes, message: str) -> None:
+    result = runner.invoke(app, ["--dir", str(folder), "add", "user", "b", "-d", "d", "--body", "-"], input=data)
+    assert result.exit_code == 2 and message in result.stderr
+    assert not (folder / "user_b.md").exists()
+
+
+def test_index_names_files_it_could_not_read(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md")
+    (folder / "user_bad.md").write_text("---\nname: [\n---\n")
+    result = memdir("--dir", str(folder), "index")
+    assert result.exit_code == 0
+    assert "user_bad.md" in result.stderr and "invalid YAML" in result.stderr
+
+
+def test_every_line_index_removes_is_kept_in_the_history(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md")
+    (folder / "MEMORY.md").write_text("- [a](user_a.md) — my own words\n- [a](user_a.md) — said twice\n")
+    memdir("--dir", str(folder), "index")
+    make_memory("user_b.md")
+    memdir("--dir", str(folder), "add", "user", "c", "-d", "d")
+    history = (folder / ".memdir" / "MEMORY.md.history").read_text()
+    assert "- [a](user_a.md) — my own words\n" in history and "- [a](user_a.md) — said twice\n" in history
+    assert history.count("## ") == 1  # later runs removed nothing

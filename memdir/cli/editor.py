@@ -17,7 +17,8 @@ def edit_text(text: str, suffix: str = ".md") -> str | None:
     fd, name = tempfile.mkstemp(prefix="memdir-", suffix=suffix)
     path = Path(name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        # newline="" both ways: a CRLF memory must come back byte for byte when left unedited.
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         before = path.stat().st_mtime_ns
         try:
@@ -28,7 +29,8 @@ def edit_text(text: str, suffix: str = ".md") -> str | None:
             raise MemdirError(f"cannot start the editor {command!r}: {exc}; set $EDITOR") from None
         if completed.returncode != 0:
             raise MemdirError(f"the editor {command!r} exited with status {completed.returncode}; nothing saved")
-        edited = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as handle:
+            edited = handle.read()
         if edited == text and path.stat().st_mtime_ns == before:
             return None
         return edited

@@ -9,6 +9,7 @@ import typer
 
 from memdir.cli.app import FormatOption, OutputFormat, State, app, state
 from memdir.index import IndexResult
+from memdir.memory_dir import IndexWrite
 
 
 def index_summary(result: IndexResult) -> dict[str, Any]:
@@ -33,16 +34,22 @@ def index_summary(result: IndexResult) -> dict[str, Any]:
     }
 
 
-def report_index(st: State, result: IndexResult, verb: str) -> None:
-    """Tell people what the index holds, what was left out and why."""
+def report_index(st: State, write: IndexWrite, verb: str) -> None:
+    """Tell people what the index holds, what was left out, and which files could not be read."""
+    result = write.result
+    unreadable = [p for p in write.problems if p.kind != "no-frontmatter"]
+    if unreadable:
+        st.warn(f"{len(unreadable)} files could not be read as memories (`memdir lint` explains):")
+        for problem in unreadable:
+            st.say(f"  {problem.path}: {problem.message}")
     if result.refused is not None:
         st.err.print(f"memdir: MEMORY.md not written: {result.refused}", markup=False, style="red")
         return
     st.say(f"MEMORY.md {verb}: {len(result.entries)} entries, {result.lines} lines, {result.bytes:,} bytes.")
-    if result.rewritten and verb != "unchanged":
+    if result.rewritten and write.changed:
         st.say(
-            f"Rewrote {len(result.rewritten)} entries from their memories' frontmatter "
-            "(the previous MEMORY.md is kept in .memdir/MEMORY.md.prev)."
+            f"Replaced {len(result.rewritten)} existing entry lines with their memories' frontmatter "
+            "(old lines are kept in .memdir/MEMORY.md.history)."
         )
     if result.left_out:
         st.warn(f"left out {len(result.left_out)} memories to fit the caps (least valuable first):")
@@ -72,25 +79,18 @@ def index(
     """
     st = state(ctx)
     folder = st.folder()
-    if check or stdout:
-        result = folder.plan_index(drop_missing=drop_missing)
-        current = folder.read_index()
-        changed = result.refused is None and result.text != current
-    else:
-        write = folder.write_index(drop_missing=drop_missing)
-        result, changed = write.result, write.changed
+    write = folder.write_index(drop_missing=drop_missing, dry_run=check or stdout)
+    result = write.result
     if format is OutputFormat.json:
-        payload = {"path": str(folder.index_path), "changed": changed, **index_summary(result)}
+        payload = {"path": str(folder.index_path), "changed": write.changed, **index_summary(result)}
         st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     elif stdout:
         st.write(result.text)
     if format is OutputFormat.text:
-        if check:
-            if result.refused is None:
-                st.say("MEMORY.md is out of date; run `memdir index`." if changed else "MEMORY.md is up to date.")
-            else:
-                report_index(st, result, "")
+        if check and result.refused is None:
+            st.say("MEMORY.md is out of date; run `memdir index`." if write.changed else "MEMORY.md is up to date.")
         else:
-            report_index(st, result, ("would be " if stdout else "") + ("written" if changed else "unchanged"))
-    if result.refused is not None or (check and changed):
+            verb = ("would be " if stdout else "") + ("written" if write.changed else "unchanged")
+            report_index(st, write, verb)
+    if result.refused is not None or (check and write.changed):
         raise typer.Exit(1)

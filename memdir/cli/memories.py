@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -17,7 +16,6 @@ from memdir.cli.index import index_summary, report_index
 from memdir.errors import InvalidMemory
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text
-from memdir.store import atomic_write, ensure_state_dir
 from memdir.templates import editor_text, unfilled_hints
 
 if TYPE_CHECKING:
@@ -48,17 +46,11 @@ def _report_dates(st: State, conversions: list[tuple[str, DateSpan]]) -> None:
         st.say(f"{field_name}: '{span.phrase}' -> {span.resolved.isoformat()}")
 
 
-def _save_draft(folder: MemoryDir, file_name: str, text: str) -> Path:
-    """Keep text the user typed but memdir could not accept, so no edit is ever lost."""
-    drafts = ensure_state_dir(folder.root) / "drafts"
-    drafts.mkdir(exist_ok=True)
-    path = drafts / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{Path(file_name).name}"
-    atomic_write(path, text)
-    return path
-
-
 def _after_write(st: State, write: IndexWrite) -> None:
-    report_index(st, write.result, "updated" if write.changed else "unchanged")
+    """Report the re-index after a write; exit 1 when MEMORY.md could not take it."""
+    report_index(st, write, "updated" if write.changed else "unchanged")
+    if write.result.refused is not None:
+        raise typer.Exit(REFUSED)
 
 
 @app.command()
@@ -85,7 +77,12 @@ def add(
         str | None, typer.Option("--expires", help="YYYY-MM-DD or a phrase like 'next month'; never indexed after.")
     ] = None,
     today: Annotated[
-        str | None, typer.Option("--today", help="The date the text was written (YYYY-MM-DD), for relative dates.")
+        str | None,
+        typer.Option(
+            "--today",
+            help="When the text was written (YYYY-MM-DD or a phrase like 'yesterday'): "
+            "the anchor for its relative dates.",
+        ),
     ] = None,
 ) -> None:
     """Write a new memory from its type's template and re-index.
@@ -97,7 +94,10 @@ def add(
     folder = st.folder()
     day = _parse_day(today, "--today", st.today) if today else st.today
     if body == "-":
-        body = sys.stdin.read()
+        try:
+            body = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            fail(f"standard input is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})")
     new = NewMemory(
         type=type,
         name=name.strip(),
@@ -129,7 +129,7 @@ def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -
     if edited is None:
         fail("editor closed without saving; nothing written", REFUSED)
     if unfilled_hints(edited):
-        draft = _save_draft(folder, new.file_name, edited)
+        draft = folder.save_draft(new.file_name, edited)
         hints = ", ".join(unfilled_hints(edited))
         fail(f"the template still has <hints> in {hints}; nothing written (draft kept at {draft})")
     try:
@@ -137,7 +137,7 @@ def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -
         _report_dates(st, conversions)
         memory, write = folder.add_text(new.file_name, edited)
     except (InvalidMemory, FrontmatterError) as exc:
-        draft = _save_draft(folder, new.file_name, edited)
+        draft = folder.save_draft(new.file_name, edited)
         fail(f"{exc}; nothing written (draft kept at {draft})")
     st.say(f"Added {st.show_path(folder.root / memory.path)}")
     _after_write(st, write)
@@ -253,7 +253,7 @@ def edit(
     try:
         memory, write = folder.replace_text(found.path, edited)
     except InvalidMemory as exc:
-        draft = _save_draft(folder, found.path, edited)
+        draft = folder.save_draft(found.path, edited)
         fail(f"{exc}; {found.path} left as it was (your edit is kept at {draft})")
     st.say(f"Saved {st.show_path(folder.root / memory.path)}")
     _after_write(st, write)

@@ -10,6 +10,7 @@ from typing import Any
 # Importing the rule families registers their rules.
 from memdir.lint import body, duplicates, frontmatter, indexfile, security  # noqa: F401
 from memdir.lint.registry import RULES, Finding, LintContext, Rule, Severity, resolve_selection
+from memdir.model import INDEX_NAME
 
 __all__ = ["RULES", "Finding", "LintContext", "LintReport", "Rule", "Severity", "run_rules"]
 
@@ -46,7 +47,7 @@ class LintReport:
 def run_rules(ctx: LintContext, rules: Iterable[Rule] | None = None) -> LintReport:
     chosen = list(RULES.values()) if rules is None else list(rules)
     findings = [finding for r in chosen for finding in r.run(ctx)]
-    findings.sort(key=lambda f: (f.path != "MEMORY.md", f.path, f.line or 0, f.code))
+    findings.sort(key=lambda f: (f.path != INDEX_NAME, f.path, f.line or 0, f.code))
     return LintReport(findings, files=ctx.scan.files_seen + 1, memories=len(ctx.scan.memories))
 
 

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterator
 
 from memdir.lint.registry import Hit, LintContext, Severity, rule
-from memdir.model import DESCRIPTION_MAX, MemoryType
+from memdir.model import DESCRIPTION_MAX, INDEX_NAME, MemoryType
 
 _TYPES = ", ".join(t.value for t in MemoryType)
 
@@ -51,8 +51,9 @@ def invalid_frontmatter(ctx: LintContext) -> Iterator[Hit]:
 )  # fmt: skip
 def unreadable_file(ctx: LintContext) -> Iterator[Hit]:
     yield from _problems(ctx, "unreadable")
-    if ctx.index_problem is not None:
-        yield "MEMORY.md", None, ctx.index_problem
+    index_reported = any(p.path == INDEX_NAME for p in ctx.scan.problems)  # e.g. by S001
+    if ctx.index_problem is not None and not index_reported:
+        yield INDEX_NAME, None, ctx.index_problem
 
 
 @rule(

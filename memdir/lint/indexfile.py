@@ -7,8 +7,7 @@ from collections.abc import Iterator
 
 from memdir.index import MAX_BYTES, MAX_LINES, count_lines, find_links, split_lines
 from memdir.lint.registry import Hit, LintContext, Severity, rule
-
-INDEX = "MEMORY.md"
+from memdir.model import INDEX_NAME
 
 
 @rule(
@@ -30,9 +29,9 @@ def stale_index(ctx: LintContext) -> Iterator[Hit]:
     added = sum((Counter(new) - Counter(old)).values())
     first = next((i for i, (a, b) in enumerate(zip(old, new, strict=False), 1) if a != b), min(len(old), len(new)) + 1)
     if ctx.index_text is None:
-        yield INDEX, None, f"MEMORY.md is missing; `memdir index` would write {len(new)} lines"
+        yield INDEX_NAME, None, f"MEMORY.md is missing; `memdir index` would write {len(new)} lines"
     else:
-        yield INDEX, first, f"out of date: `memdir index` would add {added} and remove {removed} lines"
+        yield INDEX_NAME, first, f"out of date: `memdir index` would add {added} and remove {removed} lines"
 
 
 @rule(
@@ -48,7 +47,7 @@ def broken_link(ctx: LintContext) -> Iterator[Hit]:
         return
     for link in find_links(ctx.index_text):
         if link.target is not None and not (ctx.root / link.target).exists():
-            yield INDEX, link.line, f"links to {link.raw_target}, which does not exist"
+            yield INDEX_NAME, link.line, f"links to {link.raw_target}, which does not exist"
 
 
 @rule(
@@ -77,19 +76,21 @@ def unindexed_memory(ctx: LintContext) -> Iterator[Hit]:
 )  # fmt: skip
 def index_over_cap(ctx: LintContext) -> Iterator[Hit]:
     if ctx.index.refused is not None:
-        yield INDEX, None, ctx.index.refused
+        yield INDEX_NAME, None, ctx.index.refused
         return
     if ctx.index_text is None:
         return
+    caps = ctx.caps
     lines, size = count_lines(ctx.index_text), len(ctx.index_text.encode("utf-8"))
-    if lines > MAX_LINES:
+    if lines > caps.max_lines:
+        cut = f"everything after line {caps.max_lines} is cut off when the agent reads it"
+        yield INDEX_NAME, caps.max_lines + 1, f"{lines} lines: {cut}"
+    if size > caps.max_bytes:
         yield (
-            INDEX,
-            MAX_LINES + 1,
-            f"{lines} lines: everything after line {MAX_LINES} is cut off when the agent reads it",
+            INDEX_NAME,
+            None,
+            f"{size:,} bytes: everything after byte {caps.max_bytes:,} is cut off when the agent reads it",
         )
-    if size > MAX_BYTES:
-        yield INDEX, None, f"{size:,} bytes: everything after byte {MAX_BYTES:,} is cut off when the agent reads it"
 
 
 @rule(

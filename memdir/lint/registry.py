@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.config import Config
-from memdir.index import IndexResult
+from memdir.index import DEFAULT_CAPS, Caps, IndexResult
 from memdir.store import Scan
 
 
@@ -56,6 +56,7 @@ class LintContext:
     index: IndexResult  # what `memdir index` would write
     config: Config
     today: dt.date
+    caps: Caps = DEFAULT_CAPS
 
 
 Hit = tuple[str, int | None, str]
