@@ -25,6 +25,7 @@ from memdir.model import (
     Memory,
     MemoryType,
     NewMemory,
+    name_key,
     parse_document,
     set_fields,
     slugify,
@@ -150,7 +151,7 @@ class MemoryDir:
             lambda f: (
                 bool(wanted_slug)
                 and (
-                    (f.memory is not None and f.memory.name and _safe_slug(f.memory.name) == wanted_slug)
+                    (f.memory is not None and f.memory.name and name_key(f.memory.name) == wanted_slug)
                     or stem(f.path).split("_", 1)[-1] == wanted_slug
                 )
             ),
@@ -266,7 +267,12 @@ class MemoryDir:
         return path
 
     def add(self, new: NewMemory, template: str | None = None) -> tuple[Memory, IndexWrite]:
-        """Write a new memory and re-index. Raises MemoryExists when the name or file is taken."""
+        """Write a new memory and re-index. Raises MemoryExists when the name or file is taken.
+
+        Relative dates in its texts become ISO dates counted from `new.created` first
+        (`new.absolutize_dates()` does it beforehand when the caller wants to show them).
+        """
+        new.absolutize_dates()
         new.validate()
         return self.add_text(new.file_name, render_memory(new, template))
 
@@ -286,9 +292,9 @@ class MemoryDir:
         path = self.root / file_name
         if path.exists() or path.is_symlink():
             raise MemoryExists(f"{file_name} already exists in {self.root}; pick another name or `memdir edit` it")
-        slug = _safe_slug(name)
+        key = name_key(name)
         for memory in self.scan().memories:
-            if memory.name and (memory.name.casefold() == name.casefold() or _safe_slug(memory.name) == slug):
+            if memory.name and name_key(memory.name) == key:
                 raise MemoryExists(f"a memory named {memory.name!r} already exists: {memory.path}")
 
     def _validated(self, file_name: str, text: str) -> Memory:
@@ -337,13 +343,6 @@ class MemoryDir:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(source, destination)
             return found.path, destination, self._write_index_locked(drop=[found.path])
-
-
-def _safe_slug(name: str) -> str:
-    try:
-        return slugify(name)
-    except InvalidMemory:
-        return ""
 
 
 def _free_path(path: Path) -> Path:

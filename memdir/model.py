@@ -333,6 +333,14 @@ def absolutize_text(text: str, anchor: dt.date) -> tuple[str, list[tuple[str, Da
     return text, done
 
 
+def name_key(name: str) -> str:
+    """What makes two names the same name: case, spacing and punctuation aside."""
+    try:
+        return slugify(name)
+    except InvalidMemory:
+        return " ".join(name.split()).casefold()
+
+
 def file_name_for(memory_type: MemoryType, name: str) -> str:
     return f"{memory_type.value}_{slugify(name)}.md"
 

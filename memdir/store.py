@@ -42,9 +42,6 @@ class Scan:
     memories: list[Memory] = field(default_factory=list)
     problems: list[FileProblem] = field(default_factory=list)
 
-    def by_path(self) -> dict[str, Memory]:
-        return {m.path: m for m in self.memories}
-
     @property
     def files_seen(self) -> int:
         return len(self.memories) + len(self.problems)

@@ -124,7 +124,8 @@ def test_list_table_and_json(folder: Path, make_memory: MakeMemory) -> None:
     assert [m["path"] for m in data["memories"]] == ["feedback_b.md", "user_a.md"]
     assert data["memories"][1] | {} == {
         "name": "a", "path": "user_a.md", "type": "user", "description": "About a", "created": None,
-        "updated": "2026-11-01", "importance": 0.5, "status": "active", "indexed": True,
+        "updated": "2026-11-01", "last_changed": "2026-11-01", "importance": 0.5, "status": "active",
+        "indexed": True,
     }  # fmt: skip
     assert data["problems"][0]["path"] == "broken.md"
 
@@ -377,12 +378,18 @@ def test_edit_without_changes_keeps_crlf_bytes(folder: Path, tmp_path: Path, mon
     result = memdir("--dir", str(folder), "edit", "a")
     assert "No changes" in result.stderr
     assert path.read_bytes() == b"---\r\nname: a\r\ndescription: d\r\ntype: user\r\n---\r\nbody\r\n"
-    monkeypatch.setenv("EDITOR", editor_script(tmp_path, "path.write_bytes(path.read_bytes().replace(b'body', b'new'))"))
+    monkeypatch.setenv(
+        "EDITOR", editor_script(tmp_path, "path.write_bytes(path.read_bytes().replace(b'body', b'new'))")
+    )
     assert memdir("--dir", str(folder), "edit", "a").exit_code == 0
-    assert path.read_bytes() == b"---\r\nname: a\r\ndescription: d\r\ntype: user\r\nupdated: 2026-11-22\r\n---\r\nnew\r\n"
+    assert (
+        path.read_bytes() == b"---\r\nname: a\r\ndescription: d\r\ntype: user\r\nupdated: 2026-11-22\r\n---\r\nnew\r\n"
+    )
 
 
-def test_memory_md_symlink_leaving_the_folder_is_never_written(folder: Path, tmp_path: Path, make_memory: MakeMemory) -> None:
+def test_memory_md_symlink_leaving_the_folder_is_never_written(
+    folder: Path, tmp_path: Path, make_memory: MakeMemory
+) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     (folder / "MEMORY.md").unlink()

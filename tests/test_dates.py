@@ -31,12 +31,12 @@ def one(text: str, anchor: date = THU) -> tuple[str, str]:
 
 # --- the labelled dev set ---------------------------------------------------------------------
 
+
 def _dev_rows() -> list[Any]:
     if not DEV_SET.is_file():
         return [pytest.param(None, id="dev-set-absent")]
     lines = DEV_SET.read_text(encoding="utf-8").splitlines()
-    return [pytest.param(json.loads(line), id=f"dev{i:02d}")
-            for i, line in enumerate(lines, 1) if line.strip()]
+    return [pytest.param(json.loads(line), id=f"dev{i:02d}") for i, line in enumerate(lines, 1) if line.strip()]
 
 
 @pytest.mark.parametrize("row", _dev_rows())
@@ -50,44 +50,51 @@ def test_dev_set(row: dict[str, Any] | None) -> None:
 
 # --- English ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Ship it today.", "Ship it 2025-07-10."),
-    ("Ship it tomorrow.", "Ship it 2025-07-11."),
-    ("It broke yesterday.", "It broke 2025-07-09."),
-    ("We deploy tonight.", "We deploy 2025-07-10."),
-    ("I fixed it this morning.", "I fixed it 2025-07-10."),
-    ("Call me this afternoon.", "Call me 2025-07-10."),
-    ("Call me this evening.", "Call me 2025-07-10."),
-    ("The alarm went off last night.", "The alarm went off 2025-07-09."),
-    ("Results arrive the day after tomorrow.", "Results arrive 2025-07-12."),
-    ("It started the day before yesterday.", "It started 2025-07-08."),
-    ("Due day after tomorrow.", "Due 2025-07-12."),
-    ("Draft it by tomorrow evening.", "Draft it by 2025-07-11 evening."),
-])
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Ship it today.", "Ship it 2025-07-10."),
+        ("Ship it tomorrow.", "Ship it 2025-07-11."),
+        ("It broke yesterday.", "It broke 2025-07-09."),
+        ("We deploy tonight.", "We deploy 2025-07-10."),
+        ("I fixed it this morning.", "I fixed it 2025-07-10."),
+        ("Call me this afternoon.", "Call me 2025-07-10."),
+        ("Call me this evening.", "Call me 2025-07-10."),
+        ("The alarm went off last night.", "The alarm went off 2025-07-09."),
+        ("Results arrive the day after tomorrow.", "Results arrive 2025-07-12."),
+        ("It started the day before yesterday.", "It started 2025-07-08."),
+        ("Due day after tomorrow.", "Due 2025-07-12."),
+        ("Draft it by tomorrow evening.", "Draft it by 2025-07-11 evening."),
+    ],
+)
 def test_day_words(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
 
 
-@pytest.mark.parametrize(("text", "phrase", "iso"), [
-    ("It expires in 10 days.", "in 10 days", "2025-07-20"),
-    ("It expires in one day.", "in one day", "2025-07-11"),
-    ("Review it in a week.", "in a week", "2025-07-17"),
-    ("Review it in two weeks.", "in two weeks", "2025-07-24"),
-    ("Review it in a couple of weeks.", "in a couple of weeks", "2025-07-24"),
-    ("Review it in twelve weeks.", "in twelve weeks", "2025-10-02"),
-    ("Review it in a fortnight.", "in a fortnight", "2025-07-24"),
-    ("Renew in three months.", "in three months", "2025-10-10"),
-    ("Renew in an year.", "in an year", "2026-07-10"),
-    ("Renew in 2 years.", "in 2 years", "2027-07-10"),
-    ("Back in two weeks' time.", "in two weeks' time", "2025-07-24"),
-    ("Filed 3 days ago.", "3 days ago", "2025-07-07"),
-    ("Filed three weeks ago.", "three weeks ago", "2025-06-19"),
-    ("Filed a month ago.", "a month ago", "2025-06-10"),
-    ("Filed a couple of days ago.", "a couple of days ago", "2025-07-08"),
-    ("Filed one year ago.", "one year ago", "2024-07-10"),
-    ("Done two weeks from now.", "two weeks from now", "2025-07-24"),
-    ("Done 5 days from today.", "5 days from today", "2025-07-15"),
-])
+@pytest.mark.parametrize(
+    ("text", "phrase", "iso"),
+    [
+        ("It expires in 10 days.", "in 10 days", "2025-07-20"),
+        ("It expires in one day.", "in one day", "2025-07-11"),
+        ("Review it in a week.", "in a week", "2025-07-17"),
+        ("Review it in two weeks.", "in two weeks", "2025-07-24"),
+        ("Review it in a couple of weeks.", "in a couple of weeks", "2025-07-24"),
+        ("Review it in twelve weeks.", "in twelve weeks", "2025-10-02"),
+        ("Review it in a fortnight.", "in a fortnight", "2025-07-24"),
+        ("Renew in three months.", "in three months", "2025-10-10"),
+        ("Renew in an year.", "in an year", "2026-07-10"),
+        ("Renew in 2 years.", "in 2 years", "2027-07-10"),
+        ("Back in two weeks' time.", "in two weeks' time", "2025-07-24"),
+        ("Filed 3 days ago.", "3 days ago", "2025-07-07"),
+        ("Filed three weeks ago.", "three weeks ago", "2025-06-19"),
+        ("Filed a month ago.", "a month ago", "2025-06-10"),
+        ("Filed a couple of days ago.", "a couple of days ago", "2025-07-08"),
+        ("Filed one year ago.", "one year ago", "2024-07-10"),
+        ("Done two weeks from now.", "two weeks from now", "2025-07-24"),
+        ("Done 5 days from today.", "5 days from today", "2025-07-15"),
+    ],
+)
 def test_counts(text: str, phrase: str, iso: str) -> None:
     assert one(text) == (phrase, iso)
 
@@ -97,15 +104,18 @@ def test_a_few_is_too_vague_to_convert() -> None:
 
 
 # next / this / last <weekday> written on every day of one Monday-Sunday week.
-@pytest.mark.parametrize(("anchor", "last_thursday"), [
-    (date(2025, 7, 7), "2025-07-03"),   # Monday
-    (date(2025, 7, 8), "2025-07-03"),
-    (date(2025, 7, 9), "2025-07-03"),
-    (date(2025, 7, 10), "2025-07-03"),  # Thursday: strictly before, so a week ago
-    (date(2025, 7, 11), "2025-07-10"),  # Friday: yesterday
-    (date(2025, 7, 12), "2025-07-10"),
-    (date(2025, 7, 13), "2025-07-10"),  # Sunday still belongs to the week of 07-07
-])
+@pytest.mark.parametrize(
+    ("anchor", "last_thursday"),
+    [
+        (date(2025, 7, 7), "2025-07-03"),  # Monday
+        (date(2025, 7, 8), "2025-07-03"),
+        (date(2025, 7, 9), "2025-07-03"),
+        (date(2025, 7, 10), "2025-07-03"),  # Thursday: strictly before, so a week ago
+        (date(2025, 7, 11), "2025-07-10"),  # Friday: yesterday
+        (date(2025, 7, 12), "2025-07-10"),
+        (date(2025, 7, 13), "2025-07-10"),  # Sunday still belongs to the week of 07-07
+    ],
+)
 def test_weekdays_across_the_week(anchor: date, last_thursday: str) -> None:
     assert one("Meet next Thursday.", anchor) == ("next Thursday", "2025-07-17")
     assert one("Meet this Thursday.", anchor) == ("this Thursday", "2025-07-10")
@@ -114,125 +124,142 @@ def test_weekdays_across_the_week(anchor: date, last_thursday: str) -> None:
     assert one("我们上周四开会了。", anchor) == ("上周四", "2025-07-03")
 
 
-@pytest.mark.parametrize(("text", "phrase", "iso"), [
-    ("Off next Monday.", "next Monday", "2025-07-14"),
-    ("Off next Sunday.", "next Sunday", "2025-07-20"),
-    ("Off this Sunday.", "this Sunday", "2025-07-13"),
-    ("Off this Monday.", "this Monday", "2025-07-07"),
-    ("It was this past Friday.", "this past Friday", "2025-07-04"),
-    ("We meet Tuesday next week.", "Tuesday next week", "2025-07-15"),
-    ("It was Friday of last week.", "Friday of last week", "2025-07-04"),
-    ("Wednesday this week works.", "Wednesday this week", "2025-07-09"),
-    ("SEE YOU NEXT FRIDAY.", "NEXT FRIDAY", "2025-07-18"),
-])
+@pytest.mark.parametrize(
+    ("text", "phrase", "iso"),
+    [
+        ("Off next Monday.", "next Monday", "2025-07-14"),
+        ("Off next Sunday.", "next Sunday", "2025-07-20"),
+        ("Off this Sunday.", "this Sunday", "2025-07-13"),
+        ("Off this Monday.", "this Monday", "2025-07-07"),
+        ("It was this past Friday.", "this past Friday", "2025-07-04"),
+        ("We meet Tuesday next week.", "Tuesday next week", "2025-07-15"),
+        ("It was Friday of last week.", "Friday of last week", "2025-07-04"),
+        ("Wednesday this week works.", "Wednesday this week", "2025-07-09"),
+        ("SEE YOU NEXT FRIDAY.", "NEXT FRIDAY", "2025-07-18"),
+    ],
+)
 def test_weekday_phrases(text: str, phrase: str, iso: str) -> None:
     assert one(text) == (phrase, iso)
 
 
-@pytest.mark.parametrize(("text", "phrase", "iso"), [
-    ("Busy this week.", "this week", "2025-07-07"),
-    ("Busy next week.", "next week", "2025-07-14"),
-    ("Busy last week.", "last week", "2025-06-30"),
-    ("Launch the week after next.", "the week after next", "2025-07-21"),
-    ("Busy this month.", "this month", "2025-07-01"),
-    ("Busy next month.", "next month", "2025-08-01"),
-    ("Busy last month.", "last month", "2025-06-01"),
-    ("Busy this quarter.", "this quarter", "2025-07-01"),
-    ("Busy next quarter.", "next quarter", "2025-10-01"),
-    ("Busy last quarter.", "last quarter", "2025-04-01"),
-    ("Busy this year.", "this year", "2025-01-01"),
-    ("Busy next year.", "next year", "2026-01-01"),
-    ("Busy last year.", "last year", "2024-01-01"),
-    ("Done by end of week.", "end of week", "2025-07-13"),
-    ("Done by the end of the week.", "the end of the week", "2025-07-13"),
-    ("Done by end of month.", "end of month", "2025-07-31"),
-    ("Done by the end of this month.", "the end of this month", "2025-07-31"),
-    ("Done by end of next month.", "end of next month", "2025-08-31"),
-    ("Done by the end of last month.", "the end of last month", "2025-06-30"),
-    ("Done by the end of the quarter.", "the end of the quarter", "2025-09-30"),
-    ("Done by the end of the year.", "the end of the year", "2025-12-31"),
-    ("Done by month-end.", "month-end", "2025-07-31"),
-    ("Done by quarter-end, we hope.", "quarter-end", "2025-09-30"),
-    ("Done by year-end.", "year-end", "2025-12-31"),
-])
+@pytest.mark.parametrize(
+    ("text", "phrase", "iso"),
+    [
+        ("Busy this week.", "this week", "2025-07-07"),
+        ("Busy next week.", "next week", "2025-07-14"),
+        ("Busy last week.", "last week", "2025-06-30"),
+        ("Launch the week after next.", "the week after next", "2025-07-21"),
+        ("Busy this month.", "this month", "2025-07-01"),
+        ("Busy next month.", "next month", "2025-08-01"),
+        ("Busy last month.", "last month", "2025-06-01"),
+        ("Busy this quarter.", "this quarter", "2025-07-01"),
+        ("Busy next quarter.", "next quarter", "2025-10-01"),
+        ("Busy last quarter.", "last quarter", "2025-04-01"),
+        ("Busy this year.", "this year", "2025-01-01"),
+        ("Busy next year.", "next year", "2026-01-01"),
+        ("Busy last year.", "last year", "2024-01-01"),
+        ("Done by end of week.", "end of week", "2025-07-13"),
+        ("Done by the end of the week.", "the end of the week", "2025-07-13"),
+        ("Done by end of month.", "end of month", "2025-07-31"),
+        ("Done by the end of this month.", "the end of this month", "2025-07-31"),
+        ("Done by end of next month.", "end of next month", "2025-08-31"),
+        ("Done by the end of last month.", "the end of last month", "2025-06-30"),
+        ("Done by the end of the quarter.", "the end of the quarter", "2025-09-30"),
+        ("Done by the end of the year.", "the end of the year", "2025-12-31"),
+        ("Done by month-end.", "month-end", "2025-07-31"),
+        ("Done by quarter-end, we hope.", "quarter-end", "2025-09-30"),
+        ("Done by year-end.", "year-end", "2025-12-31"),
+    ],
+)
 def test_periods(text: str, phrase: str, iso: str) -> None:
     assert one(text) == (phrase, iso)
 
 
 # --- rollovers --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "anchor", "iso"), [
-    ("tomorrow", date(2025, 12, 31), "2026-01-01"),
-    ("yesterday", date(2026, 1, 1), "2025-12-31"),
-    ("tomorrow", date(2026, 2, 28), "2026-03-01"),        # not a leap year
-    ("tomorrow", date(2028, 2, 28), "2028-02-29"),        # 2028 is a leap year
-    ("yesterday", date(2028, 3, 1), "2028-02-29"),
-    ("end of month", date(2028, 2, 10), "2028-02-29"),
-    ("end of month", date(2026, 2, 10), "2026-02-28"),
-    ("end of next month", date(2028, 1, 31), "2028-02-29"),
-    ("in 1 month", date(2026, 1, 31), "2026-02-28"),      # clamped to the month's last day
-    ("in 1 month", date(2028, 1, 31), "2028-02-29"),
-    ("in a year", date(2028, 2, 29), "2029-02-28"),
-    ("a year ago", date(2028, 2, 29), "2027-02-28"),
-    ("in 2 weeks", date(2025, 12, 22), "2026-01-05"),
-    ("3 days ago", date(2028, 3, 2), "2028-02-28"),
-    ("next week", date(2025, 12, 29), "2026-01-05"),
-    ("last week", date(2026, 1, 7), "2025-12-29"),
-    ("next month", date(2025, 12, 15), "2026-01-01"),
-    ("last month", date(2026, 1, 15), "2025-12-01"),
-    ("next quarter", date(2025, 11, 14), "2026-01-01"),
-    ("last quarter", date(2026, 2, 14), "2025-10-01"),
-    ("next Monday", date(2025, 12, 31), "2026-01-05"),
-    ("last Friday", date(2026, 1, 1), "2025-12-26"),
-    ("end of the week", date(2025, 12, 30), "2026-01-04"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "anchor", "iso"),
+    [
+        ("tomorrow", date(2025, 12, 31), "2026-01-01"),
+        ("yesterday", date(2026, 1, 1), "2025-12-31"),
+        ("tomorrow", date(2026, 2, 28), "2026-03-01"),  # not a leap year
+        ("tomorrow", date(2028, 2, 28), "2028-02-29"),  # 2028 is a leap year
+        ("yesterday", date(2028, 3, 1), "2028-02-29"),
+        ("end of month", date(2028, 2, 10), "2028-02-29"),
+        ("end of month", date(2026, 2, 10), "2026-02-28"),
+        ("end of next month", date(2028, 1, 31), "2028-02-29"),
+        ("in 1 month", date(2026, 1, 31), "2026-02-28"),  # clamped to the month's last day
+        ("in 1 month", date(2028, 1, 31), "2028-02-29"),
+        ("in a year", date(2028, 2, 29), "2029-02-28"),
+        ("a year ago", date(2028, 2, 29), "2027-02-28"),
+        ("in 2 weeks", date(2025, 12, 22), "2026-01-05"),
+        ("3 days ago", date(2028, 3, 2), "2028-02-28"),
+        ("next week", date(2025, 12, 29), "2026-01-05"),
+        ("last week", date(2026, 1, 7), "2025-12-29"),
+        ("next month", date(2025, 12, 15), "2026-01-01"),
+        ("last month", date(2026, 1, 15), "2025-12-01"),
+        ("next quarter", date(2025, 11, 14), "2026-01-01"),
+        ("last quarter", date(2026, 2, 14), "2025-10-01"),
+        ("next Monday", date(2025, 12, 31), "2026-01-05"),
+        ("last Friday", date(2026, 1, 1), "2025-12-26"),
+        ("end of the week", date(2025, 12, 30), "2026-01-04"),
+    ],
+)
 def test_rollovers(text: str, anchor: date, iso: str) -> None:
     assert one(text, anchor) == (text, iso)
 
 
 # --- things that are not dates ----------------------------------------------------------------
 
-@pytest.mark.parametrize("text", [
-    "Thursday's standup is where we triage new bugs.",
-    "We triage on Thursday.",
-    "We run a week-long sprint before every release.",
-    "Use today's date format, YYYY-MM-DD, in all file names.",
-    "Tomorrow's leaders read today's news.",
-    "This week's numbers look good.",
-    "Last year's budget was tight.",
-    "The end-of-month close usually takes three working days.",
-    "The month-end close and the year-end review.",
-    "Every month-end we reconcile.",
-    "The invoice is dated 2025-06-30 and due 2025-07-30.",
-    "Next steps: write the tests and update the README.",
-    "Next up: the migration. At last it works. The last time it failed.",
-    "The last week of every quarter is hectic for finance.",
-    "In the last week we fixed three bugs; over the next month we hire.",
-    "The last Friday of the month is payday.",
-    "Daily backups run at 02:30 UTC.",
-    "Mondays are busy; todays typo; nextweek; the weekend.",
-    "See you next weekend.",
-    "The job takes 2-3 days ago, or maybe in a day or two.",
-    "It happened two or three weeks ago.",
-    "Three times in a week is too often.",
-    "The first time in 3 years; the highest in 10 years.",
-    "A few days ago and in a few weeks.",
-    "Next Monday-Friday we travel.",
-    "Edit notes/today.md, tag #today, ping @tomorrow.",
-    "Mid-next week is vague.",
-    "The last night of the trip was fun.",
-    "We built the MVP in two weeks.",
-    "The end of month report is rounded.",
-])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thursday's standup is where we triage new bugs.",
+        "We triage on Thursday.",
+        "We run a week-long sprint before every release.",
+        "Use today's date format, YYYY-MM-DD, in all file names.",
+        "Tomorrow's leaders read today's news.",
+        "This week's numbers look good.",
+        "Last year's budget was tight.",
+        "The end-of-month close usually takes three working days.",
+        "The month-end close and the year-end review.",
+        "Every month-end we reconcile.",
+        "The invoice is dated 2025-06-30 and due 2025-07-30.",
+        "Next steps: write the tests and update the README.",
+        "Next up: the migration. At last it works. The last time it failed.",
+        "The last week of every quarter is hectic for finance.",
+        "In the last week we fixed three bugs; over the next month we hire.",
+        "The last Friday of the month is payday.",
+        "Daily backups run at 02:30 UTC.",
+        "Mondays are busy; todays typo; nextweek; the weekend.",
+        "See you next weekend.",
+        "The job takes 2-3 days ago, or maybe in a day or two.",
+        "It happened two or three weeks ago.",
+        "Three times in a week is too often.",
+        "The first time in 3 years; the highest in 10 years.",
+        "A few days ago and in a few weeks.",
+        "Next Monday-Friday we travel.",
+        "Edit notes/today.md, tag #today, ping @tomorrow.",
+        "Mid-next week is vague.",
+        "The last night of the trip was fun.",
+        "We built the MVP in two weeks.",
+        "The end of month report is rounded.",
+    ],
+)
 def test_not_dates(text: str) -> None:
     assert convert(text) == (text, [])
 
 
 # --- markdown code and URLs -------------------------------------------------------------------
 
+
 def test_inline_code_is_skipped() -> None:
     assert convert("Run `date -d tomorrow` tomorrow.") == (
-        "Run `date -d tomorrow` 2025-07-11.", [("tomorrow", "2025-07-11")])
+        "Run `date -d tomorrow` 2025-07-11.",
+        [("tomorrow", "2025-07-11")],
+    )
     assert convert("Use ``next week`` literally.")[1] == []
 
 
@@ -240,8 +267,7 @@ def test_inline_code_is_skipped() -> None:
 def test_fenced_blocks_are_skipped(fence: str) -> None:
     text = f"Before, yesterday.\n{fence}python\nrun(tomorrow)\nnext week\n{fence}\nAfter, today.\n"
     out, spans = convert(text)
-    assert out == (f"Before, 2025-07-09.\n{fence}python\nrun(tomorrow)\nnext week\n{fence}\n"
-                   "After, 2025-07-10.\n")
+    assert out == (f"Before, 2025-07-09.\n{fence}python\nrun(tomorrow)\nnext week\n{fence}\nAfter, 2025-07-10.\n")
     assert [s[0] for s in spans] == ["yesterday", "today"]
 
 
@@ -260,6 +286,7 @@ def test_urls_are_skipped() -> None:
 
 # --- several spans, offsets, idempotence ------------------------------------------------------
 
+
 def test_multiple_spans_in_order_with_offsets() -> None:
     text = "Yesterday we merged; next Friday we ship, and in 3 days we demo."
     spans = find_relative_dates(text, THU)
@@ -269,7 +296,7 @@ def test_multiple_spans_in_order_with_offsets() -> None:
         DateSpan(46, 55, "in 3 days", date(2025, 7, 13)),
     ]
     for span in spans:
-        assert text[span.start:span.end] == span.phrase
+        assert text[span.start : span.end] == span.phrase
 
 
 def test_offsets_are_into_the_original_text_even_after_code() -> None:
@@ -285,8 +312,7 @@ def test_longest_phrase_wins_where_phrases_overlap() -> None:
 
 
 def test_rest_of_sentence_and_its_case_are_kept() -> None:
-    assert convert("TOMORROW the API Goes Live.") == (
-        "2025-07-11 the API Goes Live.", [("TOMORROW", "2025-07-11")])
+    assert convert("TOMORROW the API Goes Live.") == ("2025-07-11 the API Goes Live.", [("TOMORROW", "2025-07-11")])
 
 
 IDEMPOTENCE_TEXTS = [
@@ -320,104 +346,122 @@ def test_empty_text() -> None:
 
 # --- other languages --------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Wir liefern das Update morgen aus.", "Wir liefern das Update 2025-07-11 aus."),
-    ("Bis morgen!", "Bis 2025-07-11!"),
-    ("Heute Morgen war der Server weg.", "2025-07-10 Morgen war der Server weg."),
-    ("Guten Morgen! Am Morgen ist es ruhig.", "Guten Morgen! Am Morgen ist es ruhig."),
-    ("Morgen ist ein schönes Wort.", "Morgen ist ein schönes Wort."),
-    ("Übermorgen, gestern, vorgestern.", "2025-07-12, 2025-07-09, 2025-07-08."),
-    ("Nächste Woche und letzte Woche.", "2025-07-14 und 2025-06-30."),
-    ("Wir treffen uns nächsten Montag.", "Wir treffen uns 2025-07-14."),
-    ("Das war letzten Freitag.", "Das war 2025-07-04."),
-    ("Wir sehen uns nächsten Montag im Büro.", "Wir sehen uns 2025-07-14 im Büro."),
-    ("Am letzten Montag im Monat ist Review.", "Am letzten Montag im Monat ist Review."),
-    ("Das ist diese Woche fällig.", "Das ist 2025-07-07 fällig."),
-    ("Im nächsten Monat und nächstes Jahr.", "2025-08-01 und 2026-01-01."),
-    ("Bis Ende des Monats, spätestens zum Monatsende.",
-     "Bis 2025-07-31, spätestens zum 2025-07-31."),
-    ("Es kommt in zwei Wochen, es kam vor drei Tagen.", "Es kommt 2025-07-24, es kam 2025-07-07."),
-    ("Die letzte Woche des Quartals ist voll.", "Die letzte Woche des Quartals ist voll."),
-    ("Das geht nicht von heute auf morgen.", "Das geht nicht von heute auf morgen."),
-])
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Wir liefern das Update morgen aus.", "Wir liefern das Update 2025-07-11 aus."),
+        ("Bis morgen!", "Bis 2025-07-11!"),
+        ("Heute Morgen war der Server weg.", "2025-07-10 Morgen war der Server weg."),
+        ("Guten Morgen! Am Morgen ist es ruhig.", "Guten Morgen! Am Morgen ist es ruhig."),
+        ("Morgen ist ein schönes Wort.", "Morgen ist ein schönes Wort."),
+        ("Übermorgen, gestern, vorgestern.", "2025-07-12, 2025-07-09, 2025-07-08."),
+        ("Nächste Woche und letzte Woche.", "2025-07-14 und 2025-06-30."),
+        ("Wir treffen uns nächsten Montag.", "Wir treffen uns 2025-07-14."),
+        ("Das war letzten Freitag.", "Das war 2025-07-04."),
+        ("Wir sehen uns nächsten Montag im Büro.", "Wir sehen uns 2025-07-14 im Büro."),
+        ("Am letzten Montag im Monat ist Review.", "Am letzten Montag im Monat ist Review."),
+        ("Das ist diese Woche fällig.", "Das ist 2025-07-07 fällig."),
+        ("Im nächsten Monat und nächstes Jahr.", "2025-08-01 und 2026-01-01."),
+        ("Bis Ende des Monats, spätestens zum Monatsende.", "Bis 2025-07-31, spätestens zum 2025-07-31."),
+        ("Es kommt in zwei Wochen, es kam vor drei Tagen.", "Es kommt 2025-07-24, es kam 2025-07-07."),
+        ("Die letzte Woche des Quartals ist voll.", "Die letzte Woche des Quartals ist voll."),
+        ("Das geht nicht von heute auf morgen.", "Das geht nicht von heute auf morgen."),
+    ],
+)
 def test_german(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Lucía enviará la pista mañana.", "Lucía enviará la pista 2025-07-11."),
-    ("Trabajo por la mañana y de la mañana.", "Trabajo por la mañana y de la mañana."),
-    ("La mañana fue larga.", "La mañana fue larga."),
-    ("Mañana por la mañana.", "2025-07-11 por la mañana."),
-    ("Esta mañana revisé los logs.", "2025-07-10 revisé los logs."),
-    ("Hoy, ayer, anteayer y pasado mañana.", "2025-07-10, 2025-07-09, 2025-07-08 y 2025-07-12."),
-    ("Hoy en día todo es rápido.", "Hoy en día todo es rápido."),
-    ("Nos vemos la semana que viene.", "Nos vemos 2025-07-14."),
-    ("Nos vemos la próxima semana.", "Nos vemos 2025-07-14."),
-    ("Fue la semana pasada.", "Fue 2025-06-30."),
-    ("Llega el próximo lunes.", "Llega 2025-07-14."),
-    ("Llega el lunes que viene.", "Llega 2025-07-14."),
-    ("Llegó el viernes pasado.", "Llegó 2025-07-04."),
-    ("El mes que viene cerramos; el año pasado no.", "2025-08-01 cerramos; 2024-01-01 no."),
-    ("Pagamos a fin de mes.", "Pagamos a 2025-07-31."),
-    ("El cierre de fin de mes tarda.", "El cierre de fin de mes tarda."),
-    ("Llega en dos semanas; salió hace tres días.", "Llega 2025-07-24; salió 2025-07-07."),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Lucía enviará la pista mañana.", "Lucía enviará la pista 2025-07-11."),
+        ("Trabajo por la mañana y de la mañana.", "Trabajo por la mañana y de la mañana."),
+        ("La mañana fue larga.", "La mañana fue larga."),
+        ("Mañana por la mañana.", "2025-07-11 por la mañana."),
+        ("Esta mañana revisé los logs.", "2025-07-10 revisé los logs."),
+        ("Hoy, ayer, anteayer y pasado mañana.", "2025-07-10, 2025-07-09, 2025-07-08 y 2025-07-12."),
+        ("Hoy en día todo es rápido.", "Hoy en día todo es rápido."),
+        ("Nos vemos la semana que viene.", "Nos vemos 2025-07-14."),
+        ("Nos vemos la próxima semana.", "Nos vemos 2025-07-14."),
+        ("Fue la semana pasada.", "Fue 2025-06-30."),
+        ("Llega el próximo lunes.", "Llega 2025-07-14."),
+        ("Llega el lunes que viene.", "Llega 2025-07-14."),
+        ("Llegó el viernes pasado.", "Llegó 2025-07-04."),
+        ("El mes que viene cerramos; el año pasado no.", "2025-08-01 cerramos; 2024-01-01 no."),
+        ("Pagamos a fin de mes.", "Pagamos a 2025-07-31."),
+        ("El cierre de fin de mes tarda.", "El cierre de fin de mes tarda."),
+        ("Llega en dos semanas; salió hace tres días.", "Llega 2025-07-24; salió 2025-07-07."),
+    ],
+)
 def test_spanish(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Je livre demain.", "Je livre 2025-07-11."),
-    ("Je l'ai envoyé hier.", "Je l'ai envoyé 2025-07-09."),
-    ("Ich bin hier.", "Ich bin hier."),
-    ("C'est aujourd'hui, après-demain ou avant-hier.",
-     "C'est 2025-07-10, 2025-07-12 ou 2025-07-08."),
-    ("On se voit la semaine prochaine.", "On se voit 2025-07-14."),
-    ("C'était la semaine dernière.", "C'était 2025-06-30."),
-    ("On se voit lundi prochain.", "On se voit 2025-07-14."),
-    ("Le mois prochain, dans deux jours, il y a trois jours.",
-     "2025-08-01, 2025-07-12, 2025-07-07."),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Je livre demain.", "Je livre 2025-07-11."),
+        ("Je l'ai envoyé hier.", "Je l'ai envoyé 2025-07-09."),
+        ("Ich bin hier.", "Ich bin hier."),
+        ("C'est aujourd'hui, après-demain ou avant-hier.", "C'est 2025-07-10, 2025-07-12 ou 2025-07-08."),
+        ("On se voit la semaine prochaine.", "On se voit 2025-07-14."),
+        ("C'était la semaine dernière.", "C'était 2025-06-30."),
+        ("On se voit lundi prochain.", "On se voit 2025-07-14."),
+        ("Le mois prochain, dans deux jours, il y a trois jours.", "2025-08-01, 2025-07-12, 2025-07-07."),
+    ],
+)
 def test_french(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("我们下周四和王磊开会。", "我们2025-07-17和王磊开会。"),
-    ("今天、明天、昨天、后天、前天、大后天。",
-     "2025-07-10、2025-07-11、2025-07-09、2025-07-12、2025-07-08、2025-07-13。"),
-    ("下星期五和下礼拜一。", "2025-07-18和2025-07-14。"),
-    ("本周二和这周日。", "2025-07-08和2025-07-13。"),
-    ("下周上线、上周修复。", "2025-07-14上线、2025-06-30修复。"),
-    ("下个月开始、上个月结束、月底结账。", "2025-08-01开始、2025-06-01结束、2025-07-31结账。"),
-    ("3天后交付、三天前提交、两周后复查。", "2025-07-13交付、2025-07-07提交、2025-07-24复查。"),
-    ("然后天气很好。说明日期格式。", "然后天气很好。说明日期格式。"),
-    ("下周末去爬山、每月底结账、3月底交付。", "下周末去爬山、每月底结账、3月底交付。"),
-    ("明天的会议。", "明天的会议。"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我们下周四和王磊开会。", "我们2025-07-17和王磊开会。"),
+        (
+            "今天、明天、昨天、后天、前天、大后天。",
+            "2025-07-10、2025-07-11、2025-07-09、2025-07-12、2025-07-08、2025-07-13。",
+        ),
+        ("下星期五和下礼拜一。", "2025-07-18和2025-07-14。"),
+        ("本周二和这周日。", "2025-07-08和2025-07-13。"),
+        ("下周上线、上周修复。", "2025-07-14上线、2025-06-30修复。"),
+        ("下个月开始、上个月结束、月底结账。", "2025-08-01开始、2025-06-01结束、2025-07-31结账。"),
+        ("3天后交付、三天前提交、两周后复查。", "2025-07-13交付、2025-07-07提交、2025-07-24复查。"),
+        ("然后天气很好。说明日期格式。", "然后天气很好。说明日期格式。"),
+        ("下周末去爬山、每月底结账、3月底交付。", "下周末去爬山、每月底结账、3月底交付。"),
+        ("明天的会议。", "明天的会议。"),
+    ],
+)
 def test_chinese(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("오늘, 내일, 어제, 모레.", "2025-07-10, 2025-07-11, 2025-07-09, 2025-07-12."),
-    ("다음 주에 보고 지난주에 만났다.", "2025-07-14에 보고 2025-06-30에 만났다."),
-    ("다음 달부터 시작.", "2025-08-01부터 시작."),
-    ("다음 주 월요일에 봐요.", "2025-07-14에 봐요."),
-    ("오늘날 다음 주제 지난주말.", "오늘날 다음 주제 지난주말."),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("오늘, 내일, 어제, 모레.", "2025-07-10, 2025-07-11, 2025-07-09, 2025-07-12."),
+        ("다음 주에 보고 지난주에 만났다.", "2025-07-14에 보고 2025-06-30에 만났다."),
+        ("다음 달부터 시작.", "2025-08-01부터 시작."),
+        ("다음 주 월요일에 봐요.", "2025-07-14에 봐요."),
+        ("오늘날 다음 주제 지난주말.", "오늘날 다음 주제 지난주말."),
+    ],
+)
 def test_korean(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("今日は雨、明日は晴れ、昨日は曇り。", "2025-07-10は雨、2025-07-11は晴れ、2025-07-09は曇り。"),
-    ("来週と先週と来月です。", "2025-07-14と2025-06-30と2025-08-01です。"),
-    ("来週の水曜日に会います。", "2025-07-16に会います。"),
-    ("今週末と今日の日付形式。", "今週末と今日の日付形式。"),
-    ("明日之星。", "明日之星。"),  # no kana: Chinese, where 明日 is not "tomorrow" here
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("今日は雨、明日は晴れ、昨日は曇り。", "2025-07-10は雨、2025-07-11は晴れ、2025-07-09は曇り。"),
+        ("来週と先週と来月です。", "2025-07-14と2025-06-30と2025-08-01です。"),
+        ("来週の水曜日に会います。", "2025-07-16に会います。"),
+        ("今週末と今日の日付形式。", "今週末と今日の日付形式。"),
+        ("明日之星。", "明日之星。"),  # no kana: Chinese, where 明日 is not "tomorrow" here
+    ],
+)
 def test_japanese(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
 

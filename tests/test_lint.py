@@ -172,6 +172,9 @@ def test_d001_duplicate_name(folder: Path, make_memory: MakeMemory) -> None:
     assert findings(folder, "D001") == [("user_b.md", 2, "same name 'role' as user_a.md")]
     make_memory("user_b.md", name="Other")
     assert findings(folder, "D001") == []
+    make_memory("user_c.md", name="Lint before commit")
+    make_memory("user_d.md", name="lint-before-commit")  # the name `add` would refuse
+    assert [path for path, _, _ in findings(folder, "D001")] == ["user_d.md"]
 
 
 def test_i001_stale_index(folder: Path, make_memory: MakeMemory) -> None:

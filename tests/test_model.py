@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -193,3 +194,13 @@ def test_new_memory_absolutize_dates_counts_from_created() -> None:
         ("why", "2025-12-22"),
     ]
     assert (new.description, new.why) == ("from 2025-12-31", "2025-12-22")
+
+
+def test_memory_dir_add_converts_relative_dates(tmp_path: Path) -> None:
+    from memdir import MemoryDir
+
+    folder = MemoryDir(tmp_path, today=dt.date(2026, 11, 22))
+    folder.init()
+    new = NewMemory(MemoryType.USER, "x", "due tomorrow", body="ship next Friday", created=dt.date(2026, 11, 22))
+    memory, _ = folder.add(new)
+    assert (memory.description, memory.body) == ("due 2026-11-23", "ship 2026-11-27\n")

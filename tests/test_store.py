@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir.store import atomic_write, scan_folder
+from memdir.errors import LockTimeout
+from memdir.store import atomic_write, folder_lock, scan_folder
 
 
 def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -92,3 +93,23 @@ def test_concurrent_adds_all_land_and_are_all_indexed(folder: Path) -> None:
         assert (folder / f"user_m{i}.md").exists()
         assert f"(user_m{i}.md) — parallel m{i}" in index
     assert index.count("\n") == count
+
+
+def test_the_lock_excludes_a_second_holder(folder: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys, time\nfrom pathlib import Path\nfrom memdir.store import folder_lock\n"
+            "with folder_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(5)\n"
+        ), str(folder)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(LockTimeout), folder_lock(folder, timeout=0.2):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with folder_lock(folder, timeout=1):  # released when the holder dies
+        pass

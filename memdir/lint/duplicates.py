@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from memdir.lint.registry import Hit, LintContext, Severity, rule
-from memdir.model import Memory
+from memdir.model import Memory, name_key
 
 
 @rule(
     "D001", "duplicate-name", Severity.ERROR,
-    "Two memories have the same `name` (ignoring case and spacing).",
+    "Two memories have the same `name` (ignoring case, spacing and punctuation).",
     """A name picks one memory for `memdir show/edit/rm` and for the agent; two memories with one
     name are usually a fact saved twice, or a change saved beside the old version instead of
     over it. Merge them, or rename one. Reported on each later file, naming the first.
@@ -19,7 +19,7 @@ from memdir.model import Memory
 def duplicate_name(ctx: LintContext) -> Iterator[Hit]:
     first: dict[str, Memory] = {}
     for memory in ctx.scan.memories:
-        key = memory.name.casefold()
+        key = name_key(memory.name) if memory.name else ""
         if not key:
             continue
         if key in first:
