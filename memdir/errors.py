@@ -24,6 +24,10 @@ class MemoryExists(MemdirError):
     """`add` refuses to overwrite a memory."""
 
 
+class MemoryChanged(MemdirError):
+    """A memory changed on disk between reading it and writing it back."""
+
+
 class InvalidMemory(MemdirError):
     """Text that should become a memory does not parse or lacks what a memory needs."""
 

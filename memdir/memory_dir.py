@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from memdir.config import Config
-from memdir.errors import IndexRefused, InvalidMemory, MemoryExists, MemoryNotFound
+from memdir.errors import IndexRefused, InvalidMemory, MemoryChanged, MemoryExists, MemoryNotFound
 from memdir.index import DEFAULT_CAPS, Caps, IndexResult, build_index, find_links, split_lines
 from memdir.model import (
     INDEX_NAME,
@@ -313,8 +313,14 @@ class MemoryDir:
             raise InvalidMemory(f"{file_name}: missing or invalid {', '.join(missing)}")
         return memory
 
-    def replace_text(self, path: str, text: str, touch: bool = True) -> tuple[Memory, IndexWrite]:
-        """Overwrite a memory with edited text (validated; `updated` set to today), then re-index."""
+    def replace_text(
+        self, path: str, text: str, touch: bool = True, expected: str | None = None
+    ) -> tuple[Memory, IndexWrite]:
+        """Overwrite a memory with edited text (validated; `updated` set to today), then re-index.
+
+        With `expected` (the text the edit started from), refuses with MemoryChanged when the
+        file changed meanwhile, so an edit never overwrites what another writer saved.
+        """
         if touch:
             try:
                 text = set_fields(text, {"updated": self.today})
@@ -323,6 +329,8 @@ class MemoryDir:
         memory = self._validated(path, text)
         with folder_lock(self.root):
             self.read_index()
+            if expected is not None and (self.root / path).read_bytes() != expected.encode("utf-8"):
+                raise MemoryChanged(f"{path} changed while it was being edited; not overwritten")
             atomic_write(self.root / path, text)
             return memory, self._write_index_locked()
 

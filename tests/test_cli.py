@@ -446,3 +446,18 @@ def test_every_line_index_removes_is_kept_in_the_history(folder: Path, make_memo
     history = (folder / ".memdir" / "MEMORY.md.history").read_text()
     assert "- [a](user_a.md) — my own words\n" in history and "- [a](user_a.md) — said twice\n" in history
     assert history.count("## ") == 1  # later runs removed nothing
+
+
+def test_edit_does_not_overwrite_a_change_made_while_the_editor_was_open(
+    folder: Path, make_memory: MakeMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = make_memory("user_a.md")
+    sneaky = (
+        f"pathlib.Path({str(path)!r}).write_text(pathlib.Path({str(path)!r}).read_text() + 'agent wrote this\\n')\n"
+        "path.write_text(path.read_text().replace('Body.', 'Mine.'))"
+    )
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, sneaky))
+    result = memdir("--dir", str(folder), "edit", "a")
+    assert result.exit_code == 1 and "changed while" in result.stderr
+    assert path.read_text().endswith("agent wrote this\n")
+    assert any("Mine." in d.read_text() for d in (folder / ".memdir" / "drafts").iterdir())

@@ -16,7 +16,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from memdir.errors import IndexRefused, MemdirError, MemoryExists
+from memdir.errors import IndexRefused, MemdirError, MemoryChanged, MemoryExists
 
 REFUSED = 1
 USAGE = 2
@@ -35,7 +35,7 @@ def exit_code(error: MemdirError) -> int:
     """The one place that maps domain errors to the command-line contract's exit codes."""
     if isinstance(error, CommandFailed):
         return error.code
-    if isinstance(error, MemoryExists | IndexRefused):
+    if isinstance(error, MemoryExists | MemoryChanged | IndexRefused):
         return REFUSED
     return USAGE
 

@@ -13,7 +13,7 @@ from memdir.cli.app import FormatOption, OutputFormat, State, app, fail, state
 from memdir.cli.editor import edit_text
 from memdir.cli.errors import REFUSED
 from memdir.cli.index import index_summary, report_index
-from memdir.errors import InvalidMemory
+from memdir.errors import InvalidMemory, MemoryChanged
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text
 from memdir.templates import editor_text, unfilled_hints
@@ -252,10 +252,13 @@ def edit(
         st.say("No changes.")
         return
     try:
-        memory, write = folder.replace_text(found.path, edited)
+        memory, write = folder.replace_text(found.path, edited, expected=original)
     except InvalidMemory as exc:
         draft = folder.save_draft(found.path, edited)
         fail(f"{exc}; {found.path} left as it was (your edit is kept at {draft})")
+    except MemoryChanged as exc:
+        draft = folder.save_draft(found.path, edited)
+        fail(f"{exc} (your edit is kept at {draft})", REFUSED)
     st.say(f"Saved {st.show_path(folder.root / memory.path)}")
     _after_write(st, write)
 
