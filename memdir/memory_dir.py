@@ -118,9 +118,7 @@ class MemoryDir:
 
     def plan_index(self, drop_missing: bool = False) -> IndexResult:
         """What `write_index` would write, without writing it."""
-        current = self.read_index() or ""
-        drop = self._missing_targets(current) if drop_missing else ()
-        return build_index(current, self.scan().memories, self.today, self.caps, drop)
+        return self.write_index(drop_missing=drop_missing, dry_run=True).result
 
     def _missing_targets(self, index_text: str) -> builtins.list[str]:
         """Local link targets in MEMORY.md whose file does not exist."""
