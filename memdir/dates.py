@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-__all__ = ["DateSpan", "absolutize", "find_relative_dates"]
+__all__ = ["DateSpan", "absolutize", "find_relative_dates", "parse_day"]
 
 
 @dataclass(frozen=True)
@@ -771,3 +771,15 @@ def absolutize(text: str, anchor: date) -> tuple[str, list[DateSpan]]:
         pos = span.end
     parts.append(text[pos:])
     return "".join(parts), spans
+
+
+def parse_day(value: str, anchor: date) -> date | None:
+    """A day given as YYYY-MM-DD or as one relative phrase ("next month"), else None."""
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        pass
+    spans = find_relative_dates(value, anchor)
+    if len(spans) == 1 and spans[0].phrase.strip().casefold() == value.strip().casefold():
+        return spans[0].resolved
+    return None

@@ -54,7 +54,7 @@ class IndexWrite:
     result: IndexResult
     changed: bool
     previous: str | None  # what MEMORY.md held before
-    problems: list[FileProblem]  # files that could not be loaded as memories
+    scan: Scan  # the folder the index was computed from, with the files that failed to load
 
 
 @dataclass(frozen=True)
@@ -170,14 +170,10 @@ class MemoryDir:
         rules = linter.select_rules(select, ignore)
         scan = self.scan()
         try:
-            index_text, index_problem = self.read_index(), None
-        except IndexRefused as exc:
-            index_text, index_problem = None, str(exc)
-        index = (
-            IndexResult(text="")  # nothing to compare against
-            if index_problem is not None
-            else build_index(index_text or "", scan.memories, self.today, self.caps)
-        )
+            planned = self._write_index_locked(scan=scan, dry_run=True)
+            index_text, index_problem, index = planned.previous, None, planned.result
+        except IndexRefused as exc:  # nothing to compare against; F003 or S001 report why
+            index_text, index_problem, index = None, str(exc), IndexResult(text="")
         ctx = linter.LintContext(
             root=self.root,
             scan=scan,
@@ -219,19 +215,27 @@ class MemoryDir:
             return self._write_index_locked(drop_missing=drop_missing)
 
     def _write_index_locked(
-        self, drop: Iterable[str] = (), drop_missing: bool = False, dry_run: bool = False
+        self,
+        drop: Iterable[str] = (),
+        drop_missing: bool = False,
+        dry_run: bool = False,
+        scan: Scan | None = None,
     ) -> IndexWrite:
+        """The one place the index is computed (and, unless `dry_run`, written).
+
+        `scan` is the folder as the caller already loaded it; by default it is scanned here.
+        """
         previous = self.read_index()
         if drop_missing:
             drop = [*drop, *self._missing_targets(previous or "")]
-        scan = self.scan()
+        scan = scan or self.scan()
         result = build_index(previous or "", scan.memories, self.today, self.caps, drop)
         changed = result.refused is None and (previous is None or result.text != previous)
         if changed and not dry_run:
             if previous:
                 self._keep_history(previous, result.text)
             atomic_write(self.index_path, result.text)
-        return IndexWrite(result, changed, previous, scan.problems)
+        return IndexWrite(result, changed, previous, scan)
 
     def _keep_history(self, previous: str, new: str) -> None:
         """Keep what a rewrite removes: the whole last version, and every removed line for good.
@@ -279,19 +283,22 @@ class MemoryDir:
         memory = self._validated(file_name, text)
         with folder_lock(self.root):
             self.read_index()  # refuse now, not after the memory is written, if the index is unusable
-            self._refuse_existing(file_name, memory.name)
+            scan = self.scan()
+            self._refuse_existing(scan, file_name, memory.name)
             try:
                 atomic_write(self.root / file_name, text, exclusive=True)
             except FileExistsError:
                 raise MemoryExists(f"{file_name} already exists in {self.root}") from None
-            return memory, self._write_index_locked()
+            # The lock keeps the folder as scanned, but for the file just written.
+            scan.memories.append(memory)
+            return memory, self._write_index_locked(scan=scan)
 
-    def _refuse_existing(self, file_name: str, name: str) -> None:
+    def _refuse_existing(self, scan: Scan, file_name: str, name: str) -> None:
         path = self.root / file_name
         if path.exists() or path.is_symlink():
             raise MemoryExists(f"{file_name} already exists in {self.root}; pick another name or `memdir edit` it")
         key = name_key(name)
-        for memory in self.scan().memories:
+        for memory in scan.memories:
             if memory.name and name_key(memory.name) == key:
                 raise MemoryExists(f"a memory named {memory.name!r} already exists: {memory.path}")
 
@@ -311,19 +318,16 @@ class MemoryDir:
             raise InvalidMemory(f"{file_name}: missing or invalid {', '.join(missing)}")
         return memory
 
-    def replace_text(
-        self, path: str, text: str, touch: bool = True, expected: str | None = None
-    ) -> tuple[Memory, IndexWrite]:
+    def replace_text(self, path: str, text: str, expected: str | None = None) -> tuple[Memory, IndexWrite]:
         """Overwrite a memory with edited text (validated; `updated` set to today), then re-index.
 
         With `expected` (the text the edit started from), refuses with MemoryChanged when the
         file changed meanwhile, so an edit never overwrites what another writer saved.
         """
-        if touch:
-            try:
-                text = set_fields(text, {"updated": self.today})
-            except FrontmatterError as exc:
-                raise InvalidMemory(f"{path}: {exc}") from None
+        try:
+            text = set_fields(text, {"updated": self.today})
+        except FrontmatterError as exc:
+            raise InvalidMemory(f"{path}: {exc}") from None
         memory = self._validated(path, text)
         with folder_lock(self.root):
             self.read_index()

@@ -484,3 +484,20 @@ def test_thresholds_are_durations_not_dates(text: str) -> None:
 def test_a_count_after_an_unrelated_comparison_still_matches() -> None:
     spans = find_relative_dates("It was more than fine. We shipped it 3 days ago.", date(2026, 11, 22))
     assert [(s.phrase, s.resolved) for s in spans] == [("3 days ago", date(2026, 11, 19))]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2027-01-15", date(2027, 1, 15)),
+        (" next month ", date(2026, 12, 1)),
+        ("Tomorrow", date(2026, 11, 23)),
+        ("someday", None),
+        ("tomorrow and next week", None),
+        ("2027-13-01", None),
+    ],
+)
+def test_parse_day_takes_an_iso_date_or_one_phrase(value: str, expected: date | None) -> None:
+    from memdir.dates import parse_day
+
+    assert parse_day(value, date(2026, 11, 22)) == expected

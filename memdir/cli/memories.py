@@ -28,16 +28,11 @@ def _interactive() -> bool:
 
 
 def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
-    """An ISO date, or a relative phrase such as 'next month' counted from `today`."""
-    from memdir.dates import find_relative_dates
+    from memdir.dates import parse_day  # a large grammar; only `add` needs it
 
-    try:
-        return dt.date.fromisoformat(value.strip())
-    except ValueError:
-        pass
-    spans = find_relative_dates(value, today)
-    if len(spans) == 1 and spans[0].phrase.strip().casefold() == value.strip().casefold():
-        return spans[0].resolved
+    day = parse_day(value, today)
+    if day is not None:
+        return day
     fail(f"{option} must be a date (YYYY-MM-DD) or a phrase like 'next month', not {value!r}")
 
 
@@ -164,9 +159,10 @@ def list_memories(
     """List the memories in the folder."""
     st = state(ctx)
     folder = st.folder()
-    scan = folder.scan()
+    planned = folder.write_index(dry_run=True)  # one scan: the memories and what is indexed
+    scan = planned.scan
     memories = [m for m in scan.memories if type is None or m.type is type]
-    indexed = {m.path for m in folder.plan_index().entries}
+    indexed = {m.path for m in planned.result.entries}
     if format is OutputFormat.json:
         payload = {
             "folder": str(folder.root),
