@@ -166,49 +166,27 @@ _WEEKDAYS: dict[str, int] = {
     for i, name in enumerate(names)
 } | {"sonnabend": 5, "天": 6}
 
+
+def _counting(words: str, start: int) -> dict[str, int]:
+    """Number words in counting order: _counting("two three", start=2) == {"two": 2, "three": 3}."""
+    return {word: n for n, word in enumerate(words.split(), start=start)}
+
+
 _EN_NUMBERS = {
     "a": 1,
     "an": 1,
     "a couple of": 2,
     "a couple": 2,
-    **{
-        w: i
-        for i, w in enumerate(
-            [
-                "one",
-                "two",
-                "three",
-                "four",
-                "five",
-                "six",
-                "seven",
-                "eight",
-                "nine",
-                "ten",
-                "eleven",
-                "twelve",
-                "thirteen",
-                "fourteen",
-                "fifteen",
-                "sixteen",
-                "seventeen",
-                "eighteen",
-                "nineteen",
-                "twenty",
-            ],
-            start=1,
-        )
-    },
+    **_counting(
+        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+        " seventeen eighteen nineteen twenty",
+        start=1,
+    ),
     "thirty": 30,
 }
 _DE_NUMBERS = {
     **dict.fromkeys(["ein", "eine", "einem", "einer", "einen", "eins"], 1),
-    **{
-        w: i
-        for i, w in enumerate(
-            ["zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf", "zwölf"], start=2
-        )
-    },
+    **_counting("zwei drei vier fünf sechs sieben acht neun zehn elf zwölf", start=2),
     "vierzehn": 14,
     "zwanzig": 20,
     "dreißig": 30,
@@ -216,24 +194,14 @@ _DE_NUMBERS = {
 _ES_NUMBERS = {
     **dict.fromkeys(["un", "una", "uno"], 1),
     "un par de": 2,
-    **{
-        w: i
-        for i, w in enumerate(
-            ["dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce"], start=2
-        )
-    },
+    **_counting("dos tres cuatro cinco seis siete ocho nueve diez once doce", start=2),
     "quince": 15,
     "veinte": 20,
     "treinta": 30,
 }
 _FR_NUMBERS = {
     **dict.fromkeys(["un", "une"], 1),
-    **{
-        w: i
-        for i, w in enumerate(
-            ["deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze"], start=2
-        )
-    },
+    **_counting("deux trois quatre cinq six sept huit neuf dix onze douze", start=2),
     "quinze": 15,
     "vingt": 20,
     "trente": 30,

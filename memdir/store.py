@@ -101,13 +101,13 @@ def load_file(root: Path, real_root: Path, path: Path) -> Memory | FileProblem |
         # A link to another file in the folder would index the same memory twice.
         return None
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        size, mtime = status.st_size, status.st_mtime
         if size > MAX_FILE_BYTES:
             return FileProblem(
                 rel, "unreadable", f"is {size:,} bytes; memory files are small (limit {MAX_FILE_BYTES:,})"
             )
         raw = path.read_bytes()
-        mtime = path.stat().st_mtime
     except OSError as exc:
         return FileProblem(rel, "unreadable", f"cannot be read: {exc.strerror or exc}")
     if b"\x00" in raw:
