@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 
@@ -322,16 +321,20 @@ def test_unexpected_errors_are_one_line(folder: Path, monkeypatch: pytest.Monkey
     )
 
 
-def test_read_only_folder_is_reported_not_crashed(folder: Path, make_memory: MakeMemory) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root ignores file permissions")
+def test_a_write_the_system_refuses_is_one_line_naming_the_file(
+    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same PermissionError a read-only folder raises; injected because CI runs as root.
+    from memdir import memory_dir
+
+    def refuse(path: Path, text: str, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
     make_memory("user_a.md")
-    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    try:
-        result = memdir("--dir", str(folder), "index")
-    finally:
-        folder.chmod(stat.S_IRWXU)
-    assert result.exit_code == 2 and "Traceback" not in result.output
+    monkeypatch.setattr(memory_dir, "atomic_write", refuse)
+    result = memdir("--dir", str(folder), "index")
+    assert result.exit_code == 2
+    assert result.stderr == f"memdir: error: Permission denied: {folder / 'MEMORY.md'}\n"
 
 
 def test_add_on_a_terminal_opens_the_template_in_the_editor(
