@@ -30,7 +30,19 @@ DEFAULT_HOW_LABELS = (
 )  # fmt: skip
 
 CONFIG_FILE = ".memdir.toml"
-_KNOWN_KEYS = {"dir", "why_labels", "how_labels"}
+_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint"}
+_LINT_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "stale-project-days"}
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    """`[tool.memdir.lint]` (or `[lint]` in `.memdir.toml`). Keys are kebab-case; `_` works too."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
+    stale_project_days: int = 90
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ class Config:
     dir: Path | None = None  # already resolved against the config file's folder
     why_labels: tuple[str, ...] = DEFAULT_WHY_LABELS
     how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
+    lint: LintSettings = field(default_factory=LintSettings)
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -93,13 +106,44 @@ def load_config(cwd: Path) -> Config:
     if folder is not None and (not isinstance(folder, str) or not folder.strip()):
         raise ConfigError(f"{path}: `dir` must be a path string")
     unknown = sorted(set(table) - _KNOWN_KEYS)
+    lint, lint_warnings = _lint_settings(path, table.get("lint", {}))
     return Config(
         path=path,
         dir=(path.parent / os.path.expanduser(folder)).resolve() if folder else None,
         why_labels=_labels(path, table, "why_labels", DEFAULT_WHY_LABELS),
         how_labels=_labels(path, table, "how_labels", DEFAULT_HOW_LABELS),
-        warnings=tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown),
+        lint=lint,
+        warnings=tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown) + lint_warnings,
     )
+
+
+def _selectors(path: Path, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+        raise ConfigError(f"{path}: `lint.{key}` must be a list of rule codes or names")
+    return tuple(x.strip() for x in value)
+
+
+def _lint_settings(path: Path, table: Any) -> tuple[LintSettings, tuple[str, ...]]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: `lint` must be a table")
+    table = {key.replace("_", "-"): value for key, value in table.items()}
+    warnings = tuple(f"{path}: unknown setting `lint.{key}` ignored" for key in sorted(set(table) - _LINT_KEYS))
+    ignores = table.get("per-file-ignores", {})
+    if not isinstance(ignores, dict):
+        raise ConfigError(f"{path}: `lint.per-file-ignores` must be a table of glob = [codes]")
+    days = table.get("stale-project-days", 90)
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ConfigError(f"{path}: `lint.stale-project-days` must be a positive whole number of days")
+    settings = LintSettings(
+        select=_selectors(path, "select", table.get("select", [])),
+        ignore=_selectors(path, "ignore", table.get("ignore", [])),
+        extend_select=_selectors(path, "extend-select", table.get("extend-select", [])),
+        per_file_ignores=tuple(
+            (glob, _selectors(path, f"per-file-ignores.{glob!r}", codes)) for glob, codes in ignores.items()
+        ),
+        stale_project_days=days,
+    )
+    return settings, warnings
 
 
 def find_repo_root(start: Path) -> Path | None:

@@ -121,6 +121,12 @@ def normalise_target(raw: str) -> str | None:
     return posixpath.normpath(target)
 
 
+def entry_target(line: str) -> str | None:
+    """The folder path a list entry (a list item opening with a link) points at; None otherwise."""
+    entry = _ENTRY.match(line)
+    return normalise_target(entry.group("target")) if entry else None
+
+
 def find_links(text: str) -> list[Link]:
     """Every inline link in MEMORY.md, with its line number, skipping fenced code."""
     links: list[Link] = []

@@ -44,7 +44,30 @@ from memdir.store import (
 from memdir.templates import render_memory
 
 if TYPE_CHECKING:
-    from memdir.lint import LintReport
+    from memdir.lint import Finding, LintReport, Rule
+
+FIX_PASSES = 10  # a fix can uncover another; ten passes is more than any real file needs
+
+
+class _Unread:
+    """Marks an argument left out, where None already means "MEMORY.md does not exist"."""
+
+
+UNREAD = _Unread()
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str  # relative to the folder
+    before: str | None  # None: the file is new
+    after: str
+
+
+@dataclass(frozen=True)
+class FixResult:
+    changes: list[FileChange]  # what was (or, in a dry run, would be) written
+    fixed: list[Finding]  # the findings the changes fix
+    report: LintReport  # what is left, after the changes
 
 
 @dataclass(frozen=True)
@@ -163,28 +186,130 @@ class MemoryDir:
                 raise MemoryNotFound(f"{query!r} matches {len(hits)} memories ({names}); name the file")
         raise MemoryNotFound(f"no memory matches {query!r} in {self.root}; `memdir list` shows them")
 
-    def lint(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> LintReport:
-        """Run the selected lint rules (all by default). Raises ValueError for an unknown selector."""
+    def lint(
+        self,
+        select: Iterable[str] = (),
+        ignore: Iterable[str] = (),
+        extend_select: Iterable[str] = (),
+    ) -> LintReport:
+        """Run the lint rules: `select` (else the config's, else the default set), plus
+        `extend_select`, minus `ignore` (both added to the config's). Raises ValueError for an
+        unknown selector."""
+        return self._lint(self._rules(select, ignore, extend_select), self.scan())
+
+    def fix(
+        self,
+        select: Iterable[str] = (),
+        ignore: Iterable[str] = (),
+        extend_select: Iterable[str] = (),
+        unsafe: bool = False,
+        dry_run: bool = False,
+    ) -> FixResult:
+        """Apply the fixes of the selected rules (safe ones; unsafe too with `unsafe`).
+
+        Fixes are applied in memory, pass after pass until none is left, and then written under
+        the folder lock: each changed memory atomically, then MEMORY.md through `write_index`
+        (which keeps its history). With `dry_run` nothing is written; `changes` says what would be.
+        Raises MemoryChanged when a file changes on disk while its fix is being written.
+        """
+        rules = self._rules(select, ignore, extend_select)
+        if dry_run:
+            return self._fix_locked(rules, unsafe, dry_run=True)
+        with folder_lock(self.root):
+            return self._fix_locked(rules, unsafe, dry_run=False)
+
+    def _rules(self, select: Iterable[str], ignore: Iterable[str], extend_select: Iterable[str]) -> builtins.list[Rule]:
         from memdir import lint as linter  # the rules are only loaded by those who lint
 
-        rules = linter.select_rules(select, ignore)
-        scan = self.scan()
+        settings = self.config.lint
+        return linter.select_rules(
+            list(select) or settings.select,
+            [*settings.ignore, *ignore],
+            [*settings.extend_select, *extend_select],
+        )
+
+    def _lint(self, rules: Iterable[Rule], scan: Scan, index_text: str | _Unread | None = UNREAD) -> LintReport:
+        from memdir import lint as linter
+        from memdir.config import find_repo_root
+
         try:
-            planned = self._write_index_locked(scan=scan, dry_run=True)
-            index_text, index_problem, index = planned.previous, None, planned.result
+            planned = self._write_index_locked(scan=scan, dry_run=True, previous=index_text)
+            current, index_problem, index = planned.previous, None, planned.result
         except IndexRefused as exc:  # nothing to compare against; F003 or S001 report why
-            index_text, index_problem, index = None, str(exc), IndexResult(text="")
+            current, index_problem, index = None, str(exc), IndexResult(text="")
         ctx = linter.LintContext(
             root=self.root,
             scan=scan,
-            index_text=index_text,
+            index_text=current,
             index_problem=index_problem,
             index=index,
             config=self.config,
             today=self.today,
             caps=self.caps,
+            repo_root=find_repo_root(self.root.resolve()),
         )
         return linter.run_rules(ctx, rules)
+
+    def _fix_locked(self, rules: builtins.list[Rule], unsafe: bool, dry_run: bool) -> FixResult:
+        from memdir.lint.fix import apply_edits, overlay
+        from memdir.lint.registry import Applicability
+
+        allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+        scan = self.scan()
+        in_sync = not self._write_index_locked(dry_run=True, scan=scan).changed
+        report = self._lint(rules, scan)
+        originals = {m.path: m.doc.text for m in scan.memories}
+        texts: dict[str, str] = {}
+        fixed: dict[tuple[str, str, int | None, str], Finding] = {}
+        regenerate = drop_missing = False
+        for _ in range(FIX_PASSES):
+            wanted = [f for f in report.findings if f.fix is not None and f.fix.applicability in allowed]
+            by_path: dict[str, list[Finding]] = {}
+            for finding in wanted:
+                assert finding.fix is not None
+                if finding.fix.regenerate_index or finding.fix.drop_missing:
+                    regenerate = True
+                    drop_missing = drop_missing or finding.fix.drop_missing
+                    fixed.setdefault((finding.code, finding.path, finding.line, finding.message), finding)
+                elif finding.fix.edits and finding.path in originals:
+                    by_path.setdefault(finding.path, []).append(finding)
+            progressed = False
+            for path, findings in by_path.items():
+                text = texts.get(path, originals[path])
+                new_text, applied = apply_edits(text, findings)
+                if new_text != text:
+                    texts[path] = new_text
+                    progressed = True
+                for finding in applied:
+                    fixed[(finding.code, finding.path, finding.line, finding.message)] = finding
+            if not progressed:
+                break
+            scan = overlay(scan, texts)
+            report = self._lint(rules, scan)
+        # Edited descriptions change index lines: an index that was in sync is kept in sync.
+        regenerate = regenerate or (bool(texts) and in_sync)
+        changes = [FileChange(path, originals[path], new) for path, new in sorted(texts.items())]
+        previous = self.read_index()
+        index_text = previous
+        if regenerate:
+            planned = self._write_index_locked(drop_missing=drop_missing, dry_run=True, scan=scan, previous=previous)
+            if planned.changed:
+                index_text = planned.result.text
+                changes.append(FileChange(INDEX_NAME, previous, index_text))
+        if not dry_run:
+            for change in changes:
+                if change.path != INDEX_NAME:
+                    self._replace_fixed(change)
+            if regenerate:
+                self._write_index_locked(drop_missing=drop_missing)
+            scan, index_text = self.scan(), self.read_index()
+        return FixResult(changes, list(fixed.values()), self._lint(rules, scan, index_text))
+
+    def _replace_fixed(self, change: FileChange) -> None:
+        path = self.root / change.path
+        if read_text_if_exists(path) != change.before:
+            raise MemoryChanged(f"{path} changed while memdir was fixing it; nothing was written to it, run again")
+        atomic_write(path, change.after)
 
     # --- writing ---------------------------------------------------------------------------
 
@@ -220,12 +345,17 @@ class MemoryDir:
         drop_missing: bool = False,
         dry_run: bool = False,
         scan: Scan | None = None,
+        previous: str | _Unread | None = UNREAD,
     ) -> IndexWrite:
         """The one place the index is computed (and, unless `dry_run`, written).
 
         `scan` is the folder as the caller already loaded it; by default it is scanned here.
+        `previous` stands in for MEMORY.md as it is (only in a dry run: a fix previewing its result).
         """
-        previous = self.read_index()
+        if isinstance(previous, _Unread):
+            previous = self.read_index()
+        else:
+            assert dry_run, "an index is only written over the file as it is on disk"
         if drop_missing:
             drop = [*drop, *self._missing_targets(previous or "")]
         scan = scan or self.scan()

@@ -84,21 +84,53 @@ def cli_reference() -> str:
 def rules_catalogue() -> str:
     out = [HEADER, "# Lint rules", ""]
     out += [
-        "`memdir lint` runs every rule below unless `--select`/`--ignore` say otherwise; `memdir rules CODE`",
-        "prints one entry. Errors fail the run (exit 1); warnings fail it only with `--strict`; info never",
-        "does. Codes are stable: a family letter and three digits (F files and frontmatter, B body,",
-        "D duplicates, I the MEMORY.md index, S security).",
+        "`memdir lint` runs every rule below that is on by default; `--select`, `--extend-select` and",
+        "`--ignore` (or `[tool.memdir.lint]`) change the set, and `memdir rules CODE` prints one entry.",
+        "Errors fail the run (exit 1); warnings fail it only with `--strict`; info never does. Rules marked",
+        "safe are fixed by `memdir lint --fix`, unsafe ones only with `--unsafe-fixes` too. Codes are stable:",
+        "a family letter and three digits (F files and frontmatter, B body, C content, D duplicates and",
+        "conflicts, I the MEMORY.md index, L the linter itself, R references, S security).",
         "",
-        "| code | name | severity | what it finds |",
-        "|---|---|---|---|",
+        "Suppressing a finding: `memdir-ignore: [CODE, ...]` in a memory's frontmatter, `<!-- memdir-ignore:",
+        "CODE -->` in MEMORY.md (on a line of its own for the whole file, after text for that line), or",
+        "`per-file-ignores` in the config. L001 reports suppressions that no longer suppress anything.",
+        "",
+        "| code | name | severity | fix | what it finds |",
+        "|---|---|---|---|---|",
     ]
-    out += [
-        f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity.value} | {_cell(r.summary)} |"
-        for r in sorted(RULES.values(), key=lambda r: r.code)
-    ]
+    for r in sorted(RULES.values(), key=lambda r: r.code):
+        fix = r.fixable.value if r.fixable else ""
+        default = "" if r.default else " (off by default)"
+        anchor = f"#{r.code.lower()}-{r.name}"
+        out.append(f"| [{r.code}]({anchor}) | {r.name} | {r.severity.value}{default} | {fix} | {_cell(r.summary)} |")
     out.append("")
     for r in sorted(RULES.values(), key=lambda r: r.code):
-        out += [f"## {r.code} {r.name}", "", f"Severity: {r.severity.value}. {r.summary}", "", r.doc, ""]
+        fix = f"; {r.fixable.value} fix" if r.fixable else ""
+        default = "" if r.default else "; off by default (`--extend-select " + r.code + "`)"
+        out += [
+            f"## {r.code} {r.name}",
+            "",
+            f"Severity: {r.severity.value}{fix}{default}.",
+            "",
+            f"**What it does:** {r.summary}",
+            "",
+            f"**Why it matters:** {r.why}",
+            "",
+            "**Example:**",
+            "",
+            "```markdown",
+            r.example,
+            "```",
+            "",
+            "**Instead:**",
+            "",
+            "```markdown",
+            r.instead,
+            "```",
+            "",
+            f"**Fix:** {r.fix}",
+            "",
+        ]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -263,7 +263,7 @@ def test_lint_text_json_and_exit_codes(folder: Path, make_memory: MakeMemory) ->
     assert memdir("--dir", str(folder), "lint", "--strict").exit_code == 1
     data = json.loads(memdir("--dir", str(folder), "lint", "--format", "json").stdout)
     assert set(data) == {"folder", "findings", "summary"}
-    assert set(data["findings"][0]) == {"code", "name", "severity", "path", "line", "message"}
+    assert set(data["findings"][0]) == {"code", "name", "severity", "path", "line", "message", "fix"}
     assert data["summary"]["warnings"] == 2 and data["summary"]["by_code"] == {"B001": 1, "B002": 1}
     make_memory("user_y.md")  # not indexed: an error
     assert memdir("--dir", str(folder), "lint").exit_code == 1
@@ -277,7 +277,9 @@ def test_lint_text_json_and_exit_codes(folder: Path, make_memory: MakeMemory) ->
 def test_rules_lists_and_explains() -> None:
     assert "F007" in memdir("rules").stdout
     one = memdir("rules", "relative-date")
-    assert one.exit_code == 0 and one.stdout.startswith("B003 relative-date (warning)")
+    assert one.exit_code == 0 and one.stdout.startswith("B003 relative-date (warning, safe fix)")
+    for section in ("What it does:", "Why it matters:", "Example:", "Instead:", "Fix:"):
+        assert section in one.stdout
     assert memdir("rules", "X999").exit_code == 2
     assert len(json.loads(memdir("rules", "--format", "json").stdout)) >= 18
 

@@ -290,9 +290,11 @@ def test_lint_json_matches_schema(name: str, corpus_run: RunFolder) -> None:
     report = json.loads(run.lint_out)
     assert set(report) == {"folder", "findings", "summary"}
     assert isinstance(report["folder"], str) and Path(report["folder"]).name == name
-    keys = {"code", "name", "severity", "path", "line", "message"}
+    keys = {"code", "name", "severity", "path", "line", "message", "fix"}
     for finding in report["findings"]:
         assert set(finding) == keys, finding
+        fix = finding["fix"]
+        assert fix is None or (set(fix) == {"applicability", "description"} and fix["applicability"] in ("safe", "unsafe"))
         assert re.fullmatch(r"[A-Z]\d{3}", finding["code"]), finding
         assert re.fullmatch(r"[a-z]+(-[a-z]+)*", finding["name"]), finding
         assert finding["severity"] in ("error", "warning", "info"), finding

@@ -75,7 +75,7 @@ def test_f003_clean(folder: Path, make_memory: MakeMemory) -> None:
 
 def test_f004_f005_missing_name_and_description(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("user_x.md", name='""', description=None)
-    assert findings(folder, "F004") == [("user_x.md", 2, "no `name` (the index shows the file name instead)")]
+    assert findings(folder, "F004") == [("user_x.md", 2, "`name` is empty (the index shows the file name instead)")]
     assert findings(folder, "F005") == [("user_x.md", 1, "no `description`: the index line will be a bare link")]
     make_memory("user_x.md")
     assert findings(folder, "F004") == findings(folder, "F005") == []

@@ -1,52 +1,136 @@
-"""`memdir lint` and `memdir rules`: check a memory folder, and explain each check."""
+"""`memdir lint` and `memdir rules`: check a memory folder, fix what is safe, and explain each check."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memdir.cli.app import FormatOption, OutputFormat, app, fail, state
+
+if TYPE_CHECKING:
+    from memdir.memory_dir import FileChange
+
+
+class LintFormat(StrEnum):
+    text = "text"
+    concise = "concise"
+    json = "json"
+    github = "github"
+    sarif = "sarif"
 
 
 def _selectors(values: list[str] | None) -> list[str]:
     return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
 
 
+_SELECT_HELP = "codes, code prefixes (F, I00), names or ALL; comma-separated or repeated"
+
+
 @app.command()
 def lint(
     ctx: typer.Context,
-    format: FormatOption = OutputFormat.text,
-    select: Annotated[
+    format: Annotated[
+        LintFormat,
+        typer.Option(
+            "--format", "--output-format", "-f", envvar="MEMDIR_OUTPUT_FORMAT", help="Report format.", show_envvar=True
+        ),
+    ] = LintFormat.text,
+    output_file: Annotated[
+        Path | None, typer.Option("--output-file", "-o", help="Write the report to this file instead of stdout.")
+    ] = None,
+    select: Annotated[list[str] | None, typer.Option("--select", help=f"Only these rules: {_SELECT_HELP}.")] = None,
+    extend_select: Annotated[
         list[str] | None,
-        typer.Option("--select", help="Only these rules: codes, code prefixes (F, I00) or names; comma-separated."),
+        typer.Option("--extend-select", help="These rules on top of the selection (e.g. off-by-default ones)."),
     ] = None,
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", help="Skip these rules (same forms as --select).")
     ] = None,
+    fix: Annotated[bool, typer.Option("--fix", help="Apply safe fixes, then report what is left.")] = False,
+    unsafe_fixes: Annotated[
+        bool, typer.Option("--unsafe-fixes", help="With --fix or --diff, apply unsafe fixes too.")
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print the changes --fix would make, as a unified diff; write nothing.")
+    ] = False,
+    exit_non_zero_on_fix: Annotated[
+        bool,
+        typer.Option("--exit-non-zero-on-fix", help="Exit 1 when --fix changed anything, even if nothing is left."),
+    ] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail the run too.")] = False,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
 ) -> None:
-    """Check the memory folder: frontmatter, bodies, duplicates, and MEMORY.md against its caps.
+    """Check the memory folder: frontmatter, bodies, content, duplicates, secrets, and MEMORY.md.
 
-    Exit 0 when clean (warnings and info do not fail unless --strict), 1 on findings, 2 on a
-    usage or configuration error.
+    Exit 0 when clean (warnings and info do not fail unless --strict), 1 on findings (with
+    --diff: when there is something to fix), 2 on a usage or configuration error. Settings come
+    from `[tool.memdir.lint]` in pyproject.toml or `[lint]` in .memdir.toml; options add to them.
     """
-    from memdir.lint.report import render_json, render_text
+    from memdir.lint.report import render_concise, render_github, render_json, render_sarif, render_text
 
     st = state(ctx)
     folder = st.folder()
+    chosen = {"select": _selectors(select), "ignore": _selectors(ignore), "extend_select": _selectors(extend_select)}
+    if diff and fix:
+        fail("--diff previews what --fix would do; give one of them")
+    fixed = 0
     try:
-        report = folder.lint(select=_selectors(select), ignore=_selectors(ignore))
+        if diff or fix:
+            result = folder.fix(**chosen, unsafe=unsafe_fixes, dry_run=diff)
+            report, fixed = result.report, len(result.fixed)
+            if diff:
+                st.write(_unified_diff(result.changes))
+                st.say(f"Would fix {fixed} issues in {len(result.changes)} files." if fixed else "Nothing to fix.")
+                if result.changes and not exit_zero:
+                    raise typer.Exit(1)
+                return
+        else:
+            report = folder.lint(**chosen)
     except ValueError as exc:
         fail(str(exc))
-    if format is OutputFormat.json:
-        st.write(render_json(report, folder.root))
+
+    def show(path: str) -> str:
+        return st.show_path(folder.root / path)
+
+    if format is LintFormat.json:
+        text = render_json(report, folder.root)
+    elif format is LintFormat.sarif:
+        from memdir.lint import RULES
+
+        text = render_sarif(report, RULES.values(), show)
+    elif format is LintFormat.github:
+        text = render_github(report, show)
+    elif format is LintFormat.concise:
+        text = render_concise(report, show)
     else:
-        st.write(render_text(report, lambda p: st.show_path(folder.root / p)))
-    if report.failed(strict) and not exit_zero:
+        text = render_text(report, show, fixed)
+    if output_file is None:
+        st.write(text)
+    else:
+        from memdir.store import atomic_write
+
+        atomic_write(output_file, text)
+        st.say(f"Wrote the {format.value} report ({len(report.findings)} findings) to {output_file}.")
+    if exit_zero:
+        return
+    if report.failed(strict) or (exit_non_zero_on_fix and fixed):
         raise typer.Exit(1)
+
+
+def _unified_diff(changes: list[FileChange]) -> str:
+    import difflib
+
+    out: list[str] = []
+    for change in changes:
+        before = (change.before or "").splitlines(keepends=True)
+        after = change.after.splitlines(keepends=True)
+        for line in difflib.unified_diff(before, after, f"a/{change.path}", f"b/{change.path}"):
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
 @app.command()
@@ -55,7 +139,7 @@ def rules(
     code: Annotated[str | None, typer.Argument(help="A rule code or name to explain.", show_default=False)] = None,
     format: FormatOption = OutputFormat.text,
 ) -> None:
-    """List the lint rules, or explain one."""
+    """List the lint rules (code, name, severity, fixable), or explain one."""
     from rich.table import Table
 
     from memdir.lint import RULES
@@ -68,18 +152,30 @@ def rules(
             fail(f"no rule {code!r}; `memdir rules` lists them")
     if format is OutputFormat.json:
         payload = [
-            {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary, "doc": r.doc}
+            {
+                "code": r.code,
+                "name": r.name,
+                "severity": r.severity.value,
+                "fixable": r.fixable.value if r.fixable else None,
+                "default": r.default,
+                "summary": r.summary,
+                "why": r.why,
+                "example": r.example,
+                "instead": r.instead,
+                "fix": r.fix,
+            }
             for r in chosen
         ]
         st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     if code is not None:
         r = chosen[0]
-        st.write(f"{r.code} {r.name} ({r.severity.value})\n\n{r.summary}\n\n{r.doc}\n")
+        fixable = f", {r.fixable.value} fix" if r.fixable else ""
+        st.write(f"{r.code} {r.name} ({r.severity.value}{fixable})\n\n{r.doc}\n")
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("code", "name", "severity", "what it finds"):
+    for column in ("code", "name", "severity", "fix", "what it finds"):
         table.add_column(column, overflow="fold")
     for r in chosen:
-        table.add_row(r.code, r.name, r.severity.value, r.summary)
+        table.add_row(r.code, r.name, r.severity.value, r.fixable.value if r.fixable else "", r.summary)
     st.out.print(table)

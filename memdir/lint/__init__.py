@@ -8,11 +8,20 @@ from dataclasses import dataclass
 from typing import Any
 
 # Importing the rule families registers their rules.
-from memdir.lint import body, duplicates, frontmatter, indexfile, security  # noqa: F401
-from memdir.lint.registry import RULES, Finding, LintContext, Rule, Severity, resolve_selection
+from memdir.lint import body, content, duplicates, frontmatter, indexfile, references, security  # noqa: F401
+from memdir.lint.registry import (
+    RULES,
+    Applicability,
+    Finding,
+    LintContext,
+    Rule,
+    Severity,
+    resolve_selection,
+)
+from memdir.lint.suppression import suppress
 from memdir.model import INDEX_NAME
 
-__all__ = ["RULES", "Finding", "LintContext", "LintReport", "Rule", "Severity", "run_rules"]
+__all__ = ["RULES", "Applicability", "Finding", "LintContext", "LintReport", "Rule", "Severity", "run_rules"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,10 @@ class LintReport:
         failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
         return any(f.severity in failing for f in self.findings)
 
+    def fixable(self, unsafe: bool = False) -> int:
+        wanted = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+        return sum(1 for f in self.findings if f.fixable in wanted)
+
     def summary(self) -> dict[str, Any]:
         return {
             "files": self.files,
@@ -37,6 +50,7 @@ class LintReport:
             "errors": self.count(Severity.ERROR),
             "warnings": self.count(Severity.WARNING),
             "info": self.count(Severity.INFO),
+            "fixable": self.fixable(),
             "by_code": dict(sorted(Counter(f.code for f in self.findings).items())),
         }
 
@@ -46,10 +60,12 @@ class LintReport:
 
 def run_rules(ctx: LintContext, rules: Iterable[Rule] | None = None) -> LintReport:
     chosen = list(RULES.values()) if rules is None else list(rules)
-    findings = [finding for r in chosen for finding in r.run(ctx)]
+    findings = suppress(ctx, (finding for r in chosen for finding in r.run(ctx)), chosen)
     findings.sort(key=lambda f: (f.path != INDEX_NAME, f.path, f.line or 0, f.code))
     return LintReport(findings, files=ctx.scan.files_seen + 1, memories=len(ctx.scan.memories))
 
 
-def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
-    return resolve_selection(list(select), list(ignore))
+def select_rules(
+    select: Iterable[str] = (), ignore: Iterable[str] = (), extend_select: Iterable[str] = ()
+) -> list[Rule]:
+    return resolve_selection(select, ignore, extend_select)

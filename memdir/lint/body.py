@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from memdir.dates import find_relative_dates
-from memdir.lint.registry import Hit, LintContext, Severity, rule
+from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, rule
 from memdir.model import Memory
 
 
@@ -36,40 +36,54 @@ def _needs_labels(ctx: LintContext) -> Iterator[Memory]:
             yield memory
 
 
+_FEEDBACK = """\
+    ---
+    name: lint-before-commit
+    description: Run npm run lint before every commit
+    type: feedback
+    ---
+    Run `npm run lint` before every commit."""
+
+
 @rule(
     "B001", "missing-why", Severity.WARNING,
-    "A feedback or project memory has no **Why:** line.",
-    """Feedback and project memories record a rule or a decision; the reason is what lets the agent
-    judge edge cases instead of applying the rule blindly, and what tells a later reader whether
-    it still holds. Add a line `**Why:** <the incident, request or constraint behind it>`.
-    Unbolded labels, a full-width colon and translated labels (configurable with `why_labels`)
-    are accepted. No automatic fix.""",
+    "Finds feedback and project memories with no **Why:** line.",
+    why="""Feedback and project memories record a rule or a decision; the reason is what lets the
+    agent judge edge cases instead of applying the rule blindly, and what tells a later reader
+    whether it still holds. Unbolded labels, a full-width colon and translated labels
+    (configurable with `why_labels`) are accepted.""",
+    example=_FEEDBACK,
+    instead=_FEEDBACK + """
+
+    **Why:** CI was red for a whole day over unlinted code (2026-11-20).
+
+    **How to apply:** Before any `git commit` in this repository.""",
 )  # fmt: skip
 def missing_why(ctx: LintContext) -> Iterator[Hit]:
     for memory in _needs_labels(ctx):
         if not has_label(memory.body, ctx.config.why_labels):
-            yield (
-                memory.path,
-                memory.doc.body_line,
-                f"{memory.type.value if memory.type else ''} memory has no **Why:** line",
-            )
+            kind = memory.type.value if memory.type else ""
+            yield Hit(memory.path, memory.doc.body_line, f"{kind} memory has no **Why:** line")
 
 
 @rule(
     "B002", "missing-how-to-apply", Severity.WARNING,
-    "A feedback or project memory has no **How to apply:** line.",
-    """The trigger says when the memory matters: which command, file or situation. Without it the
-    agent has to guess when to recall the rule. Add `**How to apply:** <when and where it
-    applies>`. Variants as for B001 are accepted (`how_labels` in the config). No automatic fix.""",
+    "Finds feedback and project memories with no **How to apply:** line.",
+    why="""The trigger says when the memory matters: which command, file or situation. Without it
+    the agent has to guess when to recall the rule. Variants as for B001 are accepted
+    (`how_labels` in the config).""",
+    example=_FEEDBACK + "\n\n    **Why:** CI was red for a whole day over unlinted code (2026-11-20).",
+    instead=_FEEDBACK + """
+
+    **Why:** CI was red for a whole day over unlinted code (2026-11-20).
+
+    **How to apply:** Before any `git commit` in this repository.""",
 )  # fmt: skip
 def missing_how(ctx: LintContext) -> Iterator[Hit]:
     for memory in _needs_labels(ctx):
         if not has_label(memory.body, ctx.config.how_labels):
-            yield (
-                memory.path,
-                memory.doc.body_line,
-                f"{memory.type.value if memory.type else ''} memory has no **How to apply:** line",
-            )
+            kind = memory.type.value if memory.type else ""
+            yield Hit(memory.path, memory.doc.body_line, f"{kind} memory has no **How to apply:** line")
 
 
 def _anchor(memory: Memory) -> tuple[dt.date, str]:
@@ -79,29 +93,100 @@ def _anchor(memory: Memory) -> tuple[dt.date, str]:
     return dt.date.fromtimestamp(memory.mtime), "its modification time"
 
 
+def _line_span(text: str, line: int) -> tuple[int, int]:
+    """Offsets of 1-based `line` in `text`, without its newline."""
+    start = 0
+    for _ in range(line - 1):
+        start = text.index("\n", start) + 1
+    end = text.find("\n", start)
+    return start, len(text) if end < 0 else end
+
+
 @rule(
     "B003", "relative-date", Severity.WARNING,
-    "The description or body uses a relative date (tomorrow, next Thursday, last week).",
-    """A memory is read weeks or months after it was written, when "next Thursday" points at the
-    wrong day. Write the absolute ISO date instead: `2026-11-26`, not `next Thursday`. `memdir add`
-    converts relative dates when it writes; this rule finds the ones written by hand, and says
-    which date each would be, counted from the file's `updated`/`created` date (else its
-    modification time). Code spans and fenced code are ignored.""",
+    "Finds relative dates (tomorrow, next Thursday, last week) in a description or body.",
+    why="""A memory is read weeks or months after it was written, when "next Thursday" points at the
+    wrong day. `memdir add` converts relative dates when it writes; this rule finds the ones
+    written by hand and says which date each would be, counted from the file's
+    `updated`/`created` date, else its modification time. Code spans and fenced code are ignored.""",
+    example="The release freeze starts next Thursday.",
+    instead="The release freeze starts 2026-11-26.",
+    fix="Replaces each phrase with its ISO date, counted from the file's date (safe).",
+    fixable=Applicability.SAFE,
 )  # fmt: skip
 def relative_date(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
         anchor, anchored_on = _anchor(memory)
-        sources = ((memory.description, None), (memory.body, memory.doc.body_line))
-        for text, first_line in sources:
-            for span in find_relative_dates(text, anchor):
-                line = (
-                    memory.line_of("description")
-                    if first_line is None
-                    else first_line + text.count("\n", 0, span.start)
-                )
-                yield (
-                    memory.path,
-                    line,
-                    f"relative date {span.phrase!r}: write the date ({span.resolved.isoformat()}, "
-                    f"counting from {anchored_on} {anchor.isoformat()})",
-                )
+        text = memory.doc.text
+        description_line = memory.line_of("description")
+        for span in find_relative_dates(memory.description, anchor):
+            line_start, line_end = _line_span(text, description_line)
+            where = text.find(span.phrase, line_start, line_end)
+            unique = where >= 0 and text.find(span.phrase, where + 1, line_end) < 0
+            edit = Edit(where, where + len(span.phrase), span.resolved.isoformat()) if unique else None
+            yield _date_hit(memory, description_line, span.phrase, span.resolved, anchored_on, anchor, edit)
+        for span in find_relative_dates(memory.body, anchor):
+            start = memory.doc.body_start + span.start
+            line = memory.doc.body_line + memory.body.count("\n", 0, span.start)
+            edit = Edit(start, memory.doc.body_start + span.end, span.resolved.isoformat())
+            yield _date_hit(memory, line, span.phrase, span.resolved, anchored_on, anchor, edit)
+
+
+def _date_hit(
+    memory: Memory, line: int, phrase: str, resolved: dt.date, anchored_on: str, anchor: dt.date, edit: Edit | None
+) -> Hit:
+    day = resolved.isoformat()
+    fix = None if edit is None else Fix(Applicability.SAFE, f"replace {phrase!r} with {day}", (edit,))
+    message = f"relative date {phrase!r}: write the date ({day}, counting from {anchored_on} {anchor.isoformat()})"
+    return Hit(memory.path, line, message, fix)
+
+
+@lru_cache(maxsize=16)
+def _label_forms(labels: Sequence[str]) -> re.Pattern[str]:
+    """A Why/How label opening a line, in any of its markups, with the parts that make it canonical."""
+    names = "|".join(re.escape(label).replace(r"\ ", r"\s+") for label in sorted(labels, key=len, reverse=True))
+    return re.compile(
+        rf"^(?P<lead>[ \t>]*(?:[-*+][ \t]+)?)"
+        rf"(?P<label>(?P<open>\*\*|__)?[ \t]*(?P<word>{names})[ \t]*(?P<shut>\*\*|__)?[ \t]*(?P<colon>[:：])"
+        rf"(?:[ \t]*(?P<after>\*\*|__))?)",
+        re.IGNORECASE | re.MULTILINE,
+    )
+
+
+@rule(
+    "B004", "label-format", Severity.INFO,
+    "Finds Why / How to apply labels not written as `**Why:**` (bold, colon inside).",
+    why="""Agents and tools look for the labels in the form the memory format defines. A bare
+    `Why:` or `**Why**:` is accepted by memdir, but one form across a folder is easier to read,
+    grep and parse. The label's own word is kept: `**Warum:**` stays German.""",
+    example="Why: CI was red for a whole day over unlinted code.\n**How to apply**: Before any commit.",
+    instead="**Why:** CI was red for a whole day over unlinted code.\n**How to apply:** Before any commit.",
+    fix="Rewrites the label's markup to `**Label:**`, keeping its word and everything after it (safe).",
+    fixable=Applicability.SAFE,
+)  # fmt: skip
+def label_format(ctx: LintContext) -> Iterator[Hit]:
+    pattern = _label_forms((*ctx.config.why_labels, *ctx.config.how_labels))
+    for memory in _needs_labels(ctx):
+        body = memory.body
+        for found in pattern.finditer(body):
+            end = _label_end(found)
+            if end is None:
+                continue
+            label = body[found.start("label") : end]
+            wanted = f"**{found['word']}{found['colon']}**"
+            edit = Edit(memory.doc.body_start + found.start("label"), memory.doc.body_start + end, wanted)
+            line = memory.doc.body_line + body.count("\n", 0, found.start())
+            fix = Fix(Applicability.SAFE, f"write {label.strip()!r} as {wanted!r}", (edit,))
+            yield Hit(memory.path, line, f"label {label.strip()!r} is not in the form {wanted!r}", fix)
+
+
+def _label_end(found: re.Match[str]) -> int | None:
+    """Where a non-canonical label ends, or None when it is canonical or its markup is unclear."""
+    opened, shut, after = found["open"], found["shut"], found["after"]
+    if opened == "**" and shut is None and after == "**":
+        return None  # **Why:**
+    if shut == opened:  # Why:  **Why**:  (a later ** opens bold text, not the label's)
+        return found.end("colon")
+    if opened is not None and shut is None and after == opened:  # __Why:__
+        return found.end("after")
+    return None  # "**Why: the reason**" and the like: rewriting could break the bold

@@ -10,11 +10,12 @@ from memdir.model import Memory, name_key
 
 @rule(
     "D001", "duplicate-name", Severity.ERROR,
-    "Two memories have the same `name` (ignoring case, spacing and punctuation).",
-    """A name picks one memory for `memdir show/edit/rm` and for the agent; two memories with one
-    name are usually a fact saved twice, or a change saved beside the old version instead of
-    over it. Merge them, or rename one. Reported on each later file, naming the first.
-    No automatic fix.""",
+    "Finds two memories with the same `name`, ignoring case, spacing and punctuation.",
+    why="""A name picks one memory for `memdir show/edit/rm` and for the agent; two memories with one
+    name are usually a fact saved twice, or a change saved beside the old version instead of over
+    it. Reported on each later file, naming the first.""",
+    example="feedback_lint.md and team/feedback_lint.md, both `name: lint-before-commit`",
+    instead="One memory `lint-before-commit` holding both texts, or two distinct names.",
 )  # fmt: skip
 def duplicate_name(ctx: LintContext) -> Iterator[Hit]:
     first: dict[str, Memory] = {}
@@ -23,6 +24,6 @@ def duplicate_name(ctx: LintContext) -> Iterator[Hit]:
         if not key:
             continue
         if key in first:
-            yield memory.path, memory.line_of("name"), f"same name {memory.name!r} as {first[key].path}"
+            yield Hit(memory.path, memory.line_of("name"), f"same name {memory.name!r} as {first[key].path}")
         else:
             first[key] = memory

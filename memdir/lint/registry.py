@@ -1,7 +1,8 @@
 """The rule registry: every lint rule has a stable code, a kebab-case name, a severity and a doc.
 
 Rule families live in their own modules and register with the `rule` decorator; a check yields
-(path, line, message) and the registry turns that into a Finding carrying the rule's identity.
+Hits (path, line, message and an optional Fix) and the registry turns them into Findings that
+carry the rule's identity.
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memdir.config import Config
 from memdir.index import DEFAULT_CAPS, Caps, IndexResult
@@ -25,14 +26,53 @@ class Severity(StrEnum):
     INFO = "info"
 
 
+class Applicability(StrEnum):
+    """Safe fixes keep the meaning and every word a person wrote; unsafe ones need a look."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] of the finding's file, as it was read, with `replacement`."""
+
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    description: str
+    edits: tuple[Edit, ...] = ()  # on the file the finding names
+    regenerate_index: bool = False  # the fix is `memdir index`
+    drop_missing: bool = False  # ... with --drop-missing
+
+
+class Hit(NamedTuple):
+    """What a check reports: where, what, and how to fix it when that is known."""
+
+    path: str  # relative to the memory folder
+    line: int | None
+    message: str
+    fix: Fix | None = None
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str
     name: str
     severity: Severity
-    path: str  # relative to the memory folder
+    path: str  # relative to the memory folder, '/'-separated
     line: int | None
     message: str
+    fix: Fix | None = field(default=None, compare=False)
+
+    @property
+    def fixable(self) -> Applicability | None:
+        return None if self.fix is None else self.fix.applicability
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,7 +82,9 @@ class Finding:
             "path": self.path,
             "line": self.line,
             "message": self.message,
-        }
+            "fix": None if self.fix is None else {"applicability": self.fix.applicability.value,
+                                                   "description": self.fix.description},
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -57,9 +99,9 @@ class LintContext:
     config: Config
     today: dt.date
     caps: Caps = DEFAULT_CAPS
+    repo_root: Path | None = None  # the git work tree holding the folder, for file references
 
 
-Hit = tuple[str, int | None, str]
 Check = Callable[[LintContext], Iterable[Hit]]
 
 
@@ -68,13 +110,30 @@ class Rule:
     code: str
     name: str
     severity: Severity
-    summary: str
-    doc: str
+    summary: str  # what it checks, one sentence
+    why: str  # why it matters
+    example: str  # what it finds
+    instead: str  # what to write instead
+    fix: str  # what --fix does, in words
+    fixable: Applicability | None
+    default: bool  # on unless selected away; off-by-default rules need --select/--extend-select
     check: Check
 
+    @property
+    def doc(self) -> str:
+        """The whole entry `memdir rules CODE` prints and docs/rules.md lists."""
+        return (
+            f"What it does: {self.summary}\n\nWhy it matters: {self.why}\n\n"
+            f"Example:\n\n{_indent(self.example)}\n\nInstead:\n\n{_indent(self.instead)}\n\nFix: {self.fix}"
+        )
+
     def run(self, ctx: LintContext) -> Iterator[Finding]:
-        for path, line, message in self.check(ctx):
-            yield Finding(self.code, self.name, self.severity, path, line, message)
+        for hit in self.check(ctx):
+            yield Finding(self.code, self.name, self.severity, hit.path, hit.line, hit.message, hit.fix)
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"    {line}" if line else "" for line in text.splitlines())
 
 
 RULES: dict[str, Rule] = {}
@@ -82,30 +141,70 @@ _CODE = re.compile(r"^[A-Z]\d{3}$")
 _NAME = re.compile(r"^[a-z]+(?:-[a-z]+)*$")
 
 
-def rule(code: str, name: str, severity: Severity, summary: str, doc: str) -> Callable[[Check], Check]:
+def _prose(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _block(text: str) -> str:
+    """Examples keep their lines; only the indentation of the source code is removed."""
+    lines = text.strip("\n").splitlines()
+    margin = min((len(x) - len(x.lstrip()) for x in lines if x.strip()), default=0)
+    return "\n".join(x[margin:] for x in lines)
+
+
+def rule(
+    code: str,
+    name: str,
+    severity: Severity,
+    summary: str,
+    *,
+    why: str,
+    example: str,
+    instead: str,
+    fix: str | None = None,
+    fixable: Applicability | None = None,
+    default: bool = True,
+) -> Callable[[Check], Check]:
     """Register a check under a code (family letter + 3 digits) and a kebab-case name."""
     if not _CODE.match(code) or not _NAME.match(name):
         raise ValueError(f"bad rule identity {code} {name}")
     if code in RULES or any(r.name == name for r in RULES.values()):
         raise ValueError(f"rule {code} {name} registered twice")
+    if (fix is None) != (fixable is None):
+        raise ValueError(f"rule {code}: a fix needs both its words and its applicability")
 
     def register(check: Check) -> Check:
-        RULES[code] = Rule(code, name, severity, summary, " ".join(doc.split()), check)
+        RULES[code] = Rule(
+            code, name, severity, _prose(summary), _prose(why), _block(example), _block(instead),
+            _prose(fix) if fix else "None; this needs a person's judgement.", fixable, default, check,
+        )  # fmt: skip
         return check
 
     return register
 
 
-def resolve_selection(select: Iterable[str], ignore: Iterable[str]) -> list[Rule]:
-    """Rules chosen by code prefixes or names; unknown selectors are a usage error (ValueError)."""
+def matching_rules(selector: str) -> list[Rule]:
+    """Rules a selector names: a code, a code prefix (`F`, `I00`), a rule name, or `ALL`."""
+    if selector.upper() == "ALL":
+        return list(RULES.values())
+    found = [r for r in RULES.values() if r.code.startswith(selector.upper()) or r.name == selector]
+    if not found:
+        raise ValueError(f"no lint rule matches {selector!r}; `memdir rules` lists them")
+    return found
 
-    def matches(selector: str) -> list[Rule]:
-        found = [r for r in RULES.values() if r.code.startswith(selector.upper()) or r.name == selector]
-        if not found:
-            raise ValueError(f"no lint rule matches {selector!r}; `memdir rules` lists them")
-        return found
 
-    chosen = {r.code for s in select for r in matches(s)} if select else set(RULES)
+def resolve_selection(
+    select: Iterable[str] = (), ignore: Iterable[str] = (), extend_select: Iterable[str] = ()
+) -> list[Rule]:
+    """The rules to run: `select` (else the default set), plus `extend_select`, minus `ignore`.
+
+    Unknown selectors are a usage error (ValueError)."""
+    select = list(select)
+    if select:
+        chosen = {r.code for s in select for r in matching_rules(s)}
+    else:
+        chosen = {r.code for r in RULES.values() if r.default}
+    chosen |= {r.code for s in extend_select for r in matching_rules(s)}
     for selector in ignore:
-        chosen -= {r.code for r in matches(selector)}
+        chosen -= {r.code for r in matching_rules(selector)}
     return [RULES[code] for code in sorted(chosen)]

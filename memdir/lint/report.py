@@ -1,31 +1,130 @@
-"""Reporters: turn a LintReport into text for people or JSON for machines (a stable schema)."""
+"""Reporters: a LintReport as text for people, or json, sarif and GitHub annotations for machines.
+
+Every reporter takes `show_path`, which turns a folder-relative path into the path the reader
+needs (relative to the working directory, where CI tools and editors resolve them). Messages are
+printed as the rules wrote them; rules mask secret values before they reach a message.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
+from memdir import __version__
 from memdir.lint import LintReport
+from memdir.lint.registry import Finding, Rule, Severity
+
+ShowPath = Callable[[str], str]
 
 
-def render_text(report: LintReport, show_path: Callable[[str], str] = str) -> str:
-    """`path:line: CODE message (name)`, one finding a line, then a summary line."""
-    lines = []
-    for f in report.findings:
-        where = show_path(f.path) + (f":{f.line}" if f.line else "")
-        lines.append(f"{where}: {f.code} [{f.severity.value}] {f.message} ({f.name})")
+def _where(f: Finding, show_path: ShowPath) -> str:
+    return show_path(f.path) + (f":{f.line}" if f.line else "")
+
+
+def _summary(report: LintReport, fixed: int = 0) -> str:
     s = report.summary()
     if not report.findings:
-        lines.append(f"All checks passed: {s['memories']} memories in {s['files']} files.")
+        line = f"All checks passed: {s['memories']} memories in {s['files']} files."
     else:
-        lines.append(
-            f"Found {s['findings']} issues ({s['errors']} errors, {s['warnings']} warnings, "
-            f"{s['info']} info) in {s['files']} files."
+        line = (
+            f"Found {s['findings']} issues ({s['errors']} errors, {s['warnings']} warnings, {s['info']} info) "
+            f"in {s['files']} files."
         )
+        if s["fixable"]:
+            line += f" {s['fixable']} fixable with `memdir lint --fix`."
+        elif report.fixable(unsafe=True):
+            line += f" {report.fixable(unsafe=True)} fixable with `memdir lint --fix --unsafe-fixes`."
+    return (f"Fixed {fixed} issues.\n" if fixed else "") + line
+
+
+def render_text(report: LintReport, show_path: ShowPath = str, fixed: int = 0) -> str:
+    """`path:line: CODE [severity] message (name)`; `[*]` marks what --fix can fix."""
+    lines = []
+    for f in report.findings:
+        mark = " [*]" if f.fixable else ""
+        lines.append(f"{_where(f, show_path)}: {f.code}{mark} [{f.severity.value}] {f.message} ({f.name})")
+    lines.append(_summary(report, fixed))
     return "\n".join(lines) + "\n"
 
 
+def render_concise(report: LintReport, show_path: ShowPath = str, fixed: int = 0) -> str:
+    """One line a finding, `path:line: CODE message`, for editors and grep; no summary."""
+    return "".join(f"{_where(f, show_path)}: {f.code} {f.message}\n" for f in report.findings)
+
+
 def render_json(report: LintReport, folder: Path) -> str:
-    """`{"folder", "findings": [{code, name, severity, path, line, message}], "summary"}`."""
+    """`{"folder", "findings": [{code, name, severity, path, line, message, fix}], "summary"}`."""
     return json.dumps({"folder": str(folder), **report.to_dict()}, ensure_ascii=False, indent=2) + "\n"
+
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(report: LintReport, show_path: ShowPath = str) -> str:
+    """GitHub Actions workflow commands: `::error file=F,line=L,title=T::message`, one a finding."""
+    out = []
+    for f in report.findings:
+        props = [f"file={_escape_property(show_path(f.path))}"]
+        if f.line:
+            props.append(f"line={f.line}")
+        props.append(f"title={_escape_property(f'{f.code} {f.name}')}")
+        out.append(f"::{_GITHUB_LEVEL[f.severity]} {','.join(props)}::{_escape_data(f.message)}\n")
+    return "".join(out)
+
+
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _sarif_uri(path: str) -> str:
+    """A relative path stays relative (GitHub resolves it against the checkout); else a file URI."""
+    return Path(path).as_uri() if Path(path).is_absolute() else Path(path).as_posix()
+
+
+def render_sarif(report: LintReport, rules: Iterable[Rule], show_path: ShowPath = str) -> str:
+    """A SARIF 2.1.0 log with one run: memdir as the tool, its rules, and one result a finding."""
+    catalogue = sorted(rules, key=lambda r: r.code)
+    index = {r.code: i for i, r in enumerate(catalogue)}
+    results: list[dict[str, Any]] = []
+    for f in report.findings:
+        location: dict[str, Any] = {"artifactLocation": {"uri": _sarif_uri(show_path(f.path))}}
+        if f.line:
+            location["region"] = {"startLine": f.line}
+        result: dict[str, Any] = {
+            "ruleId": f.code,
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": location}],
+        }
+        if f.code in index:
+            result["ruleIndex"] = index[f.code]
+        results.append(result)
+    driver = {
+        "name": "memdir",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "rules": [
+            {
+                "id": r.code,
+                "name": r.name,
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": r.why},
+                "help": {"text": r.doc},
+                "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+                "properties": {"fixable": r.fixable.value if r.fixable else None},
+            }
+            for r in catalogue
+        ],
+    }
+    log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{"tool": {"driver": driver}, "results": results}]}
+    return json.dumps(log, ensure_ascii=False, indent=2) + "\n"
