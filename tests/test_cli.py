@@ -466,3 +466,16 @@ def test_edit_does_not_overwrite_a_change_made_while_the_editor_was_open(
     assert result.exit_code == 1 and "changed while" in result.stderr
     assert path.read_text().endswith("agent wrote this\n")
     assert any("Mine." in d.read_text() for d in (folder / ".memdir" / "drafts").iterdir())
+
+
+def test_global_options_after_the_subcommand(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md")
+    assert memdir("index", "--dir", str(folder)).exit_code == 0
+    assert memdir("lint", "-C", str(folder), "-q").exit_code == 0
+    assert memdir("lint", f"--dir={folder}").exit_code == 0
+    # A subcommand's own option keeps its value, even one spelled like a global option.
+    added = memdir("add", "user", "odd", "-d", "--dir", "--dir", str(folder))
+    assert added.exit_code == 0, added.output
+    assert "description: --dir" in (folder / "user_odd.md").read_text()
+    # `--dir` with nothing after it is still a usage error, not the working directory.
+    assert memdir("lint", "--dir").exit_code == 2

@@ -9,8 +9,10 @@ MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -44,8 +46,54 @@ def print_error(message: str) -> None:
     print(f"memdir: error: {message}", file=sys.stderr)
 
 
+_GLOBAL_WITH_VALUE = ("--dir", "-C")
+_GLOBAL_FLAGS = ("--quiet", "-q")
+
+
+def hoist_global_options(args: list[str], takes_value: Callable[[str, str], bool]) -> list[str]:
+    """`memdir lint --dir X` read as `memdir --dir X lint`.
+
+    Tools such as pre-commit append their arguments after the subcommand, and people type
+    them there too. No subcommand has an option of these names; `takes_value(command, option)`
+    says which of the subcommand's own options consume the next word, so `-d --dir` stays a
+    description.
+    """
+    command = 0
+    while command < len(args) and args[command].startswith("-"):
+        command += 2 if args[command] in _GLOBAL_WITH_VALUE else 1
+    if command >= len(args):
+        return args
+    name = args[command]
+    front, back = list(args[:command]), [name]
+    rest = iter(args[command + 1 :])
+    for arg in rest:
+        if arg == "--":
+            back += [arg, *rest]
+        elif arg in _GLOBAL_WITH_VALUE:
+            value = next(rest, None)
+            if value is None:  # let the parser say what is missing
+                back.append(arg)
+            else:
+                front += [arg, value]
+        elif arg in _GLOBAL_FLAGS or arg.startswith("--dir="):
+            front.append(arg)
+        elif arg.startswith("-") and "=" not in arg and takes_value(name, arg):
+            back += [arg, *itertools.islice(rest, 1)]
+        else:
+            back.append(arg)
+    return front + back
+
+
 class MemdirGroup(TyperGroup):
     """The command group; wraps every command in the error handler."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        def takes_value(command_name: str, option: str) -> bool:
+            command = self.get_command(ctx, command_name)
+            params = command.params if command is not None else []
+            return any(option in p.opts and not getattr(p, "is_flag", True) for p in params)
+
+        return super().parse_args(ctx, hoist_global_options(args, takes_value))
 
     def invoke(self, ctx: Any) -> Any:
         try:
