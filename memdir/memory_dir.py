@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from memdir.config import Config
-from memdir.errors import IndexRefused, InvalidMemory, MemoryChanged, MemoryExists, MemoryNotFound
+from memdir.errors import ConfigError, IndexRefused, InvalidMemory, MemoryChanged, MemoryExists, MemoryNotFound
 from memdir.index import DEFAULT_CAPS, Caps, IndexResult, build_index, find_links, split_lines
 from memdir.model import (
     INDEX_NAME,
@@ -222,6 +222,18 @@ class MemoryDir:
         from memdir import lint as linter  # the rules are only loaded by those who lint
 
         settings = self.config.lint
+        configured = [
+            ("select", settings.select),
+            ("ignore", settings.ignore),
+            ("extend-select", settings.extend_select),
+            *((f"per-file-ignores.{glob!r}", codes) for glob, codes in settings.per_file_ignores),
+        ]
+        for key, selectors in configured:  # a typo in the config is the config's error: say where
+            for selector in selectors:
+                try:
+                    linter.matching_rules(selector)
+                except ValueError as exc:
+                    raise ConfigError(f"{self.config.path}: `lint.{key}`: {exc}") from None
         return linter.select_rules(
             list(select) or settings.select,
             [*settings.ignore, *ignore],

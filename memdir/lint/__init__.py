@@ -16,12 +16,15 @@ from memdir.lint.registry import (
     LintContext,
     Rule,
     Severity,
+    matching_rules,
     resolve_selection,
 )
 from memdir.lint.suppression import suppress
 from memdir.model import INDEX_NAME
 
-__all__ = ["RULES", "Applicability", "Finding", "LintContext", "LintReport", "Rule", "Severity", "run_rules"]
+__all__ = [
+    "RULES", "Applicability", "Finding", "LintContext", "LintReport", "Rule", "Severity", "matching_rules", "run_rules",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)

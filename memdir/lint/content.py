@@ -20,7 +20,7 @@ HASHES_MIN = 3
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.MULTILINE)
 _TREE = re.compile(r"^[ \t│|]*(?:├──|└──|├─|└─|\|--|`--)", re.MULTILINE)
-_HASH = re.compile(r"(?<![\w/.#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w/.-])")
+_HASH = re.compile(r"(?<![\w/.#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w/-])(?!\.\w)")
 _TRACE = re.compile(
     r"^(?:Traceback \(most recent call last\):"  # Python
     r"|[ \t]+File \"[^\"]+\", line \d+"  # Python frames

@@ -1,11 +1,15 @@
-"""D: duplicates. Two memories that claim the same identity."""
+"""D: duplicates and conflicts. Two memories that claim the same identity, say the same thing, or disagree."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from memdir.lint.registry import Hit, LintContext, Severity, rule
 from memdir.model import Memory, name_key
+
+if TYPE_CHECKING:
+    from memdir.similarity import PairVerdict
 
 
 @rule(
@@ -27,3 +31,63 @@ def duplicate_name(ctx: LintContext) -> Iterator[Hit]:
             yield Hit(memory.path, memory.line_of("name"), f"same name {memory.name!r} as {first[key].path}")
         else:
             first[key] = memory
+
+
+CONTRADICTION_MAX_CHARS = 1500
+
+
+def _similar_pairs(ctx: LintContext) -> list[tuple[Memory, Memory, PairVerdict]]:
+    from memdir.similarity import MemoryText, find_pairs
+
+    memories = {m.path: m for m in ctx.scan.memories if m.type is not None and m.exclusion(ctx.today) is None}
+    texts = [
+        MemoryText(key=m.path, name=m.name, description=m.description, body=m.body, type=m.raw_type)
+        for m in memories.values()
+    ]
+    return [(memories[v.a], memories[v.b], v) for v in find_pairs(texts)]
+
+
+def _pairs(ctx: LintContext, label: str) -> Iterator[tuple[Memory, Memory, PairVerdict]]:
+    """Flagged pairs of one label; the comparison runs once per lint run for D002 and D003."""
+    for a, b, verdict in ctx.shared("similar-pairs", lambda: _similar_pairs(ctx)):
+        if verdict.label == label:
+            yield a, b, verdict
+
+
+@rule(
+    "D002", "near-duplicate", Severity.WARNING,
+    "Finds pairs of memories that say the same thing in other words.",
+    why="""A fact saved twice (by two sessions, or by a person and an agent) costs index room and
+    recall budget twice, and the copies drift apart: the next edit updates one and leaves the
+    other to contradict it. Memories are compared by their informative words and numbers,
+    not all pairs against each other, so large folders stay fast. Reported once per pair, on
+    the later file.""",
+    example="""feedback_lint.md:   Run npm run lint before every commit.
+    feedback_lint2.md:  Always lint (npm run lint) before committing.""",
+    instead="One memory; merge what the second adds into the first and delete the second.",
+)  # fmt: skip
+def near_duplicate(ctx: LintContext) -> Iterator[Hit]:
+    for a, b, verdict in _pairs(ctx, "duplicate"):
+        message = f"says the same as {a.path} (similarity {verdict.score:.2f}); merge them"
+        yield Hit(b.path, b.line_of("description"), message)
+
+
+@rule(
+    "D003", "possible-contradiction", Severity.INFO,
+    "Finds pairs of memories on the same topic whose numbers, dates, names or polarity differ.",
+    why="""Two memories about the same thing that disagree (Net 30 vs Net 45, Fly.io vs Render) mean
+    one of them is out of date, and the agent cannot tell which. Usually the newer one should
+    supersede the older: set `superseded_by:` on the old one or delete it. Info only: two
+    memories can share a topic and differ on purpose.""",
+    example="""project_invoices.md:  Client invoices use Net 30 terms.
+    project_terms.md:     Invoices are due 45 days after issue.""",
+    instead="project_terms.md alone, and `superseded_by: project_terms.md` (or deletion) for the old one.",
+)  # fmt: skip
+def possible_contradiction(ctx: LintContext) -> Iterator[Hit]:
+    for a, b, verdict in _pairs(ctx, "contradiction"):
+        # Two long documents on one topic always differ somewhere; a contradiction worth a look
+        # is between two facts, which are short.
+        if max(len(a.body), len(b.body)) > CONTRADICTION_MAX_CHARS:
+            continue
+        reason = verdict.reason if len(verdict.reason) <= 160 else verdict.reason[:157] + "..."
+        yield Hit(b.path, b.line_of("description"), f"may contradict {a.path}: {reason}")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from memdir.index import MAX_BYTES, MAX_LINES, count_lines, entry_target, find_links, split_lines
+from memdir.index import MAX_BYTES, MAX_LINES, count_lines, entry_target, find_links, render_entry, split_lines
 from memdir.lint.registry import Applicability, Fix, Hit, LintContext, Severity, rule
-from memdir.model import DESCRIPTION_MAX, INDEX_NAME
+from memdir.model import INDEX_NAME
 
 ENTRY_MAX = 150  # characters in one index line; Claude Code's own guidance for MEMORY.md entries
 _REGENERATE = Fix(Applicability.SAFE, "regenerate MEMORY.md (`memdir index`)", regenerate_index=True)
@@ -145,7 +145,8 @@ def left_out_memory(ctx: LintContext) -> Iterator[Hit]:
     f"Finds index entries (list items linking a file) over {ENTRY_MAX} characters.",
     why=f"""Each index line is read at the start of every session. Past {ENTRY_MAX} characters an
     entry is a summary, not a hook, and takes the room of other memories within the caps. A long
-    description is reported by F008 on the memory itself; this rule finds the other long lines.""",
+    description is reported by F008 on the memory itself; this rule finds entries written or
+    edited by hand.""",
     example="- [deploy](project_deploy.md) — We deploy to Fly.io from main; staging is web-staging, "
     "previews get Neon branches, and the runbook is in Notion under Ops",
     instead="- [deploy](project_deploy.md) — We deploy to Fly.io from main; staging and previews are separate apps",
@@ -153,10 +154,11 @@ def left_out_memory(ctx: LintContext) -> Iterator[Hit]:
 def long_index_entry(ctx: LintContext) -> Iterator[Hit]:
     if ctx.index_text is None:
         return
-    long_descriptions = {m.path for m in ctx.scan.memories if len(m.description) > DESCRIPTION_MAX}
+    # An entry memdir writes is as long as the memory's description makes it: F008's business.
+    generated = {render_entry(m) for m in ctx.scan.memories if m.type is not None}
     for number, line in enumerate(split_lines(ctx.index_text), start=1):
         target = entry_target(line)
-        if target is not None and len(line) > ENTRY_MAX and target not in long_descriptions:
+        if target is not None and len(line) > ENTRY_MAX and line.strip() not in generated:
             yield Hit(INDEX_NAME, number, f"entry is {len(line)} characters (limit {ENTRY_MAX})")
 
 

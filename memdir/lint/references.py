@@ -66,7 +66,8 @@ def _exists(path: str, memory: Memory, ctx: LintContext, known: frozenset[str]) 
             return True  # outside the repository: not ours to judge
         return relative in known or base.exists()
     normal = PurePosixPath(path).as_posix()
-    return normal in known or (ctx.root / normal).exists() or (ctx.repo_root / normal).exists()
+    # Files of the memory folder itself count even where git ignores the folder.
+    return normal in known or (ctx.root / normal).exists()
 
 
 @rule(

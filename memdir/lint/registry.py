@@ -13,11 +13,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from memdir.config import Config
 from memdir.index import DEFAULT_CAPS, Caps, IndexResult
 from memdir.store import Scan
+
+T = TypeVar("T")
 
 
 class Severity(StrEnum):
@@ -100,6 +102,13 @@ class LintContext:
     today: dt.date
     caps: Caps = DEFAULT_CAPS
     repo_root: Path | None = None  # the git work tree holding the folder, for file references
+    _shared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def shared(self, key: str, compute: Callable[[], T]) -> T:
+        """Work several rules need (near-duplicate pairs, say), done once per run."""
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]  # type: ignore[no-any-return]
 
 
 Check = Callable[[LintContext], Iterable[Hit]]
@@ -185,6 +194,8 @@ def rule(
 
 def matching_rules(selector: str) -> list[Rule]:
     """Rules a selector names: a code, a code prefix (`F`, `I00`), a rule name, or `ALL`."""
+    if not selector.strip():
+        raise ValueError(f"no lint rule matches {selector!r} (an empty selector)")
     if selector.upper() == "ALL":
         return list(RULES.values())
     found = [r for r in RULES.values() if r.code.startswith(selector.upper()) or r.name == selector]

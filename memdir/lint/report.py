@@ -11,10 +11,11 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from memdir import __version__
 from memdir.lint import LintReport
-from memdir.lint.registry import Finding, Rule, Severity
+from memdir.lint.registry import Applicability, Finding, Rule, Severity
 
 ShowPath = Callable[[str], str]
 
@@ -40,10 +41,10 @@ def _summary(report: LintReport, fixed: int = 0) -> str:
 
 
 def render_text(report: LintReport, show_path: ShowPath = str, fixed: int = 0) -> str:
-    """`path:line: CODE [severity] message (name)`; `[*]` marks what --fix can fix."""
+    """`path:line: CODE [severity] message (name)`; `[*]` marks what --fix fixes (safe fixes)."""
     lines = []
     for f in report.findings:
-        mark = " [*]" if f.fixable else ""
+        mark = " [*]" if f.fixable is Applicability.SAFE else ""
         lines.append(f"{_where(f, show_path)}: {f.code}{mark} [{f.severity.value}] {f.message} ({f.name})")
     lines.append(_summary(report, fixed))
     return "\n".join(lines) + "\n"
@@ -88,7 +89,7 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 def _sarif_uri(path: str) -> str:
     """A relative path stays relative (GitHub resolves it against the checkout); else a file URI."""
-    return Path(path).as_uri() if Path(path).is_absolute() else Path(path).as_posix()
+    return Path(path).as_uri() if Path(path).is_absolute() else quote(Path(path).as_posix())
 
 
 def render_sarif(report: LintReport, rules: Iterable[Rule], show_path: ShowPath = str) -> str:

@@ -1,0 +1,584 @@
+"""Find what must not leak into, or be obeyed from, a memory folder: secrets, personal data, injected orders.
+
+A memory folder is committed to git and loaded into every session, so three things matter:
+credentials (`find_secrets`, and `redact` to strip them before a memory is written), personal
+data (`find_pii`: e-mail addresses and phone numbers), and text that tries to give the agent
+orders (`find_instructions`, meant for memories whose `source` is a tool or the agent itself).
+Every detector is a pure function over a string that returns exact spans; `Hit.masked` never
+shows more of a secret than the public prefix that names its kind.
+
+The patterns are our own, stdlib only. detect-secrets (Yelp) was evaluated and not adopted: its
+last release is 1.5.0 from May 2024, it has no Anthropic key plugin, it reports a line number
+and the raw value rather than a span, it takes ~150 ms to import and pulls in `requests`, and
+its keyword/entropy plugins are tuned for source code rather than prose. gitleaks and trufflehog
+are Go binaries. docs/secrets.md has the details and the rules for each kind.
+
+Speed: Python's `re` only runs at memchr-like speed while it looks for a pattern's first
+character; a pattern whose alternatives start with common letters, `\\b` or case-insensitive text
+costs up to a microsecond per character. So each detector first runs one *anchor* pattern whose
+alternatives all start with a literal character that is rare in prose (`-`, `_`, `:`, `@`, a
+digit, the rarest letter of a keyword), checked in C by lookbehinds, and does the precise and
+slower matching only where an anchor was found. 10 MB of memories take ~0.2 s for all three.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+__all__ = ["Hit", "find_instructions", "find_pii", "find_secrets", "mask", "redact"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One finding: `text[start:end]` is the sensitive value (for `KEY=value`, the value only)."""
+
+    kind: str
+    start: int
+    end: int
+    masked: str
+    label: str
+
+
+def mask(value: str, keep: int = 4) -> str:
+    """`value` made safe to print: its first `keep` characters (at most half of it) and its length."""
+    keep = max(0, min(keep, len(value) // 2))
+    return f"{value[:keep]}…({len(value)} chars)"
+
+
+def _words(s: str) -> frozenset[str]:
+    return frozenset(s.split())
+
+
+# --- secrets -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Token:
+    """A credential recognisable by its own shape, wherever it appears."""
+
+    kind: str
+    label: str
+    pattern: str
+    public: str  # the leading part that only names the kind; `masked` shows this much
+
+
+_TOKENS = (
+    # Keys (sk-ant-api03-…), admin keys and OAuth tokens (sk-ant-oat01-…); the tag is public.
+    _Token("anthropic-api-key", "Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{32,}", r"sk-ant-(?:[a-z]+\d*-)?"),
+    # Legacy keys are sk- and 48 alphanumerics; project/service/admin keys carry a tag. Several
+    # other providers (DeepSeek, Moonshot, ...) issue the same shape, hence "OpenAI-style".
+    _Token(
+        "openai-api-key",
+        "OpenAI-style API key",
+        r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{32,})",
+        r"sk-(?:(?:proj|svcacct|admin)-)?",
+    ),
+    _Token(
+        "aws-access-key-id", "AWS access key ID", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", r"A[A-Z]{3}"
+    ),
+    _Token("github-token", "GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,251}", r"gh[pousr]_"),
+    _Token("github-token", "GitHub fine-grained token", r"github_pat_[A-Za-z0-9_]{50,240}", r"github_pat_"),
+    _Token("gitlab-token", "GitLab personal access token", r"glpat-[A-Za-z0-9_-]{20,}", r"glpat-"),
+    _Token("slack-token", "Slack token", r"xox[abeoprs]-\d+-[A-Za-z0-9-]{10,}", r"xox[a-z]-"),
+    _Token(
+        "slack-webhook",
+        "Slack webhook URL",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}",
+        r"https://hooks\.slack\.com/[a-z]+/",
+    ),
+    _Token("google-api-key", "Google API key", r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", r"AIza"),
+    _Token("google-oauth-secret", "Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{28}", r"GOCSPX-"),
+    _Token("google-oauth-token", "Google OAuth access token", r"ya29\.[A-Za-z0-9_-]{30,}", r"ya29\."),
+    _Token("stripe-key", "Stripe secret key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{20,}", r"[sr]k_[a-z]+_"),
+    _Token("huggingface-token", "Hugging Face token", r"hf_[A-Za-z0-9]{30,}", r"hf_"),
+    _Token("npm-token", "npm access token", r"npm_[A-Za-z0-9]{36}", r"npm_"),
+    _Token("pypi-token", "PyPI upload token", r"pypi-AgE[A-Za-z0-9_-]{50,}", r"pypi-"),
+)
+_TOKEN_PUBLIC = [re.compile(t.public) for t in _TOKENS]
+_TOKEN_RE = re.compile("|".join(f"(?P<t{i}>{t.pattern})" for i, t in enumerate(_TOKENS)))
+
+# The words that make a key secret when they end it: `DB_PASSWORD=`, `apiKey:`, `"client_secret":`,
+# `SECRET_KEY_BASE=` (Rails). `tokens:`, `keyboard=` or `KEY_PATH=` never qualify.
+_KEY_WORDS = ("key", "secret", "token", "password", "passwd", "pwd", "passphrase", "key_base", "key-base")
+_FILLER = r"[\"'*\] \t]"  # between key and separator: "key": , **Password**: , key =
+
+
+def _key_before_separator() -> str:
+    """Lookbehinds (fixed width, so one per word and filler length) for a key word before `:`/`=`."""
+    return "|".join(f"(?<=(?i:{re.escape(w)}){_FILLER}{{{n}}}[:=])" for w in _KEY_WORDS for n in range(3))
+
+
+# Where a secret may be. Token prefixes are anchored on their punctuation, which is rarer in
+# prose than their letters; the scan goes back to the start of the token in Python.
+_SECRET_ANCHORS = re.compile(
+    r"-(?:(?<=sk-)|(?<=glpat-)|(?<=GOCSPX-)|(?<=pypi-)|(?<=xox[abeoprs]-)|(?P<pem>----BEGIN ))"
+    r"|_(?:(?<=[sr]k_)|(?<=hf_)|(?<=gh[pousr]_)|(?<=npm_)|(?<=github_))"
+    r"|\.(?<=ya29\.)"
+    r"|A(?:KIA|SIA|BIA|CCA|Iza)"
+    # `://`: credentials in a URL, or a Slack webhook; `: Bearer`: an Authorization header.
+    r"|:(?:(?P<url>//)|[ \t\"']*(?P<bearer>(?i:bearer)[ \t]+))"
+    rf"|:(?:{_key_before_separator()})"
+    rf"|=(?:{_key_before_separator()})"
+)
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*-----")
+_PEM_BODY = re.compile(r"(?:[ \t]*\r?\n?[ \t]*[A-Za-z0-9+/=]{16,})+")
+_B64_RUN = re.compile(r"[A-Za-z0-9+/=]{16,}")
+_URL_CREDENTIALS = re.compile(
+    r"://(?P<user>[^\s:/?#@\"'<>\[\]`]{0,64}):(?P<pw>[^\s/?#@\"'<>\[\]`]{1,128})@[A-Za-z0-9\[]"
+)
+_BEARER_VALUE = re.compile(r"[A-Za-z0-9._~+/-]{16,}=*")
+_KEY_BEFORE = re.compile(rf"(?i:{'|'.join(map(re.escape, _KEY_WORDS))}){_FILLER}{{0,2}}\Z")
+_ENV_VALUE = re.compile(r"[=:][ \t*]*[\"'`]?([^\s\"'`,;:<>(){}\[\]|]+)")
+_AWS_SECRET_LABEL = re.compile(r"(?i:aws.{0,20}secret|secret.?access.?key)[^\n]{0,12}\Z")
+_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
+_PREV_WORD = re.compile(r"([A-Z]?[a-z0-9]+|[A-Z0-9]+)[ _.-]?\Z")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
+
+# Markers of a placeholder or a reference rather than a value. Lower-case substrings.
+_PLACEHOLDER_PARTS = (
+    "xxx", "your", "example", "placeholder", "changeme", "change_me", "change-me", "redacted", "dummy",
+    "sample", "fake", "replace", "insert", "todo", "fixme", "<", ">", "${", "{{", "$(", "...", "…", "***",
+)  # fmt: skip
+_DEFAULT_PASSWORDS = _words("password pass passwd pwd secret postgres root admin guest user username changeme test")
+# The word before `key`/`token` that makes it a non-secret: `PUBLIC_KEY`, `sortKey`, `next_token`.
+_NOT_SECRET_BEFORE = _words(
+    "public primary foreign sort partition cache idempotency composite unique lookup translation i18n hot "
+    "shortcut row hash range routing shard group dedup dedupe map dict object next page continuation "
+    "cursor sync pagination max min num input output total prompt completion context csrf ssh gpg"
+)
+
+
+def _entropy(s: str) -> float:
+    """Shannon entropy in bits per character: random tokens score ~4-6, words and slugs ~2.5-3.5."""
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values()) if n else 0.0
+
+
+def _is_placeholder(value: str) -> bool:
+    low = value.lower()
+    return len(set(low)) <= 2 or any(p in low for p in _PLACEHOLDER_PARTS)
+
+
+def _looks_random(body: str) -> bool:
+    """Does the variable part of a token look generated? Rules out `sk-ant-api03-xxxx…` and the like."""
+    return not _is_placeholder(body) and _entropy(body) >= 3.0
+
+
+def _looks_like_secret(value: str) -> bool:
+    """Is a value with no recognisable prefix likely a real credential rather than prose, a name or a path?"""
+    if len(value) < 8 or _is_placeholder(value) or value[0] in "$%/~.@&#" or "://" in value:
+        return False
+    # Identifiers, model names, dates and versions (`claude-sonnet-4-5-20250929`, `v1.2.3`) never
+    # have a letter next to a digit; random strings of this length almost always do.
+    if not _LETTER_DIGIT.search(value):
+        return False
+    if len(value) >= 16:
+        return _entropy(value) >= 3.0
+    # Short values pass only as password-like: three of lower, upper, digit, other symbol.
+    classes = (
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() and c not in "-_." for c in value),
+    )
+    return sum(classes) >= 3
+
+
+def _word_start(text: str, pos: int, limit: int = 12) -> int:
+    """Where the run of ASCII letters, digits and `_` that ends at `pos` begins (at most `limit` back)."""
+    start = pos
+    while (
+        start > 0
+        and pos - start < limit
+        and text[start - 1].isascii()
+        and (text[start - 1].isalnum() or text[start - 1] == "_")
+    ):
+        start -= 1
+    return start
+
+
+def _token_hit(text: str, m: re.Match[str]) -> Hit | None:
+    """A hit for a match of _TOKEN_RE, if it is one: not glued to a longer word, not a placeholder."""
+    i = int(str(m.lastgroup)[1:])
+    start, end = m.span()
+    if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):  # `task-…`, `MYAKIA…`
+        return None
+    value = text[start:end]
+    prefix = _TOKEN_PUBLIC[i].match(value)
+    keep = prefix.end() if prefix else 0
+    if not _looks_random(value[keep:]):
+        return None
+    return Hit(_TOKENS[i].kind, start, end, mask(value, keep), _TOKENS[i].label)
+
+
+def _classify(text: str, start: int, end: int, kind: str, label: str) -> Hit | None:
+    """A hit for a value claimed by a key word, URL or header: a known token inside it is judged as
+    that token (so `sk-ant-api03-xxxx…` stays a placeholder), anything else is reported as `kind`."""
+    m = _TOKEN_RE.search(text, start, end)
+    if m is not None:
+        return _token_hit(text, m)
+    return Hit(kind, start, end, mask(text[start:end], 0), label)
+
+
+def _pem_hit(text: str, start: int) -> Hit | None:
+    """The whole block from BEGIN to END; a BEGIN line with no key material after it is documentation."""
+    begin = _PEM_BEGIN.match(text, start)
+    if begin is None:
+        return None
+    end_m = _PEM_END.search(text, begin.end(), begin.end() + 16_384)
+    if end_m is not None:
+        end = end_m.end()
+        body = text[begin.end() : end_m.start()]
+    else:  # cut off: the block runs as far as the base64 does
+        body_m = _PEM_BODY.match(text, begin.end())
+        end = body_m.end() if body_m else begin.end()
+        body = text[begin.end() : end]
+    if sum(len(r) for r in _B64_RUN.findall(body)) < 64:
+        return None
+    return Hit("private-key", start, end, mask(text[start:end], len(begin.group())), "Private key block")
+
+
+def _url_hit(text: str, colon: int) -> Hit | None:
+    scheme_start = _word_start(text, colon, 30)
+    if colon - scheme_start < 2:
+        return None
+    if (m := _TOKEN_RE.match(text, scheme_start)) is not None:  # a Slack webhook is a secret as a whole
+        return _token_hit(text, m)
+    if (m := _URL_CREDENTIALS.match(text, colon)) is None:
+        return None
+    user, pw = m.group("user"), unquote(m.group("pw"))
+    # Real passwords are not words a tutorial would pick (`user:pass@`, `postgres:postgres@`,
+    # `foo:bar@`), nor prose (`a%20secret`), nor a variable to be filled in.
+    if len(pw) < 6 or pw == user or pw.lower() in _DEFAULT_PASSWORDS or _is_placeholder(pw):
+        return None
+    if pw[0] in "$%{" or any(c.isspace() for c in pw):
+        return None
+    return _classify(text, m.start("pw"), m.end("pw"), "url-credentials", "Password in a URL")
+
+
+def _bearer_hit(text: str, at: int) -> Hit | None:
+    m = _BEARER_VALUE.match(text, at)
+    if m is None or not (_TOKEN_RE.match(m.group()) or _looks_like_secret(m.group())):
+        return None
+    return _classify(text, m.start(), m.end(), "bearer-token", "Bearer token")
+
+
+def _env_hit(text: str, sep: int) -> Hit | None:
+    key_m = _KEY_BEFORE.search(text, max(0, sep - 16), sep)
+    value_m = _ENV_VALUE.match(text, sep)
+    if key_m is None or value_m is None:
+        return None
+    start, end = value_m.span(1)
+    value = value_m.group(1).rstrip(".")  # a sentence's full stop is not part of the value
+    end = start + len(value)
+    if _TOKEN_RE.match(value):  # `TOKEN=ghp_…`: judged as the token it is
+        return _classify(text, start, end, "env-assignment", "Secret in a key=value assignment")
+    key_start = key_m.start()
+    before = text[key_start - 1] if key_start else ""
+    # The key word must start a word or a camelCase part: `apiKey` yes, `monkey`/`turkey` no.
+    if before.isalpha() and not (text[key_start].isupper() and before.islower()):
+        return None
+    prev = _PREV_WORD.search(text, max(0, key_start - 32), key_start)
+    if prev is not None and prev.group(1).lower() in _NOT_SECRET_BEFORE:
+        return None
+    if _AWS_SECRET_LABEL.search(text, max(0, start - 60), start) and _AWS_SECRET_VALUE.fullmatch(value):
+        if _is_placeholder(value):
+            return None
+        return Hit("aws-secret-access-key", start, end, mask(value, 0), "AWS secret access key")
+    # `key = base64.b64encode(...)`, `KEY = win32api.RegEnumKey`: code, not a value.
+    if text[end : end + 1] in ("(", "[") or (len(value) < 40 and _DOTTED_NAME.fullmatch(value)):
+        return None
+    if not _looks_like_secret(value):
+        return None
+    return Hit("env-assignment", start, end, mask(value, 0), "Secret in a key=value assignment")
+
+
+def find_secrets(text: str) -> list[Hit]:
+    """Credentials in `text`: API keys and tokens, private keys, URL passwords, secret assignments."""
+    hits: list[Hit] = []
+    done = 0  # end of the last hit: an anchor inside it (a token in `KEY=<token>`) is already judged
+    for a in _SECRET_ANCHORS.finditer(text):
+        at = a.start()
+        if at < done:
+            continue
+        hit: Hit | None
+        if a.lastgroup == "pem":
+            hit = _pem_hit(text, at)
+        elif a.lastgroup == "url":
+            hit = _url_hit(text, at)
+        elif a.lastgroup == "bearer":
+            hit = _bearer_hit(text, a.end())
+        elif text[at] in ":=":
+            hit = _env_hit(text, at)
+        else:
+            m = _TOKEN_RE.match(text, _word_start(text, at))
+            hit = _token_hit(text, m) if m is not None else None
+        if hit is not None:
+            hits.append(hit)
+            done = hit.end
+    return hits
+
+
+def redact(text: str) -> str:
+    """`text` with every secret value replaced by `[REDACTED:<kind>]`; keys, labels and the rest stay."""
+    parts: list[str] = []
+    last = 0
+    for hit in find_secrets(text):
+        parts += [text[last : hit.start], f"[REDACTED:{hit.kind}]"]
+        last = hit.end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+# --- personal data -----------------------------------------------------------------------------
+
+# One character class first (so `re` skips everything else in C), then which number it starts.
+# E-mail addresses are anchored on `@` and extended both ways in Python.
+_PII_RE = re.compile(
+    r"[@+(0-9](?:"
+    r"(?P<at>(?<=@))"
+    # International: + and 8-15 digits with single separators (E.164 allows at most 15).
+    r"|(?P<intl>(?<=\+)[1-9](?:[ .()/-]{0,2}[0-9]){7,14})"
+    # North American: (415) 555-2671, 415-555-2671, 415.555.2671, 1-415-555-2671.
+    r"|(?P<nanp_paren>(?<=\()[2-9][0-9]{2}\) ?[2-9][0-9]{2}[-. ][0-9]{4})"
+    r"|(?P<nanp_1>(?<=1)[-. ](?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[-. ])[2-9][0-9]{2}[-. ][0-9]{4})"
+    r"|(?P<nanp>(?<=[2-9])[0-9]{2}(?P<sep>[-. ])[2-9][0-9]{2}(?P=sep)[0-9]{4})"
+    # French pairs: 01 23 45 67 89, 06.12.34.56.78.
+    r"|(?P<fr>(?<=0)[1-9](?P<frsep>[ .-])[0-9]{2}(?:(?P=frsep)[0-9]{2}){3})"
+    # Trunk-prefixed national numbers in groups: 020 7946 0958, 030 12345678, 010-12345678, 090-1234-5678.
+    r"|(?P<trunk>(?<=0)[1-9][0-9]{1,4}[ /-][0-9]{3,8}(?:[ -][0-9]{3,4})?)"
+    # Chinese mobile numbers: 11 digits from 13x to 19x, plain or 3-4-4.
+    r"|(?P<cn>(?<=1)[3-9][0-9](?:[0-9]{8}|(?P<cnsep>[ -])[0-9]{4}(?P=cnsep)[0-9]{4}))"
+    r")"
+)
+_HEX_BEFORE = re.compile(r"[0-9A-Fa-f]{2} \Z")
+_HEX_AFTER = re.compile(r" [0-9A-Fa-f]{2}(?![0-9A-Za-z])")
+_PHONE_CONTEXT = re.compile(
+    r"(?i:phone|mobile|cell|tel\b|whatsapp|wechat|sms)|手机|手機|电话|電話|联系|聯繫|微信|号码|號碼"
+)
+_EMAIL_LOCAL_TAIL = re.compile(r"[A-Za-z0-9._%+-]{1,64}\Z")
+_EMAIL_DOMAIN = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?P<tld>[A-Za-z]{2,24})(?![A-Za-z0-9-])"
+)
+# Addresses that name nobody: RFC 2606/6761 documentation and test domains, and any `example.*`.
+_RESERVED_DOMAINS = ("example.com", "example.org", "example.net", ".example", ".test", ".invalid", ".localhost")
+# `icon@2x.png` is a retina asset and `container@db.service` a systemd unit, not addresses.
+_NOT_TLDS = _words(
+    "png jpg jpeg gif svg webp ico bmp js mjs cjs ts tsx jsx css scss json yaml yml toml md txt html "
+    "py rs go rb java kt lock log sh zip gz tar pdf wasm map service socket timer target mount slice scope"
+)
+
+
+def _email_hit(text: str, at: int) -> Hit | None:
+    local_m = _EMAIL_LOCAL_TAIL.search(text, max(0, at - 64), at)
+    domain_m = _EMAIL_DOMAIN.match(text, at + 1)
+    if local_m is None or domain_m is None:
+        return None
+    local = local_m.group().lstrip("._%+-")
+    start = at - len(local)
+    end = domain_m.end()
+    domain = domain_m.group().lower()
+    if not local or text[start - 1 : start] == "/":  # `https://token@host`, not an address
+        return None
+    # `git@github.com:org/repo`: an SSH login, as is anything followed by scp's `:path`.
+    if local == "git" or (text[end : end + 1] == ":" and text[end + 1 : end + 2].strip()):
+        return None
+    # noreply addresses are made to be published (every commit trailer carries one).
+    if "noreply" in local.lower() or "no-reply" in local.lower() or "noreply" in domain:
+        return None
+    if domain.endswith(_RESERVED_DOMAINS) or "example" in domain.split(".") or domain_m.group("tld") in _NOT_TLDS:
+        return None
+    return Hit("email", start, end, mask(text[start:end]), "E-mail address")
+
+
+def _phone_hit(text: str, m: re.Match[str]) -> Hit | None:
+    start, end = m.span()
+    kind = m.lastgroup
+    before, after, after2 = text[start - 1 : start], text[end : end + 1], text[end + 1 : end + 2]
+    # Part of a longer number, word, version, IP, date or address: 1.2.3, 10.0.0.1, v2, 2024-01-15,
+    # #12345, $1234, 13800138000@163.com. Non-ASCII neighbours are fine: Chinese text has no spaces.
+    if before and before.isascii() and (before.isalnum() or before in "_.+/-#$@"):
+        return None
+    if after and after.isascii() and (after.isalnum() or after in "_@"):
+        return None
+    if after and after in ".-/:" and after2.isdigit():
+        return None
+    if kind == "trunk" and sum(c.isdigit() for c in m.group()) < 9:
+        return None
+    # `<Buffer 01 02 03 04 05>`, CAN frames: two-digit groups in a hex dump look like French numbers.
+    if kind == "fr" and (
+        _HEX_BEFORE.search(text, max(0, start - 3), start)
+        or _HEX_AFTER.match(text, end)
+        or all(pair[0] == "0" for pair in re.split(r"\D", m.group())[1:])
+    ):
+        return None
+    # A bare 11-digit number is as often a byte count (17179869184) as a Chinese mobile number.
+    if kind == "cn" and m.group("cnsep") is None and not _PHONE_CONTEXT.search(text, max(0, start - 30), start):
+        return None
+    return Hit("phone", start, end, mask(m.group()), "Phone number")
+
+
+def find_pii(text: str) -> list[Hit]:
+    """Personal data in `text`: e-mail addresses and phone numbers."""
+    hits: list[Hit] = []
+    for m in _PII_RE.finditer(text):
+        hit = _email_hit(text, m.start()) if m.lastgroup == "at" else _phone_hit(text, m)
+        if hit is not None:
+            hits.append(hit)
+    return hits
+
+
+# --- injected instructions ---------------------------------------------------------------------
+
+# Every pattern below contains one of these (in any letter case); the anchor scan looks for them.
+_INSTRUCTION_WORDS = (
+    "ignor", "disregard", "forget", "overrid", "must now", "now on", "instruc", "system prompt", "act as",
+    "pretend", "user", "://", "webhook",
+    "vergiss", "vergessen", "missacht", "ab jetzt", "ab sofort", "anweisung", "nutzer", "anwender",
+    "olvid", "descarta", "omite", "partir de", "desde ahora", "usuario",
+    "oubli", "pas compte", "désormais", "dorénavant", "utilisateur",
+    "忽略", "无视", "無視", "忽视", "忽視", "忘记", "忘記", "忘掉", "不要理", "不要遵守", "从现在", "從現在",
+    "指令", "系统提示", "系統提示", "告诉", "告訴", "忘れ", "игнорир", "забуд",
+)  # fmt: skip
+# English letters from rarest to commonest: each word is anchored on its rarest character, so the
+# scan stops at few places. Anything else (CJK, Cyrillic, punctuation) counts as rarest.
+_RARITY = "zqxjkvbpygfwmucldrhsnioate "
+
+
+def _anchor_pattern(words: Iterable[str]) -> str:
+    """A regex that finds `words` in any case at the speed of a character-class scan.
+
+    Each word becomes `c(?<=before c)after` on its rarest character c, both cases of c listed as
+    literals, so `re` can skip to the next candidate character in C."""
+    by_char: dict[str, list[str]] = {}
+    for word in words:
+        i = min(range(len(word)), key=lambda k: _RARITY.find(word[k]))  # find() is -1 for the rarest
+        alternative = f"(?<=(?i:{re.escape(word[: i + 1])}))(?i:{re.escape(word[i + 1 :])})"
+        for c in {word[i].lower(), word[i].upper()}:
+            by_char.setdefault(c, []).append(alternative)
+    return "|".join(f"{re.escape(c)}(?:{'|'.join(alts)})" for c, alts in by_char.items())
+
+
+_INSTRUCTION_ANCHORS = re.compile(_anchor_pattern(_INSTRUCTION_WORDS))
+
+_EARLIER = r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing)"
+_ORDERS = r"(?:instructions?|prompts?|directions|directives|guidelines|rules|commands)"
+_SENSITIVE = (
+    r"(?:\b(?:secrets?|tokens?|api[ _-]?keys?|credentials?|passwords?|env(?:ironment)? var(?:iable)?s"
+    r"|ssh keys?|private keys?|cookies|conversation|chat history|system prompt|memor(?:y|ies))\b|\.env\b)"
+)
+# Written in lower case and matched against lower-cased text: case-insensitive alternations are
+# many times slower in `re`. A match must also start a word; find_instructions checks that.
+_INSTRUCTION_PATTERNS = (
+    # English
+    rf"(?:ignore|disregard|forget|override)\s+(?:(?:all|any|of|the|your|my|these|those)\s+){{0,3}}"
+    rf"{_EARLIER}\s+(?:\w+\s+){{0,2}}?{_ORDERS}\b",
+    rf"(?:ignore|disregard|forget|override)\s+(?:all|your)\s+{_ORDERS}\b",
+    r"(?:ignore|disregard|forget)\s+(?:everything|anything)\s+"
+    r"(?:above|before|previously|you(?:'ve| have)? been told)",
+    r"you\s+must\s+now\b",
+    r"from\s+now\s+on,?\s+you\s+(?:will|must|shall|are|should)\b",
+    r"(?:new|updated|real|actual)\s+instructions?\s*:",
+    r"system\s+prompt\s*:",
+    r"(?:reveal|print|output|repeat|disclose|leak)\s+(?:me\s+)?your\s+(?:full\s+|entire\s+)?"
+    r"(?:system\s+prompt|(?:initial|original|hidden|secret)\s+instructions)",
+    r"(?P<imperative>act\s+as\s+(?:an?|my|the|your|(?:if|though)\s+you)\b|pretend\s+(?:to\s+be|you\s+are|that\s+you)\b)",
+    r"(?:do\s+not|don'?t|never)\s+(?:tell|inform)\s+the\s+user\b(?!\s+(?:to|how)\b)",
+    r"(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|that|it)(?:\s+\w+)?\s+to\s+the\s+user\b",
+    r"without\s+(?:telling|informing|notifying)\s+the\s+user\b",
+    r"(?:hide|conceal|keep)\s+(?:this|it|these)\s+(?:(?:secret|hidden)\s+)?from\s+the\s+user\b",
+    # Exfiltration: a verb, something sensitive, then "to" a remote URL (not localhost) or a webhook.
+    rf"(?:send|post|upload|forward|transmit|exfiltrate|submit)\b[^\n.]{{0,40}}?{_SENSITIVE}[^\n]{{0,40}}?"
+    r"\b(?:to|at|via|into)\s+[<`\"']?(?:https?://(?!localhost|127\.|0\.0\.0\.0)|\S*webhook)",
+    # German
+    r"(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*)\s+(?:(?:alle|deine|ihre|die|sämtliche)\s+){0,2}"
+    r"(?:(?:vorherigen|vorigen|bisherigen|obigen|früheren|vorangegangenen)\s+)"
+    r"(?:anweisungen|instruktionen|befehle|regeln|vorgaben)",
+    r"(?:ignorier\w*|vergiss|missachte\w*)\s+(?:alle|deine)\s+(?:anweisungen|instruktionen|befehle|vorgaben)",
+    r"ab\s+(?:jetzt|sofort)\s+(?:bist|wirst|musst|sollst)\s+du\b",
+    r"neue\s+anweisungen\s*:",
+    r"(?:sag|sage|erzähl|erzähle|verrate)\s+(?:es\s+|das\s+)?(?:dem|den)\s+(?:benutzer|nutzer|anwender)\w*\s+nicht",
+    # Spanish
+    r"(?:ignora|ignore|ignorar|olvida|olvide|olvidar|descarta|omite)\s+(?:(?:todas|las|tus|sus)\s+){0,2}"
+    r"(?:instrucciones|indicaciones|órdenes|reglas)\s+(?:anteriores|previas|precedentes|de\s+arriba)",
+    r"(?:ignora|olvida|descarta)\s+(?:todas\s+(?:las\s+|tus\s+)?|tus\s+)(?:instrucciones|indicaciones|órdenes)",
+    r"(?:a\s+partir\s+de|desde)\s+ahora,?\s+(?:eres|serás|debes|vas\s+a|tienes\s+que)\b",
+    r"nuevas\s+instrucciones\s*:",
+    r"no\s+(?:le\s+)?(?:digas|diga|cuentes|cuente|menciones|mencione)\s+(?:nada\s+)?(?:esto\s+)?al\s+usuario",
+    # French
+    r"(?:ignore[zr]?|oublie[zr]?|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas\s+compte\s+des)\s+"
+    r"(?:(?:toutes|tous|les|tes|vos)\s+){0,2}(?:instructions|consignes|directives|règles)\s+"
+    r"(?:précédentes|antérieures|ci-dessus)",
+    r"(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+(?:les\s+|tes\s+|vos\s+)?|tes\s+|vos\s+)(?:instructions|consignes)",
+    r"(?:à\s+partir\s+de\s+maintenant|désormais|dorénavant),?\s+(?:tu|vous)\s+(?:es|êtes|dois|devez|vas|allez)\b",
+    r"nouvelles\s+instructions\s*:",
+    r"ne\s+(?:le\s+|lui\s+)?(?:dis|dites)\s+(?:rien|pas)\s+à\s+l['’]utilisateur",
+    # Chinese (simplified and traditional)
+    r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|不要理会|不要理會|不要遵守)(?:掉)?(?:你)?"
+    r"(?:之前|以前|先前|此前|上面|以上|前面|上述|原来|原來|所有|全部|一切)(?:的)?(?:所有|全部|一切)?(?:的)?"
+    r"(?:指令|指示|说明|說明|提示词|提示詞|提示|规则|規則|命令|设定|設定)",
+    # 从现在开始 ("from now on") is an order only when 你 (you) must follow.
+    r"(?:从现在(?:开始|起)|從現在(?:開始|起))[，,]?\s*你(?:必须|必須|将|將|要|只能|就是|是)",
+    r"新的?指令\s*[:：]",
+    r"系(?:统|統)提示(?:词|詞)?\s*[:：]",
+    r"(?:不要|别|別|切勿|不可)(?:告诉|告訴)(?:用户|用戶|使用者)",
+    # Japanese and Russian: the classic opening only.
+    r"(?:以前|前|上記|これまで|先)の(?:すべての|全ての)?(?:指示|命令|指令|ルール)を(?:すべて)?(?:無視|忘れ)",
+    r"(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние|вышеуказанные)\s+"
+    r"(?:инструкции|указания|команды)",
+)
+_INSTRUCTIONS_SOURCE = "|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS)
+_INSTRUCTIONS_RE = re.compile(_INSTRUCTIONS_SOURCE)
+# For the rare window whose lower-casing changes its length (`İ` becomes two characters).
+_INSTRUCTIONS_ANY_CASE = re.compile(_INSTRUCTIONS_SOURCE, re.IGNORECASE)
+# "act as a proxy" is ordinary prose; "Act as my lawyer." or "you must now act as a …" is an order.
+_IMPERATIVE_LEAD = re.compile(
+    r"(?:^|[.!?:;>\n]|\byou\s+(?:will|must|should|shall)(?:\s+now)?|\bnow,?|\bplease)[\s*_\"'`-]*\Z", re.IGNORECASE
+)
+_RADIUS = 200  # no pattern reaches further than this from its anchor word
+
+
+def _windows(anchors: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
+    """Disjoint stretches of `text` around the anchors, widened so that no word is cut."""
+    start = end = -1
+    for m in anchors.finditer(text):
+        lo, hi = max(0, m.start() - _RADIUS), min(len(text), m.end() + _RADIUS)
+        if lo > end >= 0:
+            yield start, end
+            start = -1
+        if start < 0:
+            start = lo
+            while start > max(0, end) and lo - start < 32 and text[start - 1].isalnum():
+                start -= 1
+        end = hi
+        while end < len(text) and end - hi < 32 and text[end].isalnum():
+            end += 1
+    if start >= 0:
+        yield start, end
+
+
+def find_instructions(text: str) -> list[Hit]:
+    """Text that tries to give the agent orders: 'ignore previous instructions' and its relatives."""
+    hits: list[Hit] = []
+    for lo, hi in _windows(_INSTRUCTION_ANCHORS, text):
+        window = text[lo:hi]
+        lower = window.lower()
+        matches = (
+            _INSTRUCTIONS_RE.finditer(lower) if len(lower) == len(window) else _INSTRUCTIONS_ANY_CASE.finditer(window)
+        )
+        for m in matches:
+            start, end = lo + m.start(), lo + m.end()
+            first, before = text[start], text[start - 1 : start]
+            if first < "\u0500" and before.isalpha() and before < "\u0500":  # inside a Latin/Cyrillic word
+                continue
+            if m.group("imperative") and not _IMPERATIVE_LEAD.search(text, max(0, start - 40), start):
+                continue
+            hits.append(Hit("instruction", start, end, " ".join(text[start:end].split())[:80], "Instruction-like text"))
+    return hits

@@ -1,0 +1,583 @@
+"""Find memories that say the same thing twice, and same-topic memories that may contradict each other.
+
+Everything here is lexical and needs no model: a similarity score over stemmed content words, and a
+check of the facts that a reworded duplicate keeps but an update changes (numbers and dates, names and
+identifiers, words that announce a change such as "now" or "no longer"). `find_pairs` scans a whole
+folder without comparing every pair, through an inverted index over the rarest words of each memory's
+name and description.
+"""
+
+# How the pieces fit, and why:
+#
+# - Score. Binary cosine over content terms, averaged over two views: the whole memory and its head
+#   (name + description). The head is the memory's one-line claim, so a reworded duplicate keeps it
+#   close even when the body is rewritten; the whole text adds the evidence of shared details.
+#   Terms are case- and accent-folded words minus stopwords (en/de/es/fr), lightly stemmed; CJK runs,
+#   which have no spaces, become single characters plus bigrams, the usual stand-in for words.
+# - Facts. A duplicate and an update of the same memory look alike word for word; what separates them
+#   is a changed value. Paraphrases keep numbers, dates, names and identifiers as they are (they
+#   reword the ordinary words around them), so a value that only one side has, on both sides, is
+#   strong evidence of a contradiction. Negation is deliberately not a signal on its own: reworded
+#   duplicates move it around freely ("X, not Y" vs "X instead of Y", "skip" vs "don't explain").
+# - Types. Memories of different types are different kinds of statement (a profile, a rule, a project
+#   fact, a pointer), so their score is scaled down: shared words across types are weaker evidence.
+# - Verdict. Score >= DUPLICATE_SCORE and no differing fact: duplicate. Score >= TOPIC_SCORE and some
+#   differing fact: possible contradiction (same topic, values differ). Anything else: no verdict.
+#   A false "duplicate" can cost a user a memory, so the duplicate bar is set for precision; the
+#   thresholds are round numbers chosen on a labelled dev set (scripts/eval_pairs.py).
+# - Write path: `compare` a candidate with its neighbours; a duplicate can be skipped, and a pair
+#   with `similarity` >= TOPIC_SCORE (or a little lower, to be safe) is worth asking a model about.
+
+from __future__ import annotations
+
+import gc
+import itertools
+import math
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+__all__ = [
+    "DUPLICATE_SCORE",
+    "TOPIC_SCORE",
+    "MemoryText",
+    "PairVerdict",
+    "compare",
+    "duplicate_groups",
+    "fact_differences",
+    "find_pairs",
+    "similarity",
+]
+
+DUPLICATE_SCORE = 0.45
+"""Similarity from which two memories with the same facts count as duplicates."""
+TOPIC_SCORE = 0.4
+"""Similarity from which two memories count as the same topic (candidates for a contradiction check)."""
+
+
+@dataclass(frozen=True)
+class MemoryText:
+    """What similarity looks at in one memory. `key` (e.g. the file path) is only passed through."""
+
+    key: str
+    name: str
+    description: str
+    body: str
+    type: str | None = None
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """Two memories flagged together; `a` comes before `b` in the input."""
+
+    a: str
+    b: str
+    label: Literal["duplicate", "contradiction"]
+    score: float  # similarity, 0..1
+    reason: str  # short and human-readable, e.g. "same topic; numbers differ: 30 vs 45"
+
+
+# --- text normalisation and terms ---------------------------------------------------------------
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+
+# Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
+# of memdir's own body template ("**Why:**", "**How to apply:**"), which every feedback memory repeats.
+_STOPWORD_TEXT = """
+    a about above after again against all also am an and any are as at be because been before being below between
+    both but by can could did do does doing don done down during each either etc few for from further had has have
+    having he her here hers him his how i if in into is it its itself just me more most my no nor not now of off
+    on once only or other our ours out over own same she should so some such than that the their theirs them then
+    there these they this those through to too under until up upon us very via was we were what when where which
+    while who whom whose why will with would you your yours apply s t d ll m re ve
+    aber als am an auch auf aus bei bin bis da dann das dass dem den der des die dies diese diesem diesen dieser
+    doch dort du durch ein eine einem einen einer eines er es fur hat hatte ich ihr im in ist ja kann mit man nach
+    noch nur ob oder ohne sein sich sie sind so uber um und uns von vor war waren was weil wenn wer wie wir wird
+    werden wo zu zum zur
+    al algo como con cual cuando de del donde el ella ellas ellos en entre era es esa ese eso esta estan este esto
+    fue ha hay la las le les lo los mas me mi muy nos o para pero por que se ser si sin sobre son su sus te tu un
+    una uno unos y ya
+    au aux avec ce ces cet cette dans des du elle elles est et il ils je la le les leur leurs lui ma mais mes meme
+    nous on ou par pas pour qu qui sa se ses son sont sur ta te tes ton une vos votre vous
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Chinese characters that carry grammar rather than topic; as single-character terms they only add noise.
+_CJK_STOP = frozenset("的了是在和与及或也都而就把被让给对从到为以之其这那个中请时")
+
+
+def _fold(text: str) -> str:
+    """Case-fold and strip accents ("Español" -> "espanol"), so spelling variants meet."""
+    text = text.casefold()
+    if text.isascii():
+        return text
+    # Decompose, drop the combining accents, recompose: Hangul and other scripts come back unchanged.
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
+
+
+_ACCENTS = re.compile("[\u0300-\u036f]")
+
+
+# Longest first; each needs a stem of at least three letters left. Covers the common English
+# inflections and the German and Spanish plural/infinitive endings well enough for matching; it is not
+# a linguistic stemmer, only a way to let "deploys", "deployed" and "deploying" meet.
+_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "ers", "er", "ly", "s", "en", "e", "n")
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 3 or word.isdigit():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    # Cutting to six letters merges derived forms ("configure", "configuration") that the suffix list misses.
+    return word[:6]
+
+
+class _TermCache(dict[str, str]):
+    """Token -> term ("" for a stopword), filled on first sight.
+
+    Folders reuse a small vocabulary, so one C-level dict lookup per token is what keeps a folder of
+    10,000 memories fast. Cleared when it grows past a size that only a long-lived process reaches.
+    """
+
+    def __missing__(self, token: str) -> str:
+        if len(self) > 200_000:
+            self.clear()
+        term = self[token] = "" if token in _STOPWORDS else _stem(token)
+        return term
+
+
+_TERM_OF = _TermCache()
+# Everything in ASCII that is not a letter or digit becomes a space, so that split() finds the same
+# tokens as _TOKEN, several times faster (ASCII-only text is the common case).
+_ASCII_SEPARATORS = bytes.maketrans(
+    bytes(c for c in range(128) if not chr(c).isalnum()), b" " * sum(not chr(c).isalnum() for c in range(128))
+)
+
+
+def _terms(text: str) -> set[str]:
+    folded = _fold(text)
+    if folded.isascii():
+        terms = set(map(_TERM_OF.__getitem__, set(folded.encode().translate(_ASCII_SEPARATORS).decode().split())))
+        terms.discard("")
+        return terms
+    tokens = set(_TOKEN.findall(folded))
+    cjk = {t for t in tokens if t[0] >= "\u3040"}
+    terms = set(map(_TERM_OF.__getitem__, tokens - cjk))
+    terms.discard("")
+    for run in cjk:  # CJK has no spaces: single characters and bigrams stand in for words
+        terms.update(c for c in run if c not in _CJK_STOP)
+        terms.update(run[i : i + 2] for i in range(len(run) - 1))
+    return terms
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """One memory's terms, computed once; its facts are extracted only when a close pair needs them."""
+
+    memory: MemoryText
+    terms: frozenset[str]  # whole memory
+    head: frozenset[str]  # name + description
+
+    @classmethod
+    def of(cls, memory: MemoryText) -> _Profile:
+        head = frozenset(_terms(f"{memory.name}\n{memory.description}"))  # slug hyphens split like spaces
+        return cls(memory, head | _terms(memory.body), head)
+
+    # The facts come from the description and body: the name is a slug that repeats them, mangled
+    # ("k8s-131-upgrade" for 1.31).
+    @cached_property
+    def values(self) -> dict[str, str]:
+        return _values(self.memory.description + "\n" + self.memory.body)
+
+    @cached_property
+    def head_values(self) -> dict[str, str]:
+        return _values(self.memory.description)
+
+    @cached_property
+    def names(self) -> dict[str, str]:
+        return _names(self.memory.description + "\n" + self.memory.body)
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
+        text = _fold(f"{self.memory.name}\n{self.memory.description}\n{self.memory.body}")
+        return frozenset(_TOKEN.findall(text)) | frozenset(
+            _SQUASH.sub("", m[0]) for m in _NAME_CANDIDATE.finditer(text)
+        )
+
+    @cached_property
+    def change(self) -> str | None:
+        found = _CHANGE.search(_fold(self.memory.description + "\n" + self.memory.body))
+        return found[0] if found else None
+
+
+def _cosine(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / math.sqrt(len(a) * len(b))
+
+
+_OTHER_TYPE_FACTOR = 0.8
+
+
+def _score(a: _Profile, b: _Profile) -> float:
+    score = (_cosine(a.terms, b.terms) + _cosine(a.head, b.head)) / 2
+    # Memories of different types are different kinds of statement (a user's profile, a rule, a project
+    # fact, a pointer); one that shares words with a memory of another type is less likely the same fact.
+    if a.memory.type and b.memory.type and a.memory.type != b.memory.type:
+        score *= _OTHER_TYPE_FACTOR
+    return score
+
+
+def similarity(a: MemoryText, b: MemoryText) -> float:
+    """How much two memories say the same thing, 0..1, from their words alone (facts are not checked).
+
+    From DUPLICATE_SCORE (0.45) up, reworded duplicates if their facts agree; from TOPIC_SCORE (0.4),
+    the same topic; below about 0.3, different subjects. Memories of different types score lower.
+    """
+    return _score(_Profile.of(a), _Profile.of(b))
+
+
+# --- facts: what a reworded duplicate keeps and an update changes ---------------------------------
+
+_MONTHS = {
+    word: number
+    for number, words in enumerate(
+        (
+            "january jan januar enero janvier",
+            "february feb februar febrero fevrier",
+            "march mar marz marzo mars",
+            "april apr abril avril",
+            "may mai mayo",
+            "june jun juni junio juin",
+            "july jul juli julio juillet",
+            "august aug agosto aout",
+            "september sep sept septiembre septembre",
+            "october oct oktober octubre octobre",
+            "november nov noviembre novembre",
+            "december dec dezember diciembre decembre",
+        ),
+        start=1,
+    )
+    for word in words.split()
+}
+# Spelled-out numbers, so that "six years" matches "6 years". Words that are also common in another of
+# these languages are left out: one/un/uno (articles), once (es 11), tres (fr "tres" = very), sept,
+# neuf (fr "new"), elf, null.
+_NUMBER_WORDS = {
+    word: str(number)
+    for number, words in enumerate(
+        (
+            "",
+            "",
+            "two zwei dos deux",
+            "three drei trois",
+            "four vier cuatro quatre",
+            "five funf cinco cinq",
+            "six sechs seis",
+            "seven sieben siete",
+            "eight acht ocho huit",
+            "nine neun nueve",
+            "ten zehn diez dix",
+            "eleven",
+            "twelve zwolf doce douze",
+        )
+    )
+    for word in words.split()
+} | {"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000"}
+# Weekdays and cadences are values too ("every Tuesday" vs "every other Thursday", "monthly" vs "weekly").
+_TIME_WORDS = {
+    word: canonical
+    for canonical, words in (
+        ("monday", "monday mondays montag lunes lundi"),  # not "mon": French for "my"
+        ("tuesday", "tuesday tuesdays tue dienstag martes mardi"),
+        ("wednesday", "wednesday wednesdays mittwoch miercoles mercredi"),
+        ("thursday", "thursday thursdays thu donnerstag jueves jeudi"),
+        ("friday", "friday fridays fri freitag viernes vendredi"),
+        ("saturday", "saturday saturdays samstag sabado samedi"),
+        ("sunday", "sunday sundays sonntag domingo dimanche"),
+        ("hourly", "hourly stundlich"),
+        ("daily", "daily taglich diario diaria quotidien"),
+        ("weekly", "weekly wochentlich semanal hebdomadaire"),
+        ("biweekly", "biweekly fortnightly"),
+        ("monthly", "monthly monatlich mensual mensuel"),
+        ("quarterly", "quarterly quartalsweise trimestral trimestriel"),
+        ("yearly", "yearly annually annual jahrlich anual annuel"),
+    )
+    for word in words.split()
+}
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]+)\.?,?\s+(?:de\s+)?(\d{4})\b")
+_MONTH_DAY_YEAR = re.compile(r"\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
+_MONTH_YEAR = re.compile(r"\b([a-z]+)\s+(\d{4})\b")
+# A number standing alone (not inside an identifier such as eu-west-1 or PA5), with an optional "v" of a
+# version and a k or % that changes its meaning; "1,000" and "8,400" are thousands.
+_NUMBER = re.compile(r"(?<![\w.])(?<![a-z]-)v?(\d+(?:[.,:]\d+)*)(k|%)?(?!\w)")
+_VERSION = re.compile(r"v\d[\d.]*")
+_DATE_VALUE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
+_WORD = re.compile(r"[^\W\d_]+")
+_NAME_CANDIDATE = re.compile(r"'[^'\n]{2,40}'|\"[^\"\n]{2,40}\"|https?://\S+|[\w./@#+'’-]*\w")
+_SQUASH = re.compile(r"[\W_]+")
+# Marks of an identifier rather than a word: a URL, a digit next to a letter (PA5, eu-west-1, 2xAA), an
+# inner dot, slash or underscore (app.qonto.com, /data/x, to_parquet), a capital after the first letter.
+_IDENTIFIER = re.compile(r"://|[^\W\d_]\d|\d[^\W\d_]|\w[./_]\w|^.+[A-Z]")
+# Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh).
+_CHANGE = re.compile(
+    r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|replaced|retired|"
+    r"decommissioned|deprecated|superseded|took over|changed to|jetzt|nun|nicht mehr|nur noch|ab sofort|"
+    r"umgestellt|ahora|ya no|a partir de|desormais|maintenant|a partir du)\b|现在|改为|改成|不再|已迁移|迁移到"
+)
+
+
+def _date(year: str, month: int, day: str) -> str:
+    return f"{int(year):04d}-{month:02d}-{int(day):02d}"
+
+
+def _values(text: str) -> dict[str, str]:
+    """Numbers, dates, times, weekdays and cadences in `text`, normalised -> as written."""
+    found: dict[str, str] = {}
+    folded = _fold(text)
+
+    def take(pattern: re.Pattern[str], value: Callable[[re.Match[str]], str | None]) -> None:
+        # Record each match and blank it out, so that the parts of a date are not read again as numbers.
+        def replace(m: re.Match[str]) -> str:
+            normalised = value(m)
+            if normalised is None:
+                return m[0]
+            found[normalised] = m[0]
+            return " "
+
+        nonlocal folded
+        folded = pattern.sub(replace, folded)
+
+    take(_ISO_DATE, lambda m: _date(m[1], int(m[2]), m[3]))
+    take(_DAY_MONTH_YEAR, lambda m: _date(m[3], _MONTHS[m[2]], m[1]) if m[2] in _MONTHS else None)
+    take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
+    take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
+    take(_NUMBER, lambda m: (m[1].replace(",", "") if _THOUSANDS.fullmatch(m[1]) else m[1]) + (m[2] or ""))
+    for word in _WORD.findall(folded):
+        value = _NUMBER_WORDS.get(word) or _TIME_WORDS.get(word)
+        if value:
+            found.setdefault(value, word)
+    return found
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    # Capitalised because it opens a sentence, a line, a label ("**Why:** The ..."), a list item, a
+    # heading, a quote or a table cell.
+    before = text[max(0, at - 8) : at].rstrip(" \t")
+    return not before or before[-1] in ".!?:;*-(#>|\n"
+
+
+def _names(text: str) -> dict[str, str]:
+    """Identity-bearing words in `text`, squashed -> as written.
+
+    Quoted strings, URLs, identifiers with digits or inner dots, slashes or underscores (paths, hosts,
+    file names, PA5, eu-west-1), acronyms and CamelCase (IEEE, TestFlight), and capitalised words that
+    do not start a sentence (Lena, Polars). Numbers, weekdays and months are values, not names.
+    """
+    found: dict[str, str] = {}
+    for m in _NAME_CANDIDATE.finditer(text):
+        token = m[0].rstrip(".,;:)")
+        core = token.strip("'\"")
+        if len(core) < 2 or not (
+            token[0] in "'\""
+            or _IDENTIFIER.search(core)
+            or (core[0].isupper() and not _starts_sentence(text, m.start()))
+        ):
+            continue
+        key = _SQUASH.sub("", _fold(core))
+        if key and not key.isdigit() and key not in _TIME_WORDS and key not in _MONTHS and not _VERSION.fullmatch(key):
+            found.setdefault(key, core)
+    return found
+
+
+def _mentions(memory: _Profile, key: str, shown: str) -> bool:
+    """Whether `memory` mentions a name in any form: as a word or identifier, by its stem, or (a
+    quoted phrase) word by word."""
+    if key in memory.words or _stem(key) in memory.terms:
+        return True
+    words = _TOKEN.findall(_fold(shown))
+    return len(words) > 1 and all(word in memory.words for word in words)
+
+
+def _kind(values: Iterable[str]) -> str:
+    values = list(values)
+    if all(_DATE_VALUE.fullmatch(v) for v in values):
+        return "dates"
+    if all(v[0].isdigit() for v in values):
+        return "numbers"
+    return "values"
+
+
+def _show(values: Iterable[str]) -> str:
+    shown = sorted(values)
+    return ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
+
+
+def _unmatched_values(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
+    # A month ("2026-03") and a day in it ("2026-03-31") do not disagree; one is just less precise.
+    return [
+        v for v in mine if v not in theirs and not any(t.startswith(v + "-") or v.startswith(t + "-") for t in theirs)
+    ]
+
+
+def _differences(a: _Profile, b: _Profile) -> list[str]:
+    reasons: list[str] = []
+    for values_a, values_b in ((a.values, b.values), (a.head_values, b.head_values)):
+        only_a, only_b = _unmatched_values(values_a, values_b), _unmatched_values(values_b, values_a)
+        if only_a and only_b:
+            reasons.append(f"{_kind(only_a + only_b)} differ: {_show(only_a)} vs {_show(only_b)}")
+            break
+    names_a = [shown for key, shown in a.names.items() if not _mentions(b, key, shown)]
+    names_b = [shown for key, shown in b.names.items() if not _mentions(a, key, shown)]
+    if names_a and names_b:
+        reasons.append(f"names differ: {_show(names_a)} vs {_show(names_b)}")
+    # Both saying "now ..." is two updates that may well agree; one saying it is an update of the other.
+    if bool(a.change) != bool(b.change):
+        changed = a if a.change else b
+        reasons.append(f"{changed.memory.name or changed.memory.key} says it changed ({changed.change!r})")
+    return reasons
+
+
+def fact_differences(a: MemoryText, b: MemoryText) -> list[str]:
+    """Why `a` and `b` cannot be the same fact, as short reasons; empty if nothing found differs.
+
+    Checks numbers, dates, times and versions (each side has a value the other lacks), names and
+    identifiers (each side names something the other never mentions), and whether exactly one of them
+    announces a change ("now", "no longer", "jetzt", ...). Consolidation must not merge memories for
+    which this is non-empty: a merge would silently pick one of two values.
+    """
+    return _differences(_Profile.of(a), _Profile.of(b))
+
+
+def _verdict(a: _Profile, b: _Profile) -> PairVerdict | None:
+    score = _score(a, b)
+    if score < TOPIC_SCORE:
+        return None
+    differences = _differences(a, b)
+    if differences:
+        return PairVerdict(a.memory.key, b.memory.key, "contradiction", score, "same topic; " + "; ".join(differences))
+    if score < DUPLICATE_SCORE:
+        return None
+    shared = [shown for key, shown in a.names.items() if key in b.names] + [
+        shown for value, shown in a.values.items() if value in b.values
+    ]
+    reason = "same content, reworded" + (f"; both say {_show(shared)}" if shared else "")
+    return PairVerdict(a.memory.key, b.memory.key, "duplicate", score, reason)
+
+
+def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
+    """Compare two memories: a duplicate, a possible contradiction, or None (unrelated or compatible)."""
+    return _verdict(_Profile.of(a), _Profile.of(b))
+
+
+# --- a whole folder -------------------------------------------------------------------------------
+
+# Candidate pairs come from an inverted index over each memory's signature: the rarest terms of its
+# head (name + description), the one-line claim that a reworded duplicate or an update of it repeats.
+# The index is keyed by two signature terms at a time, so only memories that share two rare terms
+# meet: one shared rare word is often chance, two rarely are. The work grows with the number of
+# memories (at most 28 keys each), not with the number of pairs.
+_SIGNATURE_SIZE = 8
+_COMMON_MIN = 100  # a term in more heads than this (or 1% of the folder, if more) is not indexed
+_COMMON_SHARE = 0.01
+
+
+def _signatures(profiles: Sequence[_Profile]) -> list[list[str]]:
+    frequency = Counter(itertools.chain.from_iterable(profile.head for profile in profiles))
+    common = max(_COMMON_MIN, int(len(profiles) * _COMMON_SHARE))
+    # A term of one memory only cannot pair it with another; (frequency, term) is one global order, so
+    # two memories that share terms build the same keys from them.
+    rank = {term: (n, term) for term, n in frequency.items() if 1 < n <= common}
+    indexed = rank.keys()  # a set view: intersecting with it costs the size of the smaller side
+    return [sorted(profile.head & indexed, key=rank.__getitem__)[:_SIGNATURE_SIZE] for profile in profiles]
+
+
+def _candidates(profiles: Sequence[_Profile]) -> list[tuple[int, int]]:
+    """Index pairs (i < j) worth scoring, in order."""
+    signatures = _signatures(profiles)
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, signature in enumerate(signatures):
+        for term in signature:
+            postings[term].append(i)
+    pairs: set[tuple[int, int]] = set()
+    # Count every two-term key at C speed, then list the few memories behind each repeated one.
+    keys = Counter(itertools.chain.from_iterable(map(itertools.combinations, signatures, itertools.repeat(2))))
+    for (a, b), n in keys.items():
+        if n > 1:
+            pairs.update(itertools.combinations(sorted(set(postings[a]).intersection(postings[b])), 2))
+    # A memory with fewer than two indexed terms meets every memory that indexes the one it has, and
+    # exact copies of it meet through their identical term sets.
+    copies: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, signature in enumerate(signatures):
+        if len(signature) < 2:
+            copies[profiles[i].terms].append(i)
+            pairs.update((min(i, j), max(i, j)) for term in signature for j in postings[term] if j != i)
+    for members in copies.values():
+        pairs.update(itertools.combinations(members, 2))
+    return sorted(pairs)
+
+
+def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
+    verdicts = ((i, j, _verdict(profiles[i], profiles[j])) for i, j in _candidates(profiles))
+    return [(i, j, verdict) for i, j, verdict in verdicts if verdict is not None]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector around a bulk build.
+
+    A folder of 10,000 memories allocates about a million small sets and tuples and no reference
+    cycles; left running, the collector re-scans them over and over, a third of the run time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def find_pairs(items: Sequence[MemoryText]) -> list[PairVerdict]:
+    """Every duplicate and possible contradiction in a folder, each pair once, in input order.
+
+    Only pairs that share two rare words of their name and description are compared, so a folder of
+    10,000 memories takes a fraction of a second rather than 50 million comparisons.
+    """
+    with _collector_paused():
+        return [verdict for _, _, verdict in _pairs([_Profile.of(item) for item in items])]
+
+
+def duplicate_groups(items: Sequence[MemoryText]) -> list[list[str]]:
+    """Keys of memories that say the same thing, grouped for consolidation; singletons are left out.
+
+    Groups grow through duplicate pairs, but two groups are joined only if no member of one has a
+    differing fact (number, date, name, change) with a member of the other, so a chain of near
+    duplicates can never put two different values in one group.
+    """
+    with _collector_paused():
+        profiles = [_Profile.of(item) for item in items]
+        pairs = _pairs(profiles)
+    group_of = list(range(len(items)))  # each memory's group, named by one of its members
+    members: dict[int, list[int]] = {i: [i] for i in range(len(items))}
+    for i, j, verdict in pairs:
+        ga, gb = group_of[i], group_of[j]
+        if verdict.label != "duplicate" or ga == gb:
+            continue
+        if any(_differences(profiles[x], profiles[y]) for x in members[ga] for y in members[gb]):
+            continue
+        for x in members[gb]:
+            group_of[x] = ga
+        members[ga].extend(members.pop(gb))
+    return [[items[x].key for x in group] for group in sorted(sorted(g) for g in members.values() if len(g) > 1)]

@@ -1,0 +1,394 @@
+"""`memdir lint --fix` / `--diff` and `MemoryDir.fix`: what is fixed, what never is, and what is never lost."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import TODAY, MakeMemory
+from typer.testing import CliRunner
+
+from memdir import MemoryDir
+from memdir.cli import app
+from memdir.errors import MemoryChanged
+from memdir.memory_dir import FileChange
+
+runner = CliRunner()
+FIXTURES = Path(__file__).parent / "lint_fixtures"
+GOOD = "\n**Why:** CI was red for a day.\n\n**How to apply:** Before any commit.\n"
+
+
+def memdir(folder: Path, *args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, ["--dir", str(folder), *args])
+
+
+def indexed(folder: Path) -> None:
+    MemoryDir(folder, today=TODAY).write_index()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under the folder (state included), by relative path."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def words(text: str) -> Counter[str]:
+    """Words and numbers; markup (`**`, `__`, `:`) and punctuation are not words."""
+    return Counter(re.findall(r"[^\W_]+", text))
+
+
+def codes(folder: Path) -> list[str]:
+    return [f.code for f in MemoryDir(folder, today=TODAY).lint().findings]
+
+
+def copy_fixture(name: str, tmp_path: Path) -> Path:
+    root = tmp_path / "fixture"
+    shutil.copytree(FIXTURES / name, root)
+    return root
+
+
+# --- B003: relative dates ------------------------------------------------------------------------
+
+
+def test_b003_fix_is_anchored_on_updated(folder: Path, make_memory: MakeMemory) -> None:
+    path = make_memory(
+        "project_freeze.md",
+        description="The freeze starts tomorrow",
+        body="The freeze starts next Thursday.\n" + GOOD,
+        created="2026-11-01",
+        updated="2026-11-20",
+    )
+    indexed(folder)
+    result = memdir(folder, "lint", "--fix")
+    text = path.read_text()
+    assert "description: The freeze starts 2026-11-21\n" in text
+    assert "The freeze starts 2026-11-26.\n" in text  # the Thursday of the week after 2026-11-20
+    assert "tomorrow" not in text and "next Thursday" not in text
+    assert result.exit_code == 0 and result.stdout.startswith("Fixed ")
+    assert "B003" not in result.stdout
+    assert "2026-11-21" in (folder / "MEMORY.md").read_text()
+
+
+def test_b003_fix_falls_back_to_created(folder: Path, make_memory: MakeMemory) -> None:
+    path = make_memory("user_x.md", body="Moved teams yesterday.\n", created="2026-06-10")
+    MemoryDir(folder, today=TODAY).fix()
+    assert "Moved teams 2026-06-09.\n" in path.read_text()
+
+
+def test_b003_fix_falls_back_to_modification_time(folder: Path, make_memory: MakeMemory) -> None:
+    path = make_memory("user_x.md", body="Moved teams yesterday.\n")
+    noon = time.mktime((2026, 1, 7, 12, 0, 0, 0, 0, -1))  # local noon: the same date in any time zone
+    os.utime(path, (noon, noon))
+    MemoryDir(folder, today=TODAY).fix()
+    assert "Moved teams 2026-01-06.\n" in path.read_text()
+
+
+def test_b003_fix_leaves_code_alone(folder: Path, make_memory: MakeMemory) -> None:
+    body = "Run `git log --since yesterday` first.\n\n```sh\n# tomorrow\nmake\n```\n"
+    path = make_memory("user_x.md", body=body, updated="2026-11-20")
+    indexed(folder)
+    before = path.read_bytes()
+    result = MemoryDir(folder, today=TODAY).fix()
+    assert result.changes == [] and path.read_bytes() == before
+
+
+def test_b003_fix_of_the_description_keeps_a_synced_index_in_sync(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_x.md", description="Joined the team yesterday", updated="2026-11-20")
+    indexed(folder)
+    assert "yesterday" in (folder / "MEMORY.md").read_text()
+    assert memdir(folder, "lint", "--fix").exit_code == 0
+    assert (folder / "MEMORY.md").read_text() == "- [x](user_x.md) — Joined the team 2026-11-19\n"
+    assert codes(folder) == []
+
+
+# --- B004: label markup --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("label", "fixed"),
+    [
+        ("Why:", "**Why:**"),
+        ("**Why**:", "**Why:**"),
+        ("__Why:__", "**Why:**"),
+        ("- Why:", "- **Why:**"),
+        ("Warum:", "**Warum:**"),
+    ],
+)
+def test_b004_fix_rewrites_the_markup_only(folder: Path, make_memory: MakeMemory, label: str, fixed: str) -> None:
+    path = make_memory(
+        "feedback_x.md", body=f"Rule.\n\n{label} CI was red.\n\n**How to apply:** always.\n", updated="2026-11-20"
+    )
+    memdir(folder, "lint", "--fix")
+    assert f"\n{fixed} CI was red.\n" in path.read_text()
+    assert "B004" not in codes(folder)
+
+
+def test_b004_leaves_a_bold_sentence_alone(folder: Path, make_memory: MakeMemory) -> None:
+    body = "Rule.\n\n**Why: CI was red for a day.**\n\n**How to apply:** always.\n"
+    path = make_memory("feedback_x.md", body=body, updated="2026-11-20")
+    indexed(folder)
+    before = path.read_bytes()
+    assert MemoryDir(folder, today=TODAY).fix().changes == []
+    assert path.read_bytes() == before
+
+
+# --- I001, I003, I007: the index is regenerated; I002 only with --unsafe-fixes -------------------
+
+
+def test_index_fixes_regenerate_and_keep_hand_written_lines(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_role.md", description="Backend developer")
+    make_memory("user_new.md", description="Not listed yet")
+    make_memory("project_old.md", body="Old.\n" + GOOD, status="superseded", updated="2026-11-01")
+    (folder / "MEMORY.md").write_text(
+        "# Memory\n\nRead these first.\n\n- [role](user_role.md) — Outdated description\n"
+        "- [old](project_old.md) — About old\n"
+    )
+    assert {"I001", "I003", "I007"} <= set(codes(folder))
+    result = memdir(folder, "lint", "--fix")
+    assert result.exit_code == 0, result.output
+    assert (folder / "MEMORY.md").read_text() == (
+        "# Memory\n\nRead these first.\n\n- [role](user_role.md) — Backend developer\n"
+        "- [new](user_new.md) — Not listed yet\n"
+    )
+    assert codes(folder) == []
+    assert (folder / ".memdir" / "MEMORY.md.prev").exists()
+
+
+def test_i002_needs_unsafe_fixes(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_role.md", description="Backend developer")
+    broken = "- [gone](user_gone.md) — Deleted by hand"
+    (folder / "MEMORY.md").write_text(f"- [role](user_role.md) — Backend developer\n{broken}\n")
+    safe = memdir(folder, "lint", "--fix")
+    assert safe.exit_code == 1
+    assert broken in (folder / "MEMORY.md").read_text()
+    assert "1 fixable with `memdir lint --fix --unsafe-fixes`" in safe.stdout
+    unsafe = memdir(folder, "lint", "--fix", "--unsafe-fixes")
+    assert unsafe.exit_code == 0, unsafe.output
+    assert (folder / "MEMORY.md").read_text() == "- [role](user_role.md) — Backend developer\n"
+    assert broken in (folder / ".memdir" / "MEMORY.md.history").read_text()
+
+
+def test_i002_in_prose_is_never_removed(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_role.md", description="Backend developer")
+    prose = "See [the spec](spec.md) before changing anything."
+    (folder / "MEMORY.md").write_text(f"{prose}\n- [role](user_role.md) — Backend developer\n")
+    result = memdir(folder, "lint", "--fix", "--unsafe-fixes")
+    assert result.exit_code == 1
+    assert prose in (folder / "MEMORY.md").read_text()
+    assert "I002" in result.stdout
+
+
+# --- --diff ----------------------------------------------------------------------------------------
+
+
+def test_diff_prints_a_unified_diff_and_writes_nothing(tmp_path: Path) -> None:
+    root = copy_fixture("rich", tmp_path)
+    before = snapshot(root)
+    result = memdir(root, "lint", "--diff")
+    assert result.exit_code == 1
+    assert snapshot(root) == before  # no file changed, none created (not even .memdir/)
+    out = result.stdout
+    assert "--- a/feedback_lint.md\n+++ b/feedback_lint.md\n" in out
+    assert "--- a/MEMORY.md\n+++ b/MEMORY.md\n" in out
+    assert "-Why: CI was red for a day.\n+**Why:** CI was red for a day.\n" in out
+    assert "+- [deploy](project_deploy.md) — We deploy to Fly.io\n" in out
+    assert re.search(r"^@@ -\d+,\d+ \+\d+,\d+ @@", out, re.MULTILINE)
+    assert "Would fix 8 issues in 2 files." in result.stderr
+
+
+def test_diff_with_unsafe_fixes_shows_the_removed_entry(tmp_path: Path) -> None:
+    root = copy_fixture("rich", tmp_path)
+    result = memdir(root, "lint", "--diff", "--unsafe-fixes")
+    assert "-- [old-deploy](project_old-deploy.md) — We deploy to Heroku\n" in result.stdout
+    safe = memdir(root, "lint", "--diff")
+    assert "-- [old-deploy]" not in safe.stdout
+
+
+def test_diff_exits_0_when_there_is_nothing_to_fix(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("feedback_x.md", body="Rule.\n" + GOOD, updated="2026-11-20")
+    (folder / "notes.md").write_text("# no frontmatter: a finding, but nothing to fix\n")
+    indexed(folder)
+    result = memdir(folder, "lint", "--diff")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert "Nothing to fix." in result.stderr
+
+
+def test_diff_and_fix_together_is_a_usage_error(folder: Path) -> None:
+    result = memdir(folder, "lint", "--diff", "--fix")
+    assert result.exit_code == 2
+    assert "--diff" in result.stderr
+
+
+# --- --exit-non-zero-on-fix ----------------------------------------------------------------------
+
+
+def test_exit_non_zero_on_fix(folder: Path, make_memory: MakeMemory) -> None:
+    body = "Rule.\n\nWhy: CI was red.\n\n**How to apply:** always.\n"  # B004 is info: never fails a run
+    path = make_memory("feedback_x.md", body=body, updated="2026-11-20")
+    indexed(folder)
+    original = path.read_text()
+    assert memdir(folder, "lint", "--fix").exit_code == 0
+    path.write_text(original)
+    flagged = memdir(folder, "lint", "--fix", "--exit-non-zero-on-fix")
+    assert flagged.exit_code == 1
+    assert "**Why:** CI was red." in path.read_text()
+    again = memdir(folder, "lint", "--fix", "--exit-non-zero-on-fix")
+    assert again.exit_code == 0  # nothing left to fix
+
+
+# --- idempotence and no lost text ------------------------------------------------------------------
+
+MESSY = """\
+---
+name: release-plan
+description: Code freeze starts next Monday, release the day after tomorrow
+type: project
+updated: 2026-11-20
+---
+We freeze next Monday; QA signs off by end of month and we ship next Thursday.
+The retro is next week, and tomorrow we plan the one after.
+
+Why: The Q4 release must land before the holiday freeze.
+
+**How to apply**: Check `make release-check` before merging (not yesterday's build).
+
+- __Reason:__ keep the changelog honest
+"""
+
+
+def test_fix_is_idempotent_and_keeps_every_word(folder: Path) -> None:
+    path = folder / "project_release-plan.md"
+    path.write_text(MESSY)
+    indexed(folder)
+    first = MemoryDir(folder, today=TODAY).fix()
+    assert {f.code for f in first.fixed} - {"I001"} == {"B003", "B004"}  # I001: the description changed
+    fixed_text = path.read_text()
+    # Every word of the original survives, but the relative-date phrases the fix replaced.
+    replaced: Counter[str] = Counter()
+    for finding in first.fixed:
+        if finding.code == "B003":
+            phrase = re.search(r"relative date '([^']+)'", finding.message)
+            assert phrase is not None
+            replaced += words(phrase.group(1))
+    lost = words(MESSY) - replaced - words(fixed_text)
+    assert not lost, f"the fix dropped {sorted(lost.elements())}"
+    assert "Check `make release-check` before merging" in fixed_text
+    assert "**Why:** The Q4 release" in fixed_text and "**How to apply:** Check" in fixed_text
+    assert "- **Reason:** keep the changelog honest" in fixed_text
+    # The second run finds nothing to do and writes nothing.
+    before = snapshot(folder)
+    second = MemoryDir(folder, today=TODAY).fix()
+    assert second.changes == [] and second.fixed == []
+    assert snapshot(folder) == before
+    result = memdir(folder, "lint", "--fix", "--exit-non-zero-on-fix")
+    assert result.exit_code == 0 and "Fixed" not in result.stdout
+    assert snapshot(folder) == before
+
+
+def test_fix_keeps_every_word_on_the_rich_fixture(tmp_path: Path) -> None:
+    root = copy_fixture("rich", tmp_path)
+    originals = {p.name: p.read_text() for p in root.glob("*.md")}
+    result = MemoryDir(root, today=TODAY).fix(unsafe=True)
+    replaced_phrases: Counter[str] = Counter()
+    for finding in result.fixed:
+        found = re.search(r"relative date '([^']+)'", finding.message)
+        if found:
+            replaced_phrases += words(found.group(1))
+    for name, original in originals.items():
+        if name == "MEMORY.md":
+            continue
+        lost = words(original) - replaced_phrases - words((root / name).read_text())
+        assert not lost, f"{name}: the fix dropped {sorted(lost.elements())}"
+    index = (root / "MEMORY.md").read_text()
+    assert index.startswith("# Memory\n")  # the hand-written heading stays
+    assert MemoryDir(root, today=TODAY).fix(unsafe=True).changes == []
+
+
+# --- a file changed on disk while fixing ---------------------------------------------------------
+
+
+def test_file_changed_between_plan_and_write_is_refused(
+    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = make_memory("feedback_x.md", body="Rule.\n\nWhy: CI was red.\n\n**How to apply:** always.\n")
+    indexed(folder)
+    index_before = (folder / "MEMORY.md").read_bytes()
+    concurrent = path.read_text() + "\nAdded by another session while memdir was fixing.\n"
+    original = MemoryDir._replace_fixed
+
+    def edit_then_replace(self: MemoryDir, change: FileChange) -> None:
+        (self.root / change.path).write_text(concurrent)  # another writer, between plan and write
+        original(self, change)
+
+    monkeypatch.setattr(MemoryDir, "_replace_fixed", edit_then_replace)
+    result = memdir(folder, "lint", "--fix")
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert "changed while memdir was fixing it" in result.stderr and "Traceback" not in result.output
+    assert path.read_text() == concurrent  # the other writer's text, untouched
+    assert (folder / "MEMORY.md").read_bytes() == index_before
+
+
+def test_library_fix_raises_memory_changed(
+    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = make_memory("feedback_x.md", body="Rule.\n\nWhy: CI was red.\n\n**How to apply:** always.\n")
+    indexed(folder)
+    original = MemoryDir._replace_fixed
+
+    def edit_then_replace(self: MemoryDir, change: FileChange) -> None:
+        (self.root / change.path).write_text(change.before.replace("Rule.", "Rule, edited elsewhere."))  # type: ignore[union-attr]
+        original(self, change)
+
+    monkeypatch.setattr(MemoryDir, "_replace_fixed", edit_then_replace)
+    with pytest.raises(MemoryChanged, match=r"feedback_x\.md changed while memdir was fixing it"):
+        MemoryDir(folder, today=TODAY).fix()
+    assert "Rule, edited elsewhere.\n\nWhy: CI was red." in path.read_text()
+
+
+# --- the library API -------------------------------------------------------------------------------
+
+
+def test_library_fix_dry_run_writes_nothing(tmp_path: Path) -> None:
+    root = copy_fixture("rich", tmp_path)
+    before = snapshot(root)
+    folder = MemoryDir(root, today=TODAY)
+    result = folder.fix(dry_run=True)
+    assert snapshot(root) == before
+    assert [c.path for c in result.changes] == ["feedback_lint.md", "MEMORY.md"]
+    change = result.changes[0]
+    assert change.before == (root / "feedback_lint.md").read_text()
+    assert "2026-11-26" in change.after and "**Why:**" in change.after
+    assert {f.code for f in result.fixed} == {"B003", "B004", "I001", "I003"}
+    left = {f.code for f in result.report.findings}
+    assert not left & {"B003", "B004", "I001", "I003"}
+    assert "I002" in left  # unsafe: not applied without `unsafe`
+    # What the dry run promised is what the real run does.
+    real = folder.fix()
+    assert [(c.path, c.after) for c in real.changes] == [(c.path, c.after) for c in result.changes]
+    assert (root / "feedback_lint.md").read_text() == change.after
+
+
+def test_dry_run_respects_selection(tmp_path: Path) -> None:
+    root = copy_fixture("rich", tmp_path)
+    result = MemoryDir(root, today=TODAY).fix(select=["B004"], dry_run=True)
+    assert {f.code for f in result.fixed} == {"B004"}
+    [change] = [c for c in result.changes if c.path == "feedback_lint.md"]
+    assert "next Thursday" in change.after and "**Why:**" in change.after
+
+
+def test_fix_date_anchor_is_stable(folder: Path, make_memory: MakeMemory) -> None:
+    """The anchor is the file's date, not today: fixing on another day gives the same date."""
+    path = make_memory("user_x.md", body="Started last Monday.\n", updated="2026-11-20")
+    text = path.read_text()
+    MemoryDir(folder, today=dt.date(2027, 5, 1)).fix()
+    later = path.read_text()
+    path.write_text(text)
+    MemoryDir(folder, today=TODAY).fix()
+    assert path.read_text() == later and "2026-11-16" in later

@@ -1,0 +1,275 @@
+"""memdir.similarity: duplicates, possible contradictions, and a folder scan that is not all-pairs."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memdir import similarity
+from memdir.similarity import (
+    MemoryText,
+    compare,
+    duplicate_groups,
+    fact_differences,
+    find_pairs,
+)
+
+DEV_PAIRS = Path(__file__).parents[1].parent / "shared" / "eval" / "dev" / "pairs.jsonl"
+
+
+def mem(key: str, name: str, description: str, body: str, type: str | None = "project") -> MemoryText:
+    return MemoryText(key, name, description, body, type)
+
+
+# Hand-written pairs, none taken from the labelled dev set.
+RENEWAL = mem(
+    "a.md",
+    "domain-renewal-registrar",
+    "The studio domain renews through Gandi every March",
+    "Our domain is registered at Gandi and auto-renews each March on the card ending 4421.\n\n"
+    "**Why:** A lapsed renewal took the shop offline in 2023.\n**How to apply:** Check the card before March.",
+)
+RENEWAL_REWORDED = mem(
+    "b.md",
+    "gandi-domain-renewal",
+    "Domain registration is at Gandi and renews in March",
+    "The studio's domain is with Gandi; it renews automatically every March, charged to the card ending 4421.\n\n"
+    "**Why:** In 2023 a missed renewal took the shop offline.\n**How to apply:** Before March, check the card.",
+)
+RETRY_5 = mem(
+    "retry-5.md",
+    "webhook-retry-limit",
+    "Payment webhooks are retried at most 5 times",
+    "The payment webhook consumer retries a failed delivery at most 5 times with exponential backoff.\n\n"
+    "**Why:** Stripe stops sending after repeated failures.\n**How to apply:** Keep max_retries at 5.",
+)
+RETRY_8 = mem(
+    "retry-8.md",
+    "webhook-retry-limit-raised",
+    "Payment webhooks are retried at most 8 times",
+    "The payment webhook consumer retries a failed delivery at most 8 times with exponential backoff.\n\n"
+    "**Why:** Stripe stops sending after repeated failures.\n**How to apply:** Keep max_retries at 8.",
+)
+LINTER = mem(
+    "lint.md",
+    "python-lint-ruff",
+    "Python code is linted with ruff",
+    "Run ruff check before each commit; the config lives in pyproject.toml.\n\n"
+    "**Why:** One tool instead of flake8 and isort.\n**How to apply:** Fix findings before pushing.",
+    "feedback",
+)
+FORMATTER = mem(
+    "format.md",
+    "python-format-line-length",
+    "Python code is formatted with a 120-character line length",
+    "Format Python with ruff format and a line length of 120.\n\n"
+    "**Why:** Long type hints wrapped badly at 88.\n**How to apply:** Never hand-wrap lines.",
+    "feedback",
+)
+BIRTHDAY = mem(
+    "bday.md", "partner-birthday", "Partner's birthday is in early June", "Book the restaurant in May.", "user"
+)
+
+
+def test_reworded_duplicate_is_found() -> None:
+    verdict = compare(RENEWAL, RENEWAL_REWORDED)
+    assert verdict is not None
+    assert verdict.label == "duplicate"
+    assert (verdict.a, verdict.b) == ("a.md", "b.md")
+    assert verdict.score >= similarity.DUPLICATE_SCORE
+    assert "4421" in verdict.reason  # the shared facts are named
+
+
+def test_same_topic_with_a_different_number_is_a_contradiction_not_a_duplicate() -> None:
+    verdict = compare(RETRY_5, RETRY_8)
+    assert verdict is not None
+    assert verdict.label == "contradiction"
+    assert "numbers differ: 5 vs 8" in verdict.reason
+    assert fact_differences(RETRY_5, RETRY_8)
+
+
+def test_a_changed_owner_is_a_contradiction() -> None:
+    before = mem(
+        "o1.md", "billing-owner", "Billing service is owned by Priya", "Ask Priya Raman about billing changes."
+    )
+    after = mem(
+        "o2.md", "billing-owner-now", "Billing service is owned by Tomasz", "Tomasz Nowak owns billing changes."
+    )
+    verdict = compare(before, after)
+    assert verdict is not None and verdict.label == "contradiction"
+    assert "Priya" in verdict.reason and "Tomasz" in verdict.reason
+
+
+def test_an_announced_change_is_a_contradiction() -> None:
+    old = mem("q1.md", "queue-broker", "Background jobs use the Redis queue", "Jobs are enqueued on the Redis queue.")
+    new = mem("q2.md", "queue-broker-sqs", "Background jobs no longer use the Redis queue", "Jobs are enqueued on SQS.")
+    verdict = compare(old, new)
+    assert verdict is not None and verdict.label == "contradiction"
+    assert "no longer" in verdict.reason
+
+
+@pytest.mark.parametrize(("a", "b"), [(LINTER, FORMATTER), (RENEWAL, BIRTHDAY), (RETRY_5, LINTER)])
+def test_compatible_and_unrelated_memories_are_not_flagged(a: MemoryText, b: MemoryText) -> None:
+    assert compare(a, b) is None
+
+
+def test_dates_written_differently_do_not_differ() -> None:
+    iso = mem("d1.md", "launch", "Launch is on 2026-03-31", "The public launch is 2026-03-31.")
+    words = mem("d2.md", "launch-date", "Launch on 31 March 2026", "We launch publicly on March 31, 2026.")
+    assert fact_differences(iso, words) == []
+    moved = mem("d3.md", "launch-moved", "Launch is on 2026-04-14", "The public launch is 2026-04-14.")
+    assert fact_differences(iso, moved) == ["dates differ: 2026-03-31 vs 2026-04-14"]
+
+
+def test_spelled_out_numbers_match_digits() -> None:
+    digits = mem("n1.md", "team-size", "The team has 6 engineers", "Six people, 6 engineers in total.")
+    spelled = mem("n2.md", "team-size-words", "The team has six engineers", "There are six engineers.")
+    assert fact_differences(digits, spelled) == []
+
+
+def test_find_pairs_reports_each_pair_once_in_input_order() -> None:
+    items = [LINTER, RETRY_5, RENEWAL, FORMATTER, RENEWAL_REWORDED, RETRY_8, BIRTHDAY]
+    pairs = find_pairs(items)
+    assert [(p.a, p.b, p.label) for p in pairs] == [
+        ("retry-5.md", "retry-8.md", "contradiction"),
+        ("a.md", "b.md", "duplicate"),
+    ]
+    # Reversed input: the same pairs, each named in the new input order.
+    reversed_pairs = find_pairs(items[::-1])
+    assert {(p.b, p.a, p.label) for p in reversed_pairs} == {(p.a, p.b, p.label) for p in pairs}
+
+
+def test_find_pairs_agrees_with_compare() -> None:
+    items = [LINTER, RETRY_5, RENEWAL, FORMATTER, RENEWAL_REWORDED, RETRY_8, BIRTHDAY]
+    expected = [verdict for i, a in enumerate(items) for b in items[i + 1 :] if (verdict := compare(a, b)) is not None]
+    assert find_pairs(items) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " \n\t ",
+        "**Why:**\n**How to apply:**",
+        "word " * 50_000,
+        "ünïcödé façade naïve Ærø — «quotes» “curly” 'x' \"y\" \u200b\u00a0 emoji 🚀🔥",
+        "用户在上海工作，时区 UTC+8。和美国同事约会议时，先给出上海时间。",
+        "ユーザーは東京に住んでいます。会議は午前10時から。",
+        "사용자는 서울에 있고 회의는 오전 10시에 시작합니다.",
+        "(((((((((( )))))))))) ---- //// ____ 12:00 2026-13-45 v 1,2,3,4,5,6",
+    ],
+)
+def test_odd_text_does_not_break_anything(text: str) -> None:
+    odd = mem("odd.md", text[:40], text[:200], text)
+    twin = mem("twin.md", text[:40], text[:200], text)
+    assert 0.0 <= similarity.similarity(odd, RENEWAL) <= 1.0
+    compare(odd, RENEWAL)
+    fact_differences(odd, twin)
+    pairs = find_pairs([odd, RENEWAL, twin])
+    if similarity.similarity(odd, twin) >= similarity.DUPLICATE_SCORE:
+        assert [(p.a, p.b, p.label) for p in pairs] == [("odd.md", "twin.md", "duplicate")]
+
+
+def test_empty_inputs() -> None:
+    assert find_pairs([]) == []
+    assert duplicate_groups([]) == []
+    empty = mem("e.md", "", "", "", None)
+    assert similarity.similarity(empty, empty) == 0.0
+    assert compare(empty, mem("f.md", "", "", "", None)) is None
+
+
+def test_chinese_duplicate_is_found() -> None:
+    a = mem("zh1.md", "daima-shencha", "合并前必须有人审查代码", "所有合并请求在合并前都需要至少一位同事审查代码。")
+    b = mem("zh2.md", "shencha-guize", "代码合并前需要同事审查", "合并请求合并前，至少要有一位同事审查代码。")
+    verdict = compare(a, b)
+    assert verdict is not None and verdict.label == "duplicate"
+
+
+SYLLABLES = ("ka", "ri", "mo", "ve", "lan", "tor", "qui", "sel", "bra", "dun", "fen", "gal", "hol", "ix", "jor", "kep")
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))) for _ in range(n))
+
+
+def _unrelated_folder(size: int) -> list[MemoryText]:
+    rng = random.Random(1234)
+    return [
+        mem(f"m{i:04d}.md", f"note-{i}", _words(rng, 8), _words(rng, 30), rng.choice(["user", "project"]))
+        for i in range(size)
+    ]
+
+
+def test_find_pairs_does_not_compare_all_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = _unrelated_folder(2_000)
+    items.append(mem("copy.md", items[7].name, items[7].description, items[7].body, items[7].type))
+    calls = 0
+    verify = similarity._verdict
+
+    def counting(a: similarity._Profile, b: similarity._Profile) -> similarity.PairVerdict | None:
+        nonlocal calls
+        calls += 1
+        return verify(a, b)
+
+    monkeypatch.setattr(similarity, "_verdict", counting)
+    pairs = find_pairs(items)
+    all_pairs = len(items) * (len(items) - 1) // 2
+    assert calls < all_pairs // 100, f"{calls} comparisons for {len(items)} memories"
+    assert [(p.a, p.b, p.label) for p in pairs] == [("m0007.md", "copy.md", "duplicate")]
+
+
+def test_find_pairs_is_deterministic() -> None:
+    items = [*_unrelated_folder(300), RENEWAL, RENEWAL_REWORDED, RETRY_5, RETRY_8, LINTER, FORMATTER]
+    assert find_pairs(items) == find_pairs(list(items))
+
+
+def test_find_pairs_does_not_depend_on_string_hashing() -> None:
+    # Set and dict order change with PYTHONHASHSEED; the verdicts and their reasons must not.
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import test_similarity as t; "
+        "items = [*t._unrelated_folder(300), t.RENEWAL, t.RENEWAL_REWORDED, t.RETRY_5, t.RETRY_8, t.LINTER]; "
+        "print(t.find_pairs(items)); print(t.duplicate_groups(items))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(Path(__file__).parent)],
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(__file__).parents[1])},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1
+    assert "retry-5.md" in outputs.pop()
+
+
+def test_duplicate_groups_never_join_different_numbers() -> None:
+    base = "Nightly exports of the orders table go to the analytics bucket and keep {n} days of history."
+    a = mem("x1.md", "orders-export", "Nightly orders export to the analytics bucket", base.format(n=30))
+    b = mem("x2.md", "orders-export-again", "Orders are exported nightly to the analytics bucket", base.format(n=30))
+    c = mem("x3.md", "orders-export-retention", "Nightly orders export to the analytics bucket", base.format(n=90))
+    assert duplicate_groups([a, b, c]) == [["x1.md", "x2.md"]]
+    assert duplicate_groups([RENEWAL, LINTER, RENEWAL_REWORDED]) == [["a.md", "b.md"]]
+
+
+def test_dev_set_duplicate_precision_and_recall() -> None:
+    if not DEV_PAIRS.parents[2].is_dir():
+        pytest.skip("../shared is not here; the labelled pairs live there")
+    rows = [json.loads(line) for line in DEV_PAIRS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    flagged = correct = 0
+    for row in rows:
+        a, b = (MemoryText(k, row[k]["name"], row[k]["description"], row[k]["body"], row[k]["type"]) for k in "ab")
+        verdict = compare(a, b)
+        if verdict is not None and verdict.label == "duplicate":
+            flagged += 1
+            correct += row["label"] == "duplicate"
+    actual = sum(row["label"] == "duplicate" for row in rows)
+    assert flagged and correct / flagged >= 0.90, f"duplicate precision {correct}/{flagged}"
+    assert correct / actual >= 0.60, f"duplicate recall {correct}/{actual}"
