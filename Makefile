@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 EXAMPLE := examples/memory
 
-.PHONY: run test install bench eval-dates docs clean
+.PHONY: run test install bench eval-dates eval-pairs docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,9 +41,14 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed
 	$(BIN)/python scripts/bench_index.py
+	$(BIN)/python scripts/bench_lint.py
 
 eval-dates: $(VENV)/.installed
 	$(BIN)/python scripts/eval_dates.py
+
+## make eval-pairs: near-duplicate and contradiction detection on the labelled dev pairs.
+eval-pairs: $(VENV)/.installed
+	$(BIN)/python scripts/eval_pairs.py
 
 docs: $(VENV)/.installed
 	$(BIN)/python scripts/gen_docs.py

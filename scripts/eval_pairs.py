@@ -9,9 +9,7 @@ at its best-F1 threshold), then times `find_pairs` on generated folders of 1,000
 
 from __future__ import annotations
 
-import itertools
 import json
-import random
 import re
 import sys
 import time
@@ -23,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memdir.similarity import MemoryText, PairVerdict, compare, find_pairs, similarity  # noqa: E402
+from scripts.synthetic import synthetic_folder  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "pairs.jsonl"
 GOLD = ("duplicate", "contradiction", "compatible", "unrelated")
@@ -97,89 +96,6 @@ def evaluate(path: Path) -> None:
 
 
 # --- timing on generated folders -------------------------------------------------------------------
-
-# A generated folder stands in for a real one: the four types with their usual shapes (feedback and
-# project memories carry **Why:** and **How to apply:** lines), sentences of everyday words drawn with
-# Zipf frequencies from a large vocabulary (real folders are full of rare names and identifiers, which
-# is what lets the index tell memories apart), numbers and dates, and 1% planted reworded duplicates.
-_EVERYDAY_TEXT = """
-account alert api approval archive audit backup bank batch benchmark billing blog board bot branch budget
-build bundle cache calendar camera campaign card chapter chart checklist client cluster code colour column
-commit component config console contract cost customer dashboard data database deadline demo deploy design
-device diagram digest doc draft driver editor email endpoint engine error event export feature feed field file
-filter firmware font form format forecast funnel gateway grant graph guide handler header hotfix image import
-incident index input install interview invoice issue job key label latency layout lead library license limit
-log loop manual map market menu merge metric migration mobile model module monitor newsletter node note
-notebook order owner package page palette parser partner patch payment permission phone pipeline plan player
-plugin policy port post preview price printer profile prompt proposal prototype query queue quota receipt
-record region release report repo request review roadmap role route runbook runner sample schedule schema
-screen script sdk search secret sensor server service session setting shader sheet shipment signal sketch slide
-snapshot source spec sprint staging storage store story stream style supplier survey sync table tag task tax
-team template test ticket timeline token tool trace tracker training transcript upload user vendor version
-video volunteer warehouse webhook widget wiki worker workflow use keep prefer avoid check run send store pin
-track ship write log split nightly internal shared legacy public private weekly monthly local remote main
-"""
-_GLUE = ("the", "the", "the", "a", "to", "to", "for", "in", "in", "with", "and", "and", "on", "of", "before", "when")
-_SYLLABLES = "ka ri mo ve lan tor qui sel bra dun fen gal hol ix jor kep lum nar os pim rud sav tel umb vor wex yal zin"
-
-
-def _vocabulary(rng: random.Random, size: int) -> list[str]:
-    """Everyday words first (the most frequent), then invented words, names and identifiers."""
-    syllables = _SYLLABLES.split()
-    invented: set[str] = set()
-    while len(invented) < size:
-        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
-        shape = rng.random()
-        if shape < 0.15:
-            word = word.capitalize()
-        elif shape < 0.22:
-            word = f"{word}-{rng.choice(syllables)}{rng.randint(1, 99)}"
-        invented.add(word)
-    return _EVERYDAY_TEXT.split() + sorted(invented)
-
-
-def _sentence(rng: random.Random, vocabulary: Sequence[str], weights: Sequence[float], length: int) -> str:
-    words = rng.choices(vocabulary, cum_weights=weights, k=length)
-    out = [w if rng.random() < 0.6 else f"{rng.choice(_GLUE)} {w}" for w in words]
-    if rng.random() < 0.4:
-        number = rng.choice((str(rng.randint(2, 500)), f"{rng.randint(1, 9)}.{rng.randint(0, 9)}"))
-        out.insert(rng.randrange(len(out)), number)
-    if rng.random() < 0.15:
-        out.append(f"by {rng.choice((2025, 2026))}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}")
-    return " ".join(out)
-
-
-def _memory(rng: random.Random, key: str, vocabulary: Sequence[str], weights: Sequence[float]) -> MemoryText:
-    kind = rng.choice(("user", "feedback", "project", "reference"))
-    description = _sentence(rng, vocabulary, weights, rng.randint(5, 10)).capitalize()
-    sentences = [_sentence(rng, vocabulary, weights, rng.randint(6, 14)).capitalize() + "." for _ in range(2)]
-    body = " ".join(sentences)
-    if kind in ("feedback", "project"):
-        why = _sentence(rng, vocabulary, weights, rng.randint(5, 10))
-        how = _sentence(rng, vocabulary, weights, rng.randint(5, 10))
-        body += f"\n\n**Why:** {why}.\n**How to apply:** {how}."
-    name = "-".join(re.findall(r"[a-z0-9]+", description.lower())[:4])
-    return MemoryText(key, name, description, body, kind)
-
-
-def _reworded(rng: random.Random, original: MemoryText, key: str) -> MemoryText:
-    """The same memory said again: sentences reordered, a few words dropped, the facts kept."""
-    sentences = re.split(r"(?<=[.;])\s+", original.body)
-    rng.shuffle(sentences)
-    body = " ".join(w for w in " ".join(sentences).split() if rng.random() > 0.1 or w[0].isdigit())
-    return MemoryText(key, original.name + "-again", original.description, body, original.type)
-
-
-def synthetic_folder(size: int, seed: int = 7) -> list[MemoryText]:
-    """`size` generated memories, the same ones for the same seed."""
-    rng = random.Random(seed)
-    vocabulary = _vocabulary(rng, 20_000)
-    # Zipf-Mandelbrot frequencies: the flattened head is what content words look like once stopwords are gone.
-    weights = list(itertools.accumulate(1 / (rank + 100) for rank in range(len(vocabulary))))
-    items = [_memory(rng, f"m{i:05d}.md", vocabulary, weights) for i in range(size)]
-    for i in rng.sample(range(size), max(1, size // 100)):
-        items[i] = _reworded(rng, items[i - 1], f"m{i:05d}.md")
-    return items
 
 
 def time_find_pairs(sizes: Sequence[int], runs: int = 5) -> None:
