@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -437,36 +437,16 @@ def find_pii(text: str) -> list[Hit]:
 
 # --- injected instructions ---------------------------------------------------------------------
 
-# Every pattern below contains one of these (in any letter case); the anchor scan looks for them.
-_INSTRUCTION_WORDS = (
-    "ignor", "disregard", "forget", "overrid", "must now", "now on", "instruc", "system prompt", "act as",
-    "pretend", "user", "://", "webhook",
-    "vergiss", "vergessen", "missacht", "ab jetzt", "ab sofort", "anweisung", "nutzer", "anwender",
-    "olvid", "descarta", "omite", "partir de", "desde ahora", "usuario",
-    "oubli", "pas compte", "désormais", "dorénavant", "utilisateur",
-    "忽略", "无视", "無視", "忽视", "忽視", "忘记", "忘記", "忘掉", "不要理", "不要遵守", "从现在", "從現在",
-    "指令", "系统提示", "系統提示", "告诉", "告訴", "忘れ", "игнорир", "забуд",
-)  # fmt: skip
-# English letters from rarest to commonest: each word is anchored on its rarest character, so the
-# scan stops at few places. Anything else (CJK, Cyrillic, punctuation) counts as rarest.
-_RARITY = "zqxjkvbpygfwmucldrhsnioate "
 
+@dataclass(frozen=True)
+class _Rule:
+    """Instruction-like phrasing: `pattern` (lower case, matched against lower-cased text), and the
+    `words` of which every match contains at least one, in any letter case."""
 
-def _anchor_pattern(words: Iterable[str]) -> str:
-    """A regex that finds `words` in any case at the speed of a character-class scan.
+    words: tuple[str, ...]
+    pattern: str
+    imperative: bool = False  # an order only at the start of a sentence: "Act as my lawyer."
 
-    Each word becomes `c(?<=before c)after` on its rarest character c, both cases of c listed as
-    literals, so `re` can skip to the next candidate character in C."""
-    by_char: dict[str, list[str]] = {}
-    for word in words:
-        i = min(range(len(word)), key=lambda k: _RARITY.find(word[k]))  # find() is -1 for the rarest
-        alternative = f"(?<=(?i:{re.escape(word[: i + 1])}))(?i:{re.escape(word[i + 1 :])})"
-        for c in {word[i].lower(), word[i].upper()}:
-            by_char.setdefault(c, []).append(alternative)
-    return "|".join(f"{re.escape(c)}(?:{'|'.join(alts)})" for c, alts in by_char.items())
-
-
-_INSTRUCTION_ANCHORS = re.compile(_anchor_pattern(_INSTRUCTION_WORDS))
 
 _EARLIER = r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing)"
 _ORDERS = r"(?:instructions?|prompts?|directions|directives|guidelines|rules|commands)"
@@ -474,85 +454,167 @@ _SENSITIVE = (
     r"(?:\b(?:secrets?|tokens?|api[ _-]?keys?|credentials?|passwords?|env(?:ironment)? var(?:iable)?s"
     r"|ssh keys?|private keys?|cookies|conversation|chat history|system prompt|memor(?:y|ies))\b|\.env\b)"
 )
-# Written in lower case and matched against lower-cased text: case-insensitive alternations are
-# many times slower in `re`. A match must also start a word; find_instructions checks that.
-_INSTRUCTION_PATTERNS = (
+_TELL_THE_USER = ("tell the user", "inform the user", "telling the user", "informing the user", "notifying the user")
+_TO_A_URL = ("to http", "to `http", "to <http", 'to "http', "to 'http", "at http", "via http", "webhook")
+_RULES = (
     # English
-    rf"(?:ignore|disregard|forget|override)\s+(?:(?:all|any|of|the|your|my|these|those)\s+){{0,3}}"
-    rf"{_EARLIER}\s+(?:\w+\s+){{0,2}}?{_ORDERS}\b",
-    rf"(?:ignore|disregard|forget|override)\s+(?:all|your)\s+{_ORDERS}\b",
-    r"(?:ignore|disregard|forget)\s+(?:everything|anything)\s+"
-    r"(?:above|before|previously|you(?:'ve| have)? been told)",
-    r"you\s+must\s+now\b",
-    r"from\s+now\s+on,?\s+you\s+(?:will|must|shall|are|should)\b",
-    r"(?:new|updated|real|actual)\s+instructions?\s*:",
-    r"system\s+prompt\s*:",
-    r"(?:reveal|print|output|repeat|disclose|leak)\s+(?:me\s+)?your\s+(?:full\s+|entire\s+)?"
-    r"(?:system\s+prompt|(?:initial|original|hidden|secret)\s+instructions)",
-    r"(?P<imperative>act\s+as\s+(?:an?|my|the|your|(?:if|though)\s+you)\b|pretend\s+(?:to\s+be|you\s+are|that\s+you)\b)",
-    r"(?:do\s+not|don'?t|never)\s+(?:tell|inform)\s+the\s+user\b(?!\s+(?:to|how)\b)",
-    r"(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|that|it)(?:\s+\w+)?\s+to\s+the\s+user\b",
-    r"without\s+(?:telling|informing|notifying)\s+the\s+user\b",
-    r"(?:hide|conceal|keep)\s+(?:this|it|these)\s+(?:(?:secret|hidden)\s+)?from\s+the\s+user\b",
+    _Rule(
+        ("ignor", "disregard", "forget", "overrid"),
+        rf"(?:ignore|disregard|forget|override)\s+(?:(?:all|any|of|the|your|my|these|those)\s+){{0,3}}"
+        rf"{_EARLIER}\s+(?:\w+\s+){{0,2}}?{_ORDERS}\b"
+        rf"|(?:ignore|disregard|forget|override)\s+(?:all|your)\s+{_ORDERS}\b"
+        r"|(?:ignore|disregard|forget)\s+(?:everything|anything)\s+"
+        r"(?:above|before|previously|you(?:'ve| have)? been told)",
+    ),
+    _Rule(("must now",), r"you\s+must\s+now\b"),
+    _Rule(("now on",), r"from\s+now\s+on,?\s+you\s+(?:will|must|shall|are|should)\b"),
+    _Rule(("instruc",), r"(?:new|updated|real|actual)\s+instructions?\s*:"),
+    _Rule(("system prompt",), r"system\s+prompt\s*:"),
+    _Rule(
+        ("system prompt", "instruc"),
+        r"(?:reveal|print|output|repeat|disclose|leak)\s+(?:me\s+)?your\s+(?:full\s+|entire\s+)?"
+        r"(?:system\s+prompt|(?:initial|original|hidden|secret)\s+instructions)",
+    ),
+    _Rule(
+        ("act as", "pretend"),
+        r"act\s+as\s+(?:an?|my|the|your|(?:if|though)\s+you)\b|pretend\s+(?:to\s+be|you\s+are|that\s+you)\b",
+        imperative=True,
+    ),
+    _Rule(
+        (*_TELL_THE_USER, "to the user", "from the user"),
+        r"(?:do\s+not|don'?t|never)\s+(?:tell|inform)\s+the\s+user\b(?!\s+(?:to|how)\b)"
+        r"|(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|that|it)(?:\s+\w+)?\s+to\s+the\s+user\b"
+        r"|without\s+(?:telling|informing|notifying)\s+the\s+user\b"
+        r"|(?:hide|conceal|keep)\s+(?:this|it|these)\s+(?:(?:secret|hidden)\s+)?from\s+the\s+user\b",
+    ),
     # Exfiltration: a verb, something sensitive, then "to" a remote URL (not localhost) or a webhook.
-    rf"(?:send|post|upload|forward|transmit|exfiltrate|submit)\b[^\n.]{{0,40}}?{_SENSITIVE}[^\n]{{0,40}}?"
-    r"\b(?:to|at|via|into)\s+[<`\"']?(?:https?://(?!localhost|127\.|0\.0\.0\.0)|\S*webhook)",
+    _Rule(
+        _TO_A_URL,
+        rf"(?:send|post|upload|forward|transmit|exfiltrate|submit)\b[^\n.]{{0,40}}?{_SENSITIVE}[^\n]{{0,40}}?"
+        r"\b(?:to|at|via)\s+[<`\"']?(?:https?://(?!localhost|127\.|0\.0\.0\.0)|\S*webhook)",
+    ),
     # German
-    r"(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*)\s+(?:(?:alle|deine|ihre|die|sämtliche)\s+){0,2}"
-    r"(?:(?:vorherigen|vorigen|bisherigen|obigen|früheren|vorangegangenen)\s+)"
-    r"(?:anweisungen|instruktionen|befehle|regeln|vorgaben)",
-    r"(?:ignorier\w*|vergiss|missachte\w*)\s+(?:alle|deine)\s+(?:anweisungen|instruktionen|befehle|vorgaben)",
-    r"ab\s+(?:jetzt|sofort)\s+(?:bist|wirst|musst|sollst)\s+du\b",
-    r"neue\s+anweisungen\s*:",
-    r"(?:sag|sage|erzähl|erzähle|verrate)\s+(?:es\s+|das\s+)?(?:dem|den)\s+(?:benutzer|nutzer|anwender)\w*\s+nicht",
+    _Rule(
+        ("ignor", "vergiss", "vergessen", "missacht"),
+        r"(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*)\s+(?:(?:alle|deine|ihre|die|sämtliche)\s+){0,2}"
+        r"(?:(?:vorherigen|vorigen|bisherigen|obigen|früheren|vorangegangenen)\s+)"
+        r"(?:anweisungen|instruktionen|befehle|regeln|vorgaben)"
+        r"|(?:ignorier\w*|vergiss|missachte\w*)\s+(?:alle|deine)\s+(?:anweisungen|instruktionen|befehle|vorgaben)",
+    ),
+    _Rule(("ab jetzt", "ab sofort"), r"ab\s+(?:jetzt|sofort)\s+(?:bist|wirst|musst|sollst)\s+du\b"),
+    _Rule(("anweisung",), r"neue\s+anweisungen\s*:"),
+    _Rule(
+        ("nutzer", "anwender"),
+        r"(?:sag|sage|erzähl|erzähle|verrate)\s+(?:es\s+|das\s+)?(?:dem|den)\s+(?:benutzer|nutzer|anwender)\w*\s+nicht",
+    ),
     # Spanish
-    r"(?:ignora|ignore|ignorar|olvida|olvide|olvidar|descarta|omite)\s+(?:(?:todas|las|tus|sus)\s+){0,2}"
-    r"(?:instrucciones|indicaciones|órdenes|reglas)\s+(?:anteriores|previas|precedentes|de\s+arriba)",
-    r"(?:ignora|olvida|descarta)\s+(?:todas\s+(?:las\s+|tus\s+)?|tus\s+)(?:instrucciones|indicaciones|órdenes)",
-    r"(?:a\s+partir\s+de|desde)\s+ahora,?\s+(?:eres|serás|debes|vas\s+a|tienes\s+que)\b",
-    r"nuevas\s+instrucciones\s*:",
-    r"no\s+(?:le\s+)?(?:digas|diga|cuentes|cuente|menciones|mencione)\s+(?:nada\s+)?(?:esto\s+)?al\s+usuario",
+    _Rule(
+        ("ignor", "olvid", "descarta", "omite"),
+        r"(?:ignora|ignore|ignorar|olvida|olvide|olvidar|descarta|omite)\s+(?:(?:todas|las|tus|sus)\s+){0,2}"
+        r"(?:instrucciones|indicaciones|órdenes|reglas)\s+(?:anteriores|previas|precedentes|de\s+arriba)"
+        r"|(?:ignora|olvida|descarta)\s+(?:todas\s+(?:las\s+|tus\s+)?|tus\s+)(?:instrucciones|indicaciones|órdenes)",
+    ),
+    _Rule(
+        ("partir de", "desde ahora"),
+        r"(?:a\s+partir\s+de|desde)\s+ahora,?\s+(?:eres|serás|debes|vas\s+a|tienes\s+que)\b",
+    ),
+    _Rule(("instruc",), r"nuevas\s+instrucciones\s*:"),
+    _Rule(
+        ("usuario",),
+        r"no\s+(?:le\s+)?(?:digas|diga|cuentes|cuente|menciones|mencione)\s+(?:nada\s+)?(?:esto\s+)?al\s+usuario",
+    ),
     # French
-    r"(?:ignore[zr]?|oublie[zr]?|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas\s+compte\s+des)\s+"
-    r"(?:(?:toutes|tous|les|tes|vos)\s+){0,2}(?:instructions|consignes|directives|règles)\s+"
-    r"(?:précédentes|antérieures|ci-dessus)",
-    r"(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+(?:les\s+|tes\s+|vos\s+)?|tes\s+|vos\s+)(?:instructions|consignes)",
-    r"(?:à\s+partir\s+de\s+maintenant|désormais|dorénavant),?\s+(?:tu|vous)\s+(?:es|êtes|dois|devez|vas|allez)\b",
-    r"nouvelles\s+instructions\s*:",
-    r"ne\s+(?:le\s+|lui\s+)?(?:dis|dites)\s+(?:rien|pas)\s+à\s+l['’]utilisateur",
+    _Rule(
+        ("ignor", "oubli", "pas compte"),
+        r"(?:ignore[zr]?|oublie[zr]?|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas\s+compte\s+des)\s+"
+        r"(?:(?:toutes|tous|les|tes|vos)\s+){0,2}(?:instructions|consignes|directives|règles)\s+"
+        r"(?:précédentes|antérieures|ci-dessus)"
+        r"|(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+(?:les\s+|tes\s+|vos\s+)?|tes\s+|vos\s+)(?:instructions|consignes)",
+    ),
+    _Rule(
+        ("partir de", "désormais", "dorénavant"),
+        r"(?:à\s+partir\s+de\s+maintenant|désormais|dorénavant),?\s+(?:tu|vous)\s+(?:es|êtes|dois|devez|vas|allez)\b",
+    ),
+    _Rule(("instruc",), r"nouvelles\s+instructions\s*:"),
+    _Rule(("utilisateur",), r"ne\s+(?:le\s+|lui\s+)?(?:dis|dites)\s+(?:rien|pas)\s+à\s+l['’]utilisateur"),
     # Chinese (simplified and traditional)
-    r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|不要理会|不要理會|不要遵守)(?:掉)?(?:你)?"
-    r"(?:之前|以前|先前|此前|上面|以上|前面|上述|原来|原來|所有|全部|一切)(?:的)?(?:所有|全部|一切)?(?:的)?"
-    r"(?:指令|指示|说明|說明|提示词|提示詞|提示|规则|規則|命令|设定|設定)",
+    _Rule(
+        ("忽略", "无视", "無視", "忽视", "忽視", "忘记", "忘記", "忘掉", "不要理", "不要遵守"),
+        r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|不要理会|不要理會|不要遵守)(?:掉)?(?:你)?"
+        r"(?:之前|以前|先前|此前|上面|以上|前面|上述|原来|原來|所有|全部|一切)(?:的)?(?:所有|全部|一切)?(?:的)?"
+        r"(?:指令|指示|说明|說明|提示词|提示詞|提示|规则|規則|命令|设定|設定)",
+    ),
     # 从现在开始 ("from now on") is an order only when 你 (you) must follow.
-    r"(?:从现在(?:开始|起)|從現在(?:開始|起))[，,]?\s*你(?:必须|必須|将|將|要|只能|就是|是)",
-    r"新的?指令\s*[:：]",
-    r"系(?:统|統)提示(?:词|詞)?\s*[:：]",
-    r"(?:不要|别|別|切勿|不可)(?:告诉|告訴)(?:用户|用戶|使用者)",
+    _Rule(
+        ("从现在", "從現在"),
+        r"(?:从现在(?:开始|起)|從現在(?:開始|起))[，,]?\s*你(?:必须|必須|将|將|要|只能|就是|是)",
+    ),
+    _Rule(("指令",), r"新的?指令\s*[:：]"),
+    _Rule(("系统提示", "系統提示"), r"系(?:统|統)提示(?:词|詞)?\s*[:：]"),
+    _Rule(("告诉", "告訴"), r"(?:不要|别|別|切勿|不可)(?:告诉|告訴)(?:用户|用戶|使用者)"),
     # Japanese and Russian: the classic opening only.
-    r"(?:以前|前|上記|これまで|先)の(?:すべての|全ての)?(?:指示|命令|指令|ルール)を(?:すべて)?(?:無視|忘れ)",
-    r"(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние|вышеуказанные)\s+"
-    r"(?:инструкции|указания|команды)",
+    _Rule(
+        ("無視", "忘れ"),
+        r"(?:以前|前|上記|これまで|先)の(?:すべての|全ての)?(?:指示|命令|指令|ルール)を(?:すべて)?(?:無視|忘れ)",
+    ),
+    _Rule(
+        ("игнорир", "забуд"),
+        r"(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние|вышеуказанные)\s+"
+        r"(?:инструкции|указания|команды)",
+    ),
 )
-_INSTRUCTIONS_SOURCE = "|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS)
-_INSTRUCTIONS_RE = re.compile(_INSTRUCTIONS_SOURCE)
-# For the rare window whose lower-casing changes its length (`İ` becomes two characters).
-_INSTRUCTIONS_ANY_CASE = re.compile(_INSTRUCTIONS_SOURCE, re.IGNORECASE)
+# Each rule twice: for lower-cased text (case-insensitive alternations are many times slower in
+# `re`), and for the rare window whose lower-casing changes its length (`İ` becomes two characters).
+_RULE_RES = [(re.compile(r.pattern), re.compile(r.pattern, re.IGNORECASE)) for r in _RULES]
+# Letters by frequency in the memories of the shared corpus, commonest first. An anchor word is
+# found by its rarest character; other ASCII characters count as common, anything else (CJK,
+# Cyrillic, accented letters) as rare.
+_LETTER_FREQUENCY = " etaoisrnlcdpmhugfbywvkxjqz"
+
+
+def _rarity(c: str) -> int:
+    return _LETTER_FREQUENCY.find(c) if c.isascii() else len(_LETTER_FREQUENCY)
+
+
+def _anchor_pattern(words: dict[str, frozenset[int]]) -> tuple[str, dict[str, frozenset[int]]]:
+    """A regex that finds `words` in any letter case at the speed of a character-class scan, and
+    what each of its matches (lower-cased) calls for.
+
+    A word becomes `c(?<=…c)…` on its rarest character c, with both cases of c as literal
+    alternatives (commoner characters first), so that `re` skips to the next candidate character
+    in C. A match covers the word from c on; words that share that tail share the lookup entry."""
+    by_char: dict[str, list[str]] = {}
+    tails: dict[str, frozenset[int]] = {}
+    for word, value in words.items():
+        at = max(range(len(word)), key=lambda k: _rarity(word[k]))
+        tail = word[at:]
+        tails[tail] = tails.get(tail, frozenset()) | value
+        for c in {word[at].lower(), word[at].upper()}:
+            by_char.setdefault(c, []).append(f"(?<=(?i:{re.escape(word[: at + 1])}))(?i:{re.escape(word[at + 1 :])})")
+    chars = sorted(by_char, key=lambda c: (_rarity(c.lower()), c))
+    return "|".join(f"{re.escape(c)}(?:{'|'.join(by_char[c])})" for c in chars), tails
+
+
+_ANCHORS_SOURCE, _RULES_OF_TAIL = _anchor_pattern(
+    {w: frozenset(i for i, r in enumerate(_RULES) if w in r.words) for r in _RULES for w in r.words}
+)
+_INSTRUCTION_ANCHORS = re.compile(_ANCHORS_SOURCE)
 # "act as a proxy" is ordinary prose; "Act as my lawyer." or "you must now act as a …" is an order.
 _IMPERATIVE_LEAD = re.compile(
     r"(?:^|[.!?:;>\n]|\byou\s+(?:will|must|should|shall)(?:\s+now)?|\bnow,?|\bplease)[\s*_\"'`-]*\Z", re.IGNORECASE
 )
-_RADIUS = 200  # no pattern reaches further than this from its anchor word
+_RADIUS = 150  # no rule's match reaches further than this from its anchor word
 
 
-def _windows(anchors: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
-    """Disjoint stretches of `text` around the anchors, widened so that no word is cut."""
+def _windows(text: str) -> Iterator[tuple[int, int, set[int]]]:
+    """Disjoint stretches of `text` around anchor words, widened so no word is cut, with the rules to try."""
     start = end = -1
-    for m in anchors.finditer(text):
+    rules: set[int] = set()
+    for m in _INSTRUCTION_ANCHORS.finditer(text):
         lo, hi = max(0, m.start() - _RADIUS), min(len(text), m.end() + _RADIUS)
         if lo > end >= 0:
-            yield start, end
-            start = -1
+            yield start, end, rules
+            start, rules = -1, set()
         if start < 0:
             start = lo
             while start > max(0, end) and lo - start < 32 and text[start - 1].isalnum():
@@ -560,25 +622,26 @@ def _windows(anchors: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
         end = hi
         while end < len(text) and end - hi < 32 and text[end].isalnum():
             end += 1
+        rules |= _RULES_OF_TAIL[m.group().lower()]
     if start >= 0:
-        yield start, end
+        yield start, end, rules
 
 
 def find_instructions(text: str) -> list[Hit]:
     """Text that tries to give the agent orders: 'ignore previous instructions' and its relatives."""
-    hits: list[Hit] = []
-    for lo, hi in _windows(_INSTRUCTION_ANCHORS, text):
+    found: dict[int, Hit] = {}
+    for lo, hi, rules in _windows(text):
         window = text[lo:hi]
         lower = window.lower()
-        matches = (
-            _INSTRUCTIONS_RE.finditer(lower) if len(lower) == len(window) else _INSTRUCTIONS_ANY_CASE.finditer(window)
-        )
-        for m in matches:
-            start, end = lo + m.start(), lo + m.end()
-            first, before = text[start], text[start - 1 : start]
-            if first < "\u0500" and before.isalpha() and before < "\u0500":  # inside a Latin/Cyrillic word
-                continue
-            if m.group("imperative") and not _IMPERATIVE_LEAD.search(text, max(0, start - 40), start):
-                continue
-            hits.append(Hit("instruction", start, end, " ".join(text[start:end].split())[:80], "Instruction-like text"))
-    return hits
+        same = len(lower) == len(window)
+        for i in rules:
+            for m in _RULE_RES[i][0].finditer(lower) if same else _RULE_RES[i][1].finditer(window):
+                start, end = lo + m.start(), lo + m.end()
+                first, before = text[start], text[start - 1 : start]
+                if first < "\u0500" and before.isalpha() and before < "\u0500":  # inside a Latin/Cyrillic word
+                    continue
+                if _RULES[i].imperative and not _IMPERATIVE_LEAD.search(text, max(0, start - 40), start):
+                    continue
+                phrase = " ".join(text[start:end].split())[:80]
+                found.setdefault(start, Hit("instruction", start, end, phrase, "Instruction-like text"))
+    return [found[start] for start in sorted(found)]

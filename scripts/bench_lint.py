@@ -86,7 +86,7 @@ def main() -> None:
         print("| folder | wall | peak memory | x import typer |")
         print("|---|---|---|---|")
         floor, floor_mem = median_run([python, "-c", "import typer"], max(args.runs, 5))
-        print(f"| `python -c \"import typer\"` (floor) | {floor * 1000:.0f} ms | {floor_mem:.0f} MiB | 1.0 |")
+        print(f'| `python -c "import typer"` (floor) | {floor * 1000:.0f} ms | {floor_mem:.0f} MiB | 1.0 |')
         largest = None
         for size in sizes:
             folder = Path(tmp) / f"m{size}"
