@@ -41,6 +41,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import cache
 from typing import Any
 
 __all__ = ["DateSpan", "absolutize", "find_relative_dates", "parse_day"]
@@ -395,9 +396,6 @@ class _Rule:
     before: re.Pattern[str] | None  # rejects when it matches the text just before the phrase
     after: re.Pattern[str] | None  # rejects when it matches the text just after the phrase
     guard: Guard | None
-    # Every match contains one of these (lower-cased); a text with none of them is skipped without
-    # running the regex. None when the pattern has no such literal part.
-    needs: frozenset[str] | None = None
 
 
 def _required_literals(pattern: str, flags: int) -> frozenset[str] | None:
@@ -476,7 +474,6 @@ def _rule(
         re.compile(f"(?:{before})$", flags) if before else None,
         re.compile(after, flags) if after else None,
         guard,
-        _required_literals(pattern, flags),
     )
 
 
@@ -769,6 +766,13 @@ def _accepted(rule: _Rule, text: str, start: int, end: int) -> bool:
     )
 
 
+@cache
+def _needs() -> tuple[frozenset[str] | None, ...]:
+    """Per rule, literals one of which every match contains (lower-cased); a text with none of them
+    is skipped without running the regex. Worked out on first use: only linting needs it."""
+    return tuple(_required_literals(r.pattern.pattern, r.pattern.flags) for r in _RULES)
+
+
 def _contains_any(text: str, literals: Iterable[str]) -> bool:
     # A plain loop: a generator in any() costs more than the tests themselves here (measured).
     for literal in literals:  # noqa: SIM110
@@ -783,8 +787,8 @@ def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:
     masked = _mask(text)
     lowered = masked.lower()
     found: list[DateSpan] = []
-    for rule in _RULES:
-        if rule.needs is not None and not _contains_any(lowered, rule.needs):
+    for rule, needs in zip(_RULES, _needs(), strict=True):
+        if needs is not None and not _contains_any(lowered, needs):
             continue
         for m in rule.pattern.finditer(masked):
             if not _accepted(rule, masked, m.start(), m.end()):

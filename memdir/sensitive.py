@@ -580,7 +580,7 @@ def _anchor_pattern(words: dict[str, frozenset[int]]) -> tuple[str, dict[str, fr
     """A regex that finds `words` in any letter case at the speed of a character-class scan, and
     what each of its matches (lower-cased) calls for.
 
-    A word becomes `c(?<=…c)…` on its rarest character c, with both cases of c as literal
+    A word becomes `c…(?<=word)` on its rarest character c, with both cases of c as literal
     alternatives (commoner characters first), so that `re` skips to the next candidate character
     in C. A match covers the word from c on; words that share that tail share the lookup entry."""
     by_char: dict[str, list[str]] = {}
@@ -590,7 +590,8 @@ def _anchor_pattern(words: dict[str, frozenset[int]]) -> tuple[str, dict[str, fr
         tail = word[at:]
         tails[tail] = tails.get(tail, frozenset()) | value
         for c in {word[at].lower(), word[at].upper()}:
-            by_char.setdefault(c, []).append(f"(?<=(?i:{re.escape(word[: at + 1])}))(?i:{re.escape(word[at + 1 :])})")
+            # The rest of the word first: one character compare rejects most places cheaply.
+            by_char.setdefault(c, []).append(f"(?i:{re.escape(word[at + 1 :])})(?<=(?i:{re.escape(word)}))")
     chars = sorted(by_char, key=lambda c: (_rarity(c.lower()), c))
     return "|".join(f"{re.escape(c)}(?:{'|'.join(by_char[c])})" for c in chars), tails
 
