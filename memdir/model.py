@@ -98,7 +98,9 @@ def parse_document(text: str) -> Document:
         raise FrontmatterError("frontmatter opened with '---' but never closed", line=1)
     yaml_text = text[opened.end() : closed.start()]
     try:
-        data = _YAML.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
+        data = _simple_yaml(yaml_text)
+        if data is None:
+            data = _YAML.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
@@ -118,6 +120,108 @@ def parse_document(text: str) -> Document:
         body_start=body_start,
         body_line=text.count("\n", 0, body_start) + 1,
     )
+
+
+# The fast path for the frontmatter almost every memory has: one `key: value` a line, plain values.
+# Anything YAML could read differently (quotes, flow or block collections, anchors, tags, `: ` or
+# ` #` inside a value, numbers other than the simple ones, YAML 1.1 booleans, characters YAML
+# rejects) falls back to the YAML parser, which then decides. A test holds the two to the same
+# answers on every corpus file and on a table of tricky values.
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
+_RISKY_START = frozenset("!&*|>'\"%@`[]{},?#-+.~=<0123456789")
+# Compared lower-cased: YAML 1.1 reads these as booleans or null, as values and as keys.
+_SPECIAL_WORDS = frozenset(("y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<"))
+_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+_DIGIT_START = frozenset("0123456789")
+_NUMBERISH = re.compile(r"[-+.0-9][-+._0-9a-fA-FxXoO]*")  # might be an int, float or hex: decline
+_QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"[^\"\\\t]*\"")
+_INT = re.compile(r"0|[1-9][0-9]*")
+_FLOAT = re.compile(r"(?:0|[1-9][0-9]*)\.[0-9]+")
+_YAML_REJECTS = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _risky(value: str) -> bool:
+    if value[0] in _DIGIT_START and ":" not in value and not _NUMBERISH.fullmatch(value):
+        return False  # "7 anti-patterns found", "v2"-like words: no YAML number or date has these shapes
+    return (
+        value[0] in _RISKY_START
+        or value.lower() in _SPECIAL_WORDS
+        or ": " in value
+        or ":\t" in value
+        or " #" in value
+        or "\t" in value
+        or value.endswith(":")
+    )
+
+
+def _simple_value(value: str) -> tuple[bool, Any]:
+    """(True, what YAML reads) for a value simple enough to be sure of; (False, None) otherwise."""
+    if _DAY.fullmatch(value):
+        try:
+            return True, dt.date.fromisoformat(value)
+        except ValueError:
+            return False, None
+    if _INT.fullmatch(value):
+        return True, int(value)
+    if _FLOAT.fullmatch(value):
+        return True, float(value)
+    if _QUOTED.fullmatch(value):  # 'it''s' or "no escapes": the common quoted descriptions
+        return True, value[1:-1].replace("''", "'") if value[0] == "'" else value[1:-1]
+    if _risky(value):
+        return False, None
+    return True, value
+
+
+def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
+    """The frontmatter as YAML would read it, when it is simple enough to be sure; else None.
+
+    Simple: `key: value` lines, and one level of `key:` followed by indented `key: value` lines
+    (Claude Code's `metadata:` block)."""
+    if _YAML_REJECTS.search(yaml_text):
+        return None
+    data: dict[str, Any] = {}
+    block: dict[str, Any] | None = None  # the nested mapping being read
+    indent = ""
+    for raw in yaml_text.split("\n"):
+        line = raw.rstrip("\r")
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("#"):
+            if line[0] in " \t":
+                return None  # an indented comment may sit inside a block value
+            continue
+        if line[0] in " \t":
+            if block is None:
+                return None
+            here = line[: len(line) - len(line.lstrip())]
+            indent = indent or here
+            if here != indent or "\t" in here:
+                return None
+            line = line[len(indent) :]
+        elif block is not None:
+            if not block:
+                return None  # `key:` with nothing under it is null: let YAML say so
+            block = None
+        found = _SIMPLE_LINE.fullmatch(line)
+        if found is None:
+            return None
+        key, value = found.group(1), found.group(2) or ""
+        if key.lower() in _SPECIAL_WORDS:
+            return None
+        target = data if block is None else block
+        if not value:
+            if block is not None:
+                return None  # deeper nesting
+            block, indent = {}, ""
+            data[key] = block
+            continue
+        simple, parsed = _simple_value(value)
+        if not simple:
+            return None
+        target[key] = parsed
+    if block is not None and not block:
+        return None
+    return data
 
 
 def _as_date(value: Any) -> dt.date | None:

@@ -204,3 +204,88 @@ def test_memory_dir_add_converts_relative_dates(tmp_path: Path) -> None:
     new = NewMemory(MemoryType.USER, "x", "due tomorrow", body="ship next Friday", created=dt.date(2026, 11, 22))
     memory, _ = folder.add(new)
     assert (memory.description, memory.body) == ("due 2026-11-23", "ship 2026-11-27\n")
+
+
+# --- the simple-frontmatter fast path agrees with YAML -------------------------------------
+
+TRICKY_VALUES = [
+    "plain words", "2026-11-22", "2026-13-40", "2026-1-5", "0.5", "1", "01", "0o17", "1_000", "1e3", ".5",
+    "yes", "No", "on", "OFF", "y", "null", "~", "true", "a: b", "a #b", "a#b", "ends:", "'quoted'", '"dq"',
+    "[a, b]", "{a: 1}", "&anchor x", "*alias", "!tag x", "| block", "> folded", "- item", "-5", "+5", "=",
+    "%x", "@x", "`x`", "über straße", "用户在上海", "tab\tinside", "colon:inside", "http://x.y/z", "12:30",
+    "190:20:30", "0x1F", "1.2.3", "v1.2", ".inf", "NaN", "<<", "a\u0007b", "'it''s'", "'a' b", '"a\\"b"',
+    '"a"b"', "''", '""', "'unclosed", '"x: y"', "'# not a comment'", "a 'b' c",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", TRICKY_VALUES)
+def test_simple_frontmatter_reads_as_yaml_does(value: str) -> None:
+    import yaml
+
+    from memdir.model import _simple_yaml
+
+    for text in (f"name: x\ndescription: {value}\n", f"{value.split(':')[0] or 'k'}: v\n", f"a: 1\r\nb: {value}\r\n"):
+        fast = _simple_yaml(text)
+        if fast is None:
+            continue  # declined: YAML decides
+        assert fast == yaml.safe_load(text), text
+
+
+def test_simple_frontmatter_agrees_on_every_corpus_file() -> None:
+    import yaml
+
+    from memdir.model import _OPEN, _simple_yaml
+
+    corpus = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
+    if not corpus.is_dir():
+        pytest.skip("../shared/corpus/real is not beside the repository")
+    checked = fast_used = 0
+    for path in sorted(corpus.rglob("*.md")):
+        text = path.read_bytes().decode("utf-8", "replace")
+        opened = _OPEN.match(text)
+        if not opened or "\n---" not in text[opened.end() - 1 :]:
+            continue
+        yaml_text = text[opened.end() : text.index("\n---", opened.end() - 1) + 1]
+        fast = _simple_yaml(yaml_text)
+        checked += 1
+        if fast is None:
+            continue
+        fast_used += 1
+        assert fast == yaml.safe_load(yaml_text), path
+    assert checked > 400 and fast_used > 200, (checked, fast_used)  # the fast path is really used
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: x\nmetadata:\n  type: user\n  node_type: memory\n",
+        "name: x\nmetadata:\n  type: user\nafter: 1\n",
+        "name: x\nmetadata:\n",
+        "name: x\nmetadata:\nafter: 1\n",
+        "metadata:\n  type: user\n    deeper: 1\n",
+        "metadata:\n  a:\n    b: 1\n",
+        "metadata:\n\ttype: user\n",
+        "metadata:\n  - item\n",
+        "description: 7 anti-patterns found\nid: 8d4f716a-f471-4b3b-96dc-76b89ab4e8c8\nv: 2026-05-14 decided\n",
+        "a: 1e3\nb: 0x1F\nc: 1_000\nd: 12:30\ne: 2001-12-14 21:59:43.10 -5\n",
+    ],
+)
+def test_simple_frontmatter_nested_and_numbers_read_as_yaml_does(text: str) -> None:
+    import yaml
+
+    from memdir.model import _simple_yaml
+
+    fast = _simple_yaml(text)
+    if fast is not None:
+        assert fast == yaml.safe_load(text)
+
+
+def test_simple_frontmatter_takes_the_usual_shapes() -> None:
+    from memdir.model import _simple_yaml
+
+    assert _simple_yaml("name: x\ndescription: 'it''s: fine'\nmetadata:\n  type: user\n") == {
+        "name": "x",
+        "description": "it's: fine",
+        "metadata": {"type": "user"},
+    }
+    assert _simple_yaml("created: 2026-11-22\nimportance: 0.8\n") == {"created": dt.date(2026, 11, 22), "importance": 0.8}
