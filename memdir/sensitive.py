@@ -455,7 +455,7 @@ _SENSITIVE = (
     r"|ssh keys?|private keys?|cookies|conversation|chat history|system prompt|memor(?:y|ies))\b|\.env\b)"
 )
 _TELL_THE_USER = ("tell the user", "inform the user", "telling the user", "informing the user", "notifying the user")
-_TO_A_URL = ("to http", "to `http", "to <http", 'to "http', "to 'http", "at http", "via http", "webhook")
+
 _RULES = (
     # English
     _Rule(
@@ -476,7 +476,7 @@ _RULES = (
         r"(?:system\s+prompt|(?:initial|original|hidden|secret)\s+instructions)",
     ),
     _Rule(
-        ("act as", "pretend"),
+        ("act as", "pretend to be", "pretend you", "pretend that you"),
         r"act\s+as\s+(?:an?|my|the|your|(?:if|though)\s+you)\b|pretend\s+(?:to\s+be|you\s+are|that\s+you)\b",
         imperative=True,
     ),
@@ -489,17 +489,17 @@ _RULES = (
     ),
     # Exfiltration: a verb, something sensitive, then "to" a remote URL (not localhost) or a webhook.
     _Rule(
-        _TO_A_URL,
+        ("://", "webhook"),
         rf"(?:send|post|upload|forward|transmit|exfiltrate|submit)\b[^\n.]{{0,40}}?{_SENSITIVE}[^\n]{{0,40}}?"
         r"\b(?:to|at|via)\s+[<`\"']?(?:https?://(?!localhost|127\.|0\.0\.0\.0)|\S*webhook)",
     ),
     # German
     _Rule(
-        ("ignor", "vergiss", "vergessen", "missacht"),
-        r"(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*)\s+(?:(?:alle|deine|ihre|die|sämtliche)\s+){0,2}"
+        ("ignor", "vergiss", "vergessen"),
+        r"(?:ignorier\w*|vergiss|vergessen\s+sie)\s+(?:(?:alle|deine|ihre|die|sämtliche)\s+){0,2}"
         r"(?:(?:vorherigen|vorigen|bisherigen|obigen|früheren|vorangegangenen)\s+)"
         r"(?:anweisungen|instruktionen|befehle|regeln|vorgaben)"
-        r"|(?:ignorier\w*|vergiss|missachte\w*)\s+(?:alle|deine)\s+(?:anweisungen|instruktionen|befehle|vorgaben)",
+        r"|(?:ignorier\w*|vergiss)\s+(?:alle|deine)\s+(?:anweisungen|instruktionen|befehle|vorgaben)",
     ),
     _Rule(("ab jetzt", "ab sofort"), r"ab\s+(?:jetzt|sofort)\s+(?:bist|wirst|musst|sollst)\s+du\b"),
     _Rule(("anweisung",), r"neue\s+anweisungen\s*:"),
@@ -509,14 +509,14 @@ _RULES = (
     ),
     # Spanish
     _Rule(
-        ("ignor", "olvid", "descarta", "omite"),
-        r"(?:ignora|ignore|ignorar|olvida|olvide|olvidar|descarta|omite)\s+(?:(?:todas|las|tus|sus)\s+){0,2}"
+        ("ignor", "olvid"),
+        r"(?:ignora|ignore|ignorar|olvida|olvide|olvidar)\s+(?:(?:todas|las|tus|sus)\s+){0,2}"
         r"(?:instrucciones|indicaciones|órdenes|reglas)\s+(?:anteriores|previas|precedentes|de\s+arriba)"
-        r"|(?:ignora|olvida|descarta)\s+(?:todas\s+(?:las\s+|tus\s+)?|tus\s+)(?:instrucciones|indicaciones|órdenes)",
+        r"|(?:ignora|olvida)\s+(?:todas\s+(?:las\s+|tus\s+)?|tus\s+)(?:instrucciones|indicaciones|órdenes)",
     ),
     _Rule(
-        ("partir de", "desde ahora"),
-        r"(?:a\s+partir\s+de|desde)\s+ahora,?\s+(?:eres|serás|debes|vas\s+a|tienes\s+que)\b",
+        ("partir de",),
+        r"a\s+partir\s+de\s+ahora,?\s+(?:eres|serás|debes|vas\s+a|tienes\s+que)\b",
     ),
     _Rule(("instruc",), r"nuevas\s+instrucciones\s*:"),
     _Rule(
@@ -525,8 +525,8 @@ _RULES = (
     ),
     # French
     _Rule(
-        ("ignor", "oubli", "pas compte"),
-        r"(?:ignore[zr]?|oublie[zr]?|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas\s+compte\s+des)\s+"
+        ("ignor", "oubli"),
+        r"(?:ignore[zr]?|oublie[zr]?)\s+"
         r"(?:(?:toutes|tous|les|tes|vos)\s+){0,2}(?:instructions|consignes|directives|règles)\s+"
         r"(?:précédentes|antérieures|ci-dessus)"
         r"|(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+(?:les\s+|tes\s+|vos\s+)?|tes\s+|vos\s+)(?:instructions|consignes)",
