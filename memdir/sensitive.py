@@ -344,8 +344,10 @@ def redact(text: str) -> str:
 _PII_RE = re.compile(
     r"[@+(0-9](?:"
     r"(?P<at>(?<=@))"
+    # Every number below has 7 or more digits: a cheap look ahead rules out dates, versions and counts.
+    r"|(?=[0-9 ().\/-]{6})(?:"
     # International: + and 8-15 digits with single separators (E.164 allows at most 15).
-    r"|(?P<intl>(?<=\+)[1-9](?:[ .()/-]{0,2}[0-9]){7,14})"
+    r"(?P<intl>(?<=\+)[1-9](?:[ .()/-]{0,2}[0-9]){7,14})"
     # North American: (415) 555-2671, 415-555-2671, 415.555.2671, 1-415-555-2671.
     r"|(?P<nanp_paren>(?<=\()[2-9][0-9]{2}\) ?[2-9][0-9]{2}[-. ][0-9]{4})"
     r"|(?P<nanp_1>(?<=1)[-. ](?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[-. ])[2-9][0-9]{2}[-. ][0-9]{4})"
@@ -356,7 +358,7 @@ _PII_RE = re.compile(
     r"|(?P<trunk>(?<=0)[1-9][0-9]{1,4}[ /-][0-9]{3,8}(?:[ -][0-9]{3,4})?)"
     # Chinese mobile numbers: 11 digits from 13x to 19x, plain or 3-4-4.
     r"|(?P<cn>(?<=1)[3-9][0-9](?:[0-9]{8}|(?P<cnsep>[ -])[0-9]{4}(?P=cnsep)[0-9]{4}))"
-    r")"
+    r"))"
 )
 _HEX_BEFORE = re.compile(r"[0-9A-Fa-f]{2} \Z")
 _HEX_AFTER = re.compile(r" [0-9A-Fa-f]{2}(?![0-9A-Za-z])")
@@ -468,10 +470,10 @@ _RULES = (
     ),
     _Rule(("must now",), r"you\s+must\s+now\b"),
     _Rule(("now on",), r"from\s+now\s+on,?\s+you\s+(?:will|must|shall|are|should)\b"),
-    _Rule(("instruc",), r"(?:new|updated|real|actual)\s+instructions?\s*:"),
+    _Rule(("new instruc",), r"new\s+instructions?\s*:"),
     _Rule(("system prompt",), r"system\s+prompt\s*:"),
     _Rule(
-        ("system prompt", "instruc"),
+        ("reveal", "print your", "output your", "repeat your", "disclose your", "leak your"),
         r"(?:reveal|print|output|repeat|disclose|leak)\s+(?:me\s+)?your\s+(?:full\s+|entire\s+)?"
         r"(?:system\s+prompt|(?:initial|original|hidden|secret)\s+instructions)",
     ),
@@ -515,13 +517,13 @@ _RULES = (
         r"|(?:ignora|olvida)\s+(?:todas\s+(?:las\s+|tus\s+)?|tus\s+)(?:instrucciones|indicaciones|órdenes)",
     ),
     _Rule(
-        ("partir de",),
-        r"a\s+partir\s+de\s+ahora,?\s+(?:eres|serás|debes|vas\s+a|tienes\s+que)\b",
+        ("ahora eres", "ahora, eres", "ahora debes", "ahora, debes", "ahora vas", "ahora, vas"),
+        r"a\s+partir\s+de\s+ahora,?\s+(?:eres|debes|vas\s+a)\b",
     ),
-    _Rule(("instruc",), r"nuevas\s+instrucciones\s*:"),
+    _Rule(("nuevas instruc",), r"nuevas\s+instrucciones\s*:"),
     _Rule(
-        ("usuario",),
-        r"no\s+(?:le\s+)?(?:digas|diga|cuentes|cuente|menciones|mencione)\s+(?:nada\s+)?(?:esto\s+)?al\s+usuario",
+        ("diga",),
+        r"no\s+(?:le\s+)?digas?\s+(?:nada\s+)?(?:esto\s+)?al\s+usuario",
     ),
     # French
     _Rule(
@@ -532,11 +534,14 @@ _RULES = (
         r"|(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+(?:les\s+|tes\s+|vos\s+)?|tes\s+|vos\s+)(?:instructions|consignes)",
     ),
     _Rule(
-        ("partir de", "désormais", "dorénavant"),
+        ("à partir", "désormais", "dorénavant"),
         r"(?:à\s+partir\s+de\s+maintenant|désormais|dorénavant),?\s+(?:tu|vous)\s+(?:es|êtes|dois|devez|vas|allez)\b",
     ),
-    _Rule(("instruc",), r"nouvelles\s+instructions\s*:"),
-    _Rule(("utilisateur",), r"ne\s+(?:le\s+|lui\s+)?(?:dis|dites)\s+(?:rien|pas)\s+à\s+l['’]utilisateur"),
+    _Rule(("nouvelles instruc",), r"nouvelles\s+instructions\s*:"),
+    _Rule(
+        ("à l'utilisateur", "à l’utilisateur"),
+        r"ne\s+(?:le\s+|lui\s+)?(?:dis|dites)\s+(?:rien|pas)\s+à\s+l['’]utilisateur",
+    ),
     # Chinese (simplified and traditional)
     _Rule(
         ("忽略", "无视", "無視", "忽视", "忽視", "忘记", "忘記", "忘掉", "不要理", "不要遵守"),

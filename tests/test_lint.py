@@ -258,3 +258,13 @@ def test_severity_and_exit_policy(folder: Path, make_memory: MakeMemory) -> None
 def test_unknown_selector_is_an_error(folder: Path) -> None:
     with pytest.raises(ValueError, match="no lint rule matches 'Z9'"):
         MemoryDir(folder).lint(select=["Z9"])
+
+
+def test_off_by_default_rules_run_only_when_selected(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md")
+    long_entry = "- [a](user_a.md) — " + "a hand-written entry that goes on " * 6
+    (folder / "MEMORY.md").write_text(long_entry + "\n")
+    assert not [f for f in MemoryDir(folder, today=TODAY).lint().findings if f.code == "I006"]
+    for chosen in ({"extend_select": ["I006"]}, {"select": ["I006"]}, {"extend_select": ["ALL"]}):
+        codes = [f.code for f in MemoryDir(folder, today=TODAY).lint(**chosen).findings]
+        assert "I006" in codes, chosen

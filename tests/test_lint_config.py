@@ -264,7 +264,7 @@ def test_index_comment_after_text_covers_that_line_only(long_entries: Path) -> N
     (long_entries / "MEMORY.md").write_text(
         f"- [role](user_role.md) — Backend developer\n{LONG_ENTRY} <!-- memdir-ignore: I006 -->\n{LONG_ENTRY}\n"
     )
-    report = MemoryDir(long_entries, today=TODAY).lint()
+    report = MemoryDir(long_entries, today=TODAY).lint(extend_select=["I006"])  # I006 is off by default
     assert [(f.code, f.line) for f in report.findings] == [("I006", 3)]
 
 
@@ -276,7 +276,7 @@ def test_l001_unused_suppression_and_one_naming_no_rule(folder: Path, make_memor
     make_memory("user_b.md", **{"memdir-ignore": "[not-a-rule]"})
     (folder / "MEMORY.md").write_text("<!-- memdir-ignore: I006 -->\n")
     indexed(folder)
-    report = MemoryDir(folder, today=TODAY).lint()
+    report = MemoryDir(folder, today=TODAY).lint(extend_select=["I006"])
     assert [(f.code, f.path, f.line, f.message) for f in report.findings] == [
         ("L001", "MEMORY.md", 1, "`memdir-ignore: I006` suppresses nothing; remove it"),
         ("L001", "user_a.md", 2, "`memdir-ignore: B003` suppresses nothing; remove it"),  # the field's line
