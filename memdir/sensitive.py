@@ -13,12 +13,12 @@ and the raw value rather than a span, it takes ~150 ms to import and pulls in `r
 its keyword/entropy plugins are tuned for source code rather than prose. gitleaks and trufflehog
 are Go binaries. docs/secrets.md has the details and the rules for each kind.
 
-Speed: Python's `re` only runs at memchr-like speed while it looks for a pattern's first
-character; a pattern whose alternatives start with common letters, `\\b` or case-insensitive text
-costs up to a microsecond per character. So each detector first runs one *anchor* pattern whose
-alternatives all start with a literal character that is rare in prose (`-`, `_`, `:`, `@`, a
-digit, the rarest letter of a keyword), checked in C by lookbehinds, and does the precise and
-slower matching only where an anchor was found. 10 MB of memories take ~0.2 s for all three.
+Speed: `re` is only fast while it looks for a pattern's first character; alternatives that start
+with common letters, `\\b` or case-insensitive text cost up to a microsecond per character. So
+each detector first runs one *anchor* pattern whose alternatives all start with a literal that is
+rare in prose (`-`, `_`, `:`, `@`, a digit, the rarest letter of a keyword), checked in C by
+lookbehinds, and matches precisely only where an anchor was found: all three take ~0.4 s for
+10,000 memories of 1 KB.
 """
 
 from __future__ import annotations
@@ -109,20 +109,22 @@ _FILLER = r"[\"'*\] \t]"  # between key and separator: "key": , **Password**: , 
 
 
 def _key_before_separator() -> str:
-    """Lookbehinds (fixed width, so one per word and filler length) for a key word before `:`/`=`."""
-    return "|".join(f"(?<=(?i:{re.escape(w)}){_FILLER}{{{n}}}[:=])" for w in _KEY_WORDS for n in range(3))
+    """Lookbehinds for the end of a key word before `:`/`=`, one per filler length (a lookbehind has a
+    fixed width). Three letters rule out almost every other `:`; _env_hit checks the whole word."""
+    endings = "|".join(sorted({re.escape(w[-3:]) for w in _KEY_WORDS}))
+    return "|".join(f"(?<=(?i:{endings}){_FILLER}{{{n}}}[:=])" for n in range(3))
 
 
-# Where a secret may be. Token prefixes are anchored on their punctuation, which is rarer in
-# prose than their letters; the scan goes back to the start of the token in Python.
+# Where a secret may be: every alternative starts with a character that is rare in prose, so `re`
+# skips to the next candidate in C. Token prefixes are anchored on their punctuation (or on the 9
+# of `ya29.`); find_secrets goes back to the start of the token.
 _SECRET_ANCHORS = re.compile(
-    r"-(?:(?<=sk-)|(?<=glpat-)|(?<=GOCSPX-)|(?<=pypi-)|(?<=xox[abeoprs]-)|(?P<pem>----BEGIN ))"
-    r"|_(?:(?<=[sr]k_)|(?<=hf_)|(?<=gh[pousr]_)|(?<=npm_)|(?<=github_))"
-    r"|\.(?<=ya29\.)"
+    r"-(?:(?P<pem>----BEGIN )|(?<=sk-)|(?<=pypi-|xox[abeoprs]-)|(?<=glpat-)|(?<=GOCSPX-))"
+    r"|_(?:(?<=[sr]k_|hf_)|(?<=gh[pousr]_|npm_)|(?<=github_))"
+    r"|9(?<=ya29)\."
     r"|A(?:KIA|SIA|BIA|CCA|Iza)"
     # `://`: credentials in a URL, or a Slack webhook; `: Bearer`: an Authorization header.
-    r"|:(?:(?P<url>//)|[ \t\"']*(?P<bearer>(?i:bearer)[ \t]+))"
-    rf"|:(?:{_key_before_separator()})"
+    rf"|:(?:(?P<url>//)|[ \t\"']*(?P<bearer>(?i:bearer)[ \t]+)|{_key_before_separator()})"
     rf"|=(?:{_key_before_separator()})"
 )
 _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
@@ -146,8 +148,8 @@ _PLACEHOLDER_PARTS = (
     "xxx", "your", "example", "placeholder", "changeme", "change_me", "change-me", "redacted", "dummy",
     "sample", "fake", "replace", "insert", "todo", "fixme", "<", ">", "${", "{{", "$(", "...", "…", "***",
 )  # fmt: skip
-_DEFAULT_PASSWORDS = _words("password pass passwd pwd secret postgres root admin guest user username changeme test")
-# The word before `key`/`token` that makes it a non-secret: `PUBLIC_KEY`, `sortKey`, `next_token`.
+_STOCK_LOGINS = _words("password pass passwd pwd secret postgres root admin guest user username changeme test")
+# A word before `key`/`token` that makes the pair harmless: `PUBLIC_KEY`, `sortKey`, `next_token`.
 _NOT_SECRET_BEFORE = _words(
     "public primary foreign sort partition cache idempotency composite unique lookup translation i18n hot "
     "shortcut row hash range routing shard group dedup dedupe map dict object next page continuation "
@@ -256,7 +258,7 @@ def _url_hit(text: str, colon: int) -> Hit | None:
     user, pw = m.group("user"), unquote(m.group("pw"))
     # Real passwords are not words a tutorial would pick (`user:pass@`, `postgres:postgres@`,
     # `foo:bar@`), nor prose (`a%20secret`), nor a variable to be filled in.
-    if len(pw) < 6 or pw == user or pw.lower() in _DEFAULT_PASSWORDS or _is_placeholder(pw):
+    if len(pw) < 6 or pw == user or pw.lower() in _STOCK_LOGINS or _is_placeholder(pw):
         return None
     if pw[0] in "$%{" or any(c.isspace() for c in pw):
         return None
@@ -271,9 +273,11 @@ def _bearer_hit(text: str, at: int) -> Hit | None:
 
 
 def _env_hit(text: str, sep: int) -> Hit | None:
-    key_m = _KEY_BEFORE.search(text, max(0, sep - 16), sep)
     value_m = _ENV_VALUE.match(text, sep)
-    if key_m is None or value_m is None:
+    if value_m is None or len(value_m.group(1)) < 8:  # too short for any secret: the common case
+        return None
+    key_m = _KEY_BEFORE.search(text, max(0, sep - 16), sep)
+    if key_m is None:
         return None
     start, end = value_m.span(1)
     value = value_m.group(1).rstrip(".")  # a sentence's full stop is not part of the value
@@ -282,8 +286,9 @@ def _env_hit(text: str, sep: int) -> Hit | None:
         return _classify(text, start, end, "env-assignment", "Secret in a key=value assignment")
     key_start = key_m.start()
     before = text[key_start - 1] if key_start else ""
-    # The key word must start a word or a camelCase part: `apiKey` yes, `monkey`/`turkey` no.
-    if before.isalpha() and not (text[key_start].isupper() and before.islower()):
+    # The key word must start a word or a camelCase part (`apiKey`, and `APIKEY`), not `monkey`.
+    camel = text[key_start].isupper() and before.islower()
+    if before.isalpha() and not camel and text[max(0, key_start - 3) : key_start].lower() != "api":
         return None
     prev = _PREV_WORD.search(text, max(0, key_start - 32), key_start)
     if prev is not None and prev.group(1).lower() in _NOT_SECRET_BEFORE:
@@ -395,7 +400,11 @@ def _email_hit(text: str, at: int) -> Hit | None:
     # noreply addresses are made to be published (every commit trailer carries one).
     if "noreply" in local.lower() or "no-reply" in local.lower() or "noreply" in domain:
         return None
-    if domain.endswith(_RESERVED_DOMAINS) or "example" in domain.split(".") or domain_m.group("tld") in _NOT_TLDS:
+    if (
+        domain.endswith(_RESERVED_DOMAINS)
+        or "example" in domain.split(".")
+        or domain_m.group("tld").lower() in _NOT_TLDS
+    ):
         return None
     return Hit("email", start, end, mask(text[start:end]), "E-mail address")
 
@@ -456,7 +465,6 @@ _SENSITIVE = (
     r"(?:\b(?:secrets?|tokens?|api[ _-]?keys?|credentials?|passwords?|env(?:ironment)? var(?:iable)?s"
     r"|ssh keys?|private keys?|cookies|conversation|chat history|system prompt|memor(?:y|ies))\b|\.env\b)"
 )
-_TELL_THE_USER = ("tell the user", "inform the user", "telling the user", "informing the user", "notifying the user")
 
 _RULES = (
     # English
@@ -483,7 +491,15 @@ _RULES = (
         imperative=True,
     ),
     _Rule(
-        (*_TELL_THE_USER, "to the user", "from the user"),
+        (
+            "tell the user",
+            "inform the user",
+            "telling the user",
+            "informing the user",
+            "notifying the user",
+            "to the user",
+            "from the user",
+        ),
         r"(?:do\s+not|don'?t|never)\s+(?:tell|inform)\s+the\s+user\b(?!\s+(?:to|how)\b)"
         r"|(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|that|it)(?:\s+\w+)?\s+to\s+the\s+user\b"
         r"|without\s+(?:telling|informing|notifying)\s+the\s+user\b"
@@ -517,8 +533,8 @@ _RULES = (
         r"|(?:ignora|olvida)\s+(?:todas\s+(?:las\s+|tus\s+)?|tus\s+)(?:instrucciones|indicaciones|órdenes)",
     ),
     _Rule(
-        ("ahora eres", "ahora, eres", "ahora debes", "ahora, debes", "ahora vas", "ahora, vas"),
-        r"a\s+partir\s+de\s+ahora,?\s+(?:eres|debes|vas\s+a)\b",
+        ("ahora debes", "ahora, debes", "ahora vas", "ahora, vas"),
+        r"a\s+partir\s+de\s+ahora,?\s+(?:debes|vas\s+a)\b",
     ),
     _Rule(("nuevas instruc",), r"nuevas\s+instrucciones\s*:"),
     _Rule(
@@ -568,9 +584,6 @@ _RULES = (
         r"(?:инструкции|указания|команды)",
     ),
 )
-# Each rule twice: for lower-cased text (case-insensitive alternations are many times slower in
-# `re`), and for the rare window whose lower-casing changes its length (`İ` becomes two characters).
-_RULE_RES = [(re.compile(r.pattern), re.compile(r.pattern, re.IGNORECASE)) for r in _RULES]
 # Letters by frequency in the memories of the shared corpus, commonest first. An anchor word is
 # found by its rarest character; other ASCII characters count as common, anything else (CJK,
 # Cyrillic, accented letters) as rare.
@@ -585,18 +598,30 @@ def _anchor_pattern(words: dict[str, frozenset[int]]) -> tuple[str, dict[str, fr
     """A regex that finds `words` in any letter case at the speed of a character-class scan, and
     what each of its matches (lower-cased) calls for.
 
-    A word becomes `c…(?<=word)` on its rarest character c, with both cases of c as literal
-    alternatives (commoner characters first), so that `re` skips to the next candidate character
-    in C. A match covers the word from c on; words that share that tail share the lookup entry."""
-    by_char: dict[str, list[str]] = {}
+    Each word is anchored on one character c, as rare as possible and shared with other words
+    where that saves a character. Both cases of c are literal alternatives, followed by both cases
+    of the next character as literals: `re` skips to the next c in C and rejects most candidates
+    with one comparison. A lookbehind then checks the whole word. A match covers the word from c
+    on; words that share that tail share the lookup entry."""
+    chosen = {max(word, key=_rarity) for word in words}
+    for c in sorted(chosen, key=_rarity):  # commonest first: drop it if every word has another chosen character
+        if all(any(x in chosen and x != c for x in word) for word in words):
+            chosen.discard(c)
     tails: dict[str, frozenset[int]] = {}
+    checks: dict[str, list[str]] = {}  # tail -> a lookbehind for each word that ends in it
     for word, value in words.items():
-        at = max(range(len(word)), key=lambda k: _rarity(word[k]))
-        tail = word[at:]
-        tails[tail] = tails.get(tail, frozenset()) | value
-        for c in {word[at].lower(), word[at].upper()}:
-            # The rest of the word first: one character compare rejects most places cheaply.
-            by_char.setdefault(c, []).append(f"(?i:{re.escape(word[at + 1 :])})(?<=(?i:{re.escape(word)}))")
+        at = max((k for k in range(len(word)) if word[k] in chosen), key=lambda k: _rarity(word[k]))
+        tails[word[at:]] = tails.get(word[at:], frozenset()) | value
+        checks.setdefault(word[at:], []).append(f"(?<=(?i:{re.escape(word)}))")
+    by_char: dict[str, list[str]] = {}
+    for tail, lookbehinds in checks.items():
+        check = f"(?:{'|'.join(lookbehinds)})"
+        rest = tail[1:]
+        alternatives = [
+            f"{re.escape(r)}(?i:{re.escape(rest[1:])}){check}" for r in {rest[:1].lower(), rest[:1].upper()}
+        ]
+        for c in {tail[0].lower(), tail[0].upper()}:
+            by_char.setdefault(c, []).extend(alternatives if rest else [check])
     chars = sorted(by_char, key=lambda c: (_rarity(c.lower()), c))
     return "|".join(f"{re.escape(c)}(?:{'|'.join(by_char[c])})" for c in chars), tails
 
@@ -605,6 +630,7 @@ _ANCHORS_SOURCE, _RULES_OF_TAIL = _anchor_pattern(
     {w: frozenset(i for i, r in enumerate(_RULES) if w in r.words) for r in _RULES for w in r.words}
 )
 _INSTRUCTION_ANCHORS = re.compile(_ANCHORS_SOURCE)
+_EVERY_RULE = frozenset(range(len(_RULES)))
 # "act as a proxy" is ordinary prose; "Act as my lawyer." or "you must now act as a …" is an order.
 _IMPERATIVE_LEAD = re.compile(
     r"(?:^|[.!?:;>\n]|\byou\s+(?:will|must|should|shall)(?:\s+now)?|\bnow,?|\bplease)[\s*_\"'`-]*\Z", re.IGNORECASE
@@ -628,7 +654,8 @@ def _windows(text: str) -> Iterator[tuple[int, int, set[int]]]:
         end = hi
         while end < len(text) and end - hi < 32 and text[end].isalnum():
             end += 1
-        rules |= _RULES_OF_TAIL[m.group().lower()]
+        # A case-insensitive match can lower-case differently (`İ`): then try every rule.
+        rules |= _RULES_OF_TAIL.get(m.group().lower(), _EVERY_RULE)
     if start >= 0:
         yield start, end, rules
 
@@ -641,7 +668,11 @@ def find_instructions(text: str) -> list[Hit]:
         lower = window.lower()
         same = len(lower) == len(window)
         for i in rules:
-            for m in _RULE_RES[i][0].finditer(lower) if same else _RULE_RES[i][1].finditer(window):
+            # Rules run on the lower-cased window (case-insensitive alternations are many times slower
+            # in `re`), unless lower-casing changed its length (`İ` becomes two characters). Compiled
+            # on first use (and kept in `re`'s cache): most scans never need most rules.
+            rule = re.compile(_RULES[i].pattern) if same else re.compile(_RULES[i].pattern, re.IGNORECASE)
+            for m in rule.finditer(lower if same else window):
                 start, end = lo + m.start(), lo + m.end()
                 first, before = text[start], text[start - 1 : start]
                 if first < "\u0500" and before.isalpha() and before < "\u0500":  # inside a Latin/Cyrillic word

@@ -288,4 +288,5 @@ def test_simple_frontmatter_takes_the_usual_shapes() -> None:
         "description": "it's: fine",
         "metadata": {"type": "user"},
     }
-    assert _simple_yaml("created: 2026-11-22\nimportance: 0.8\n") == {"created": dt.date(2026, 11, 22), "importance": 0.8}
+    expected = {"created": dt.date(2026, 11, 22), "importance": 0.8}
+    assert _simple_yaml("created: 2026-11-22\nimportance: 0.8\n") == expected
