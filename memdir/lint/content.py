@@ -7,7 +7,7 @@ Code, file trees, commit logs and stack traces can be (and go stale the day they
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from memdir.lint.registry import Hit, LintContext, Severity, rule
 from memdir.model import Memory, MemoryType
@@ -56,6 +56,15 @@ def _body_line(memory: Memory, body_offset: int) -> int:
     return memory.doc.body_line + memory.body.count("\n", 0, body_offset)
 
 
+def _repeated(ctx: LintContext, pattern: re.Pattern[str], describe: Callable[[int], str]) -> Iterator[Hit]:
+    """A hit on each memory whose body has three or more lines of `pattern`: one is a mention,
+    three are a paste."""
+    for memory in ctx.scan.memories:
+        found = list(pattern.finditer(memory.body))
+        if len(found) >= 3:
+            yield Hit(memory.path, _body_line(memory, found[0].start()), describe(len(found)))
+
+
 @rule(
     "C001", "long-code-block", Severity.WARNING,
     f"Finds fenced code blocks over {CODE_BLOCK_MAX_LINES} lines in a memory.",
@@ -86,11 +95,7 @@ def long_code_block(ctx: LintContext) -> Iterator[Hit]:
     instead="The API and the web app are separate packages under src/; shared types live in src/common.",
 )  # fmt: skip
 def file_tree(ctx: LintContext) -> Iterator[Hit]:
-    for memory in ctx.scan.memories:
-        found = list(_TREE.finditer(memory.body))
-        if len(found) >= 3:
-            line = _body_line(memory, found[0].start())
-            yield Hit(memory.path, line, f"a file tree of {len(found)} entries; the repository shows the current one")
+    yield from _repeated(ctx, _TREE, lambda n: f"a file tree of {n} entries; the repository shows the current one")
 
 
 @rule(
@@ -120,11 +125,7 @@ def commit_log(ctx: LintContext) -> Iterator[Hit]:
     instead="**Why:** connections opened at import time broke the test runner's fork (2026-09-14).",
 )  # fmt: skip
 def stack_trace(ctx: LintContext) -> Iterator[Hit]:
-    for memory in ctx.scan.memories:
-        found = list(_TRACE.finditer(memory.body))
-        if len(found) >= 3:
-            line = _body_line(memory, found[0].start())
-            yield Hit(memory.path, line, f"a stack trace ({len(found)} frames); keep the lesson, not the trace")
+    yield from _repeated(ctx, _TRACE, lambda n: f"a stack trace ({n} frames); keep the lesson, not the trace")
 
 
 @rule(
