@@ -240,12 +240,19 @@ class MemoryDir:
             [*settings.extend_select, *extend_select],
         )
 
-    def _lint(self, rules: Iterable[Rule], scan: Scan, index_text: str | _Unread | None = UNREAD) -> LintReport:
+    def _lint(
+        self,
+        rules: Iterable[Rule],
+        scan: Scan,
+        index_text: str | _Unread | None = UNREAD,
+        planned: IndexWrite | None = None,
+    ) -> LintReport:
+        """Lint `scan`; `planned` is the index plan for it when the caller already made one."""
         from memdir import lint as linter
         from memdir.config import find_repo_root
 
         try:
-            planned = self._write_index_locked(scan=scan, dry_run=True, previous=index_text)
+            planned = planned or self._write_index_locked(scan=scan, dry_run=True, previous=index_text)
             current, index_problem, index = planned.previous, None, planned.result
         except IndexRefused as exc:  # nothing to compare against; F003 or S001 report why
             current, index_problem, index = None, str(exc), IndexResult(text="")
@@ -268,8 +275,12 @@ class MemoryDir:
 
         allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
         scan = self.scan()
-        in_sync = not self._write_index_locked(dry_run=True, scan=scan).changed
-        report = self._lint(rules, scan)
+        try:
+            first_plan: IndexWrite | None = self._write_index_locked(dry_run=True, scan=scan)
+        except IndexRefused:  # the lint below reports why
+            first_plan = None
+        in_sync = first_plan is not None and not first_plan.changed
+        report = self._lint(rules, scan, planned=first_plan)
         originals = {m.path: m.doc.text for m in scan.memories}
         texts: dict[str, str] = {}
         fixed: dict[tuple[str, str, int | None, str], Finding] = {}
