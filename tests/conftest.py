@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,21 @@ import pytest
 
 TODAY = dt.date(2026, 11, 22)
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def invoke_memdir(*args: str, input: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    """Run the CLI in-process, from `cwd` when given (paths in its output are relative to it)."""
+    from typer.testing import CliRunner
+
+    from memdir.cli import app
+
+    old = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(app, list(args), input=input, env=env)
+    finally:
+        os.chdir(old)
 
 
 @pytest.fixture(autouse=True)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory
+from conftest import MakeMemory, invoke_memdir
 from typer.testing import CliRunner
 
 from memdir.cli import app
@@ -16,14 +15,7 @@ from memdir.cli import app
 runner = CliRunner()
 
 
-def memdir(*args: str, input: str | None = None, cwd: Path | None = None):  # type: ignore[no-untyped-def]
-    old = Path.cwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        return runner.invoke(app, list(args), input=input)
-    finally:
-        os.chdir(old)
+memdir = invoke_memdir
 
 
 def test_help_lists_every_command() -> None:

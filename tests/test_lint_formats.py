@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import shutil
@@ -12,29 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TODAY, MakeMemory
-from typer.testing import CliRunner
+from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
-from memdir.cli import app
 from memdir.lint import RULES, Applicability, LintReport, Severity
 from memdir.lint.registry import Finding
 from memdir.lint.report import render_github
 
-runner = CliRunner()
 FIXTURES = Path(__file__).parent / "lint_fixtures"
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-2.1.0-subset.schema.json"
 FORMATS = ("text", "concise", "json", "github", "sarif")
 
 
-def memdir(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
-    old = Path.cwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        return runner.invoke(app, list(args), env=env)
-    finally:
-        os.chdir(old)
+memdir = invoke_memdir
 
 
 @pytest.fixture
