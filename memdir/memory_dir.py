@@ -234,7 +234,7 @@ class MemoryDir:
                     linter.matching_rules(selector)
                 except ValueError as exc:
                     raise ConfigError(f"{self.config.path}: `lint.{key}`: {exc}") from None
-        return linter.select_rules(
+        return linter.resolve_selection(
             list(select) or settings.select,
             [*settings.ignore, *ignore],
             [*settings.extend_select, *extend_select],

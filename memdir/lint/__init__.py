@@ -23,7 +23,8 @@ from memdir.lint.suppression import suppress
 from memdir.model import INDEX_NAME
 
 __all__ = [
-    "RULES", "Applicability", "Finding", "LintContext", "LintReport", "Rule", "Severity", "matching_rules", "run_rules",
+    "RULES", "Applicability", "Finding", "LintContext", "LintReport", "Rule", "Severity", "matching_rules",
+    "resolve_selection", "run_rules",
 ]  # fmt: skip
 
 
@@ -66,9 +67,3 @@ def run_rules(ctx: LintContext, rules: Iterable[Rule] | None = None) -> LintRepo
     findings = suppress(ctx, (finding for r in chosen for finding in r.run(ctx)), chosen)
     findings.sort(key=lambda f: (f.path != INDEX_NAME, f.path, f.line or 0, f.code))
     return LintReport(findings, files=ctx.scan.files_seen + 1, memories=len(ctx.scan.memories))
-
-
-def select_rules(
-    select: Iterable[str] = (), ignore: Iterable[str] = (), extend_select: Iterable[str] = ()
-) -> list[Rule]:
-    return resolve_selection(select, ignore, extend_select)

@@ -12,10 +12,15 @@ from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Sev
 from memdir.model import Memory
 
 
+def _alternation(labels: Sequence[str]) -> str:
+    """The labels as a regex alternation, longest first, any run of spaces where a label has one."""
+    return "|".join(re.escape(label).replace(r"\ ", r"\s+") for label in sorted(labels, key=len, reverse=True))
+
+
 @lru_cache(maxsize=16)
 def label_pattern(labels: Sequence[str]) -> re.Pattern[str]:
     """A line that opens with one of `labels`: bold or not, any colon width, or as a heading."""
-    names = "|".join(re.escape(label).replace(r"\ ", r"\s+") for label in sorted(labels, key=len, reverse=True))
+    names = _alternation(labels)
     bold = r"(?:\*\*|__)?"
     return re.compile(
         rf"^[ \t>]*(?:[-*+][ \t]+)?(?:"
@@ -144,7 +149,7 @@ def _date_hit(
 @lru_cache(maxsize=16)
 def _label_forms(labels: Sequence[str]) -> re.Pattern[str]:
     """A Why/How label opening a line, in any of its markups, with the parts that make it canonical."""
-    names = "|".join(re.escape(label).replace(r"\ ", r"\s+") for label in sorted(labels, key=len, reverse=True))
+    names = _alternation(labels)
     return re.compile(
         rf"^(?P<lead>[ \t>]*(?:[-*+][ \t]+)?)"
         rf"(?P<label>(?P<open>\*\*|__)?[ \t]*(?P<word>{names})[ \t]*(?P<shut>\*\*|__)?[ \t]*(?P<colon>[:：])"

@@ -50,7 +50,7 @@ def render_text(report: LintReport, show_path: ShowPath = str, fixed: int = 0) -
     return "\n".join(lines) + "\n"
 
 
-def render_concise(report: LintReport, show_path: ShowPath = str, fixed: int = 0) -> str:
+def render_concise(report: LintReport, show_path: ShowPath = str) -> str:
     """One line a finding, `path:line: CODE message`, for editors and grep; no summary."""
     return "".join(f"{_where(f, show_path)}: {f.code} {f.message}\n" for f in report.findings)
 

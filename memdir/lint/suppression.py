@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 
 from memdir.index import split_lines
-from memdir.lint.registry import Finding, Hit, LintContext, Rule, Severity, matching_rules, rule
+from memdir.lint.registry import RULES, Finding, Hit, LintContext, Rule, Severity, matching_rules, rule
 from memdir.model import INDEX_NAME
 
 FIELD = "memdir-ignore"
@@ -99,7 +99,7 @@ def suppress(ctx: LintContext, findings: Iterable[Finding], rules_run: Iterable[
             kept.append(finding)
     if "L001" not in ran:
         return kept
-    unused_rule = matching_rules("L001")[0]
+    unused_rule = RULES["L001"]
     for s in suppressions:
         if s in used or (s.codes and not s.codes <= ran):
             continue
