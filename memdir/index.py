@@ -153,10 +153,15 @@ def render_entry(memory: Memory) -> str:
     return f"{line} — {memory.description}" if memory.description else line
 
 
+_LINK_UNSAFE = re.compile(r"[%#\\\x00-\x1f\x7f]")
+
+
 def _link_path(path: str) -> str:
     """A path as a link target: '%', '#', '\\' and control characters percent-encoded, so that
     a reader (and normalise_target) finds the file instead of an escape, a fragment or a break."""
-    return "".join(f"%{ord(c):02X}" if c in "%#\\" or ord(c) < 32 or ord(c) == 127 else c for c in path)
+    if not _LINK_UNSAFE.search(path):
+        return path
+    return "".join(f"%{ord(c):02X}" if _LINK_UNSAFE.match(c) else c for c in path)
 
 
 def left_out_note(count: int, caps: Caps) -> str:
@@ -285,22 +290,29 @@ def build_index(
     newline = "\r\n" if existing.count("\r\n") * 2 > existing.count("\n") else "\n"
     valid: dict[str, Memory] = {}
     excluded: list[Excluded] = []
+    indexable: list[Memory] = []
     for memory in memories:
         if memory.type is None:
             continue
         reason = memory.exclusion(today)
         if reason is not None:
             excluded.append(Excluded(memory, reason))
+        else:
+            indexable.append(memory)
         valid[memory.path] = memory
     lines, duplicates = _parse(existing, valid, set(drop))
     hand_lines = sum(1 for line in lines if line.slot is None)
 
-    ranked = sorted((m for m in valid.values() if m.exclusion(today) is None), key=value_key)
+    ranked = sorted(indexable, key=value_key)
     slotted = {line.slot.path for line in lines if line.slot is not None}
     points = _insertion_points(lines, (m for m in ranked if m.path not in slotted))
 
-    keep_count = len(ranked)
     reason_for: dict[str, str] = {}
+    # Every entry is one line, so no more than max_lines of them can fit: rendering the rest only
+    # to cut them again costs a large folder most of its time.
+    keep_count = min(len(ranked), caps.max_lines)
+    for memory in ranked[keep_count:]:
+        reason_for[memory.path] = f"{caps.max_lines}-line cap"
     while True:
         keep = {m.path for m in ranked[:keep_count]}
         dropped = len(ranked) - keep_count

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from memdir.cache import ParseCache
 from memdir.config import Config
 from memdir.errors import ConfigError, IndexRefused, InvalidMemory, MemoryChanged, MemoryExists, MemoryNotFound
 from memdir.index import DEFAULT_CAPS, Caps, IndexResult, build_index, find_links, split_lines
@@ -38,6 +39,7 @@ from memdir.store import (
     atomic_write,
     ensure_state_dir,
     folder_lock,
+    paused_gc,
     read_text_if_exists,
     scan_folder,
 )
@@ -98,11 +100,15 @@ class MemoryDir:
         config: Config | None = None,
         today: dt.date | None = None,
         caps: Caps = DEFAULT_CAPS,
+        cache: bool = True,
     ) -> None:
+        """`cache=False` reads and parses every file on every scan instead of reusing what
+        `.memdir/parse-cache.json` holds for files that have not changed."""
         self.root = Path(root)
         self.config = config or Config()
         self.today = today or dt.date.today()
         self.caps = caps
+        self.cache = cache
 
     @property
     def index_path(self) -> Path:
@@ -114,7 +120,9 @@ class MemoryDir:
     # --- reading ---------------------------------------------------------------------------
 
     def scan(self) -> Scan:
-        return scan_folder(self.root)
+        with paused_gc():
+            cache = ParseCache.load(self.root / STATE_DIR) if self.cache else None
+            return scan_folder(self.root, cache)
 
     def list(self, memory_type: MemoryType | None = None) -> list[Memory]:
         memories = self.scan().memories

@@ -33,8 +33,11 @@ def indexed(folder: Path) -> None:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file under the folder (state included), by relative path."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file under the folder, by relative path, but the parse cache (any read may refresh
+    it, and create `.memdir/` to hold it)."""
+    cache = {".memdir/parse-cache", ".memdir/.gitignore"}
+    files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {rel: p.read_bytes() for rel, p in files.items() if rel not in cache}
 
 
 def words(text: str) -> Counter[str]:

@@ -46,6 +46,7 @@ class State:
 
     dir_option: Path | None = None
     quiet: bool = False
+    no_cache: bool = False
     cwd: Path = field(default_factory=Path.cwd)
 
     @cached_property
@@ -85,7 +86,7 @@ class State:
                 f"memory folder {where.path} does not exist ({where.reason}); "
                 "create it with `memdir init` or pass --dir"
             )
-        return MemoryDir(where.path, config=self.config, today=self.today)
+        return MemoryDir(where.path, config=self.config, today=self.today, cache=not self.no_cache)
 
     def say(self, message: str) -> None:
         """Progress and results for people, on stderr so stdout stays clean for data."""
@@ -139,9 +140,17 @@ def main_options(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and requested data.")] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            envvar="MEMDIR_NO_CACHE",
+            help="Read and parse every file, ignoring the parse cache in .memdir/ (it is still safe when stale).",
+        ),
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
     """Keep an AI agent's long-term memory as a healthy folder of typed markdown files."""
-    ctx.obj = State(dir_option=dir, quiet=quiet)
+    ctx.obj = State(dir_option=dir, quiet=quiet, no_cache=no_cache)

@@ -47,7 +47,7 @@ def print_error(message: str) -> None:
 
 
 _GLOBAL_WITH_VALUE = ("--dir", "-C")
-_GLOBAL_FLAGS = ("--quiet", "-q")
+_GLOBAL_FLAGS = ("--quiet", "-q", "--no-cache")
 
 
 def hoist_global_options(args: list[str], takes_value: Callable[[str, str], bool]) -> list[str]:

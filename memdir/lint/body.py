@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
-from memdir.dates import find_relative_dates
+from memdir.dates import find_relative_dates_in
 from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, rule
 from memdir.model import Memory
 
@@ -120,17 +120,24 @@ def _line_span(text: str, line: int) -> tuple[int, int]:
     fixable=Applicability.SAFE,
 )  # fmt: skip
 def relative_date(ctx: LintContext) -> Iterator[Hit]:
-    for memory in ctx.scan.memories:
-        anchor, anchored_on = _anchor(memory)
+    memories = ctx.scan.memories
+    anchors = [_anchor(memory) for memory in memories]
+    days = [anchor for anchor, _ in anchors]
+    # All descriptions and bodies in one call: the date grammar's prefilter is much faster in bulk.
+    found = find_relative_dates_in([m.description for m in memories] + [m.body for m in memories], days + days)
+    for i, (memory, (anchor, anchored_on)) in enumerate(zip(memories, anchors, strict=True)):
+        in_description, in_body = found[i], found[len(memories) + i]
+        if not in_description and not in_body:
+            continue
         text = memory.doc.text
         description_line = memory.line_of("description")
-        for span in find_relative_dates(memory.description, anchor):
+        for span in in_description:
             line_start, line_end = _line_span(text, description_line)
             where = text.find(span.phrase, line_start, line_end)
             unique = where >= 0 and text.find(span.phrase, where + 1, line_end) < 0
             edit = Edit(where, where + len(span.phrase), span.resolved.isoformat()) if unique else None
             yield _date_hit(memory, description_line, span.phrase, span.resolved, anchored_on, anchor, edit)
-        for span in find_relative_dates(memory.body, anchor):
+        for span in in_body:
             start = memory.doc.body_start + span.start
             line = memory.doc.body_line + memory.body.count("\n", 0, span.start)
             edit = Edit(start, memory.doc.body_start + span.end, span.resolved.isoformat())

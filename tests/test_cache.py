@@ -1,0 +1,188 @@
+"""The parse cache: the same scan with or without it, and safe when stale, corrupt or unwritable."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import invoke_memdir
+
+import memdir.store
+from memdir import MemoryDir
+from memdir.cache import CACHE_FILE, ParseCache
+from memdir.store import STATE_DIR, Scan
+
+HOUR_AGO = time.time() - 3600
+
+FILES = {
+    "user_role.md": "---\nname: role\ndescription: Data scientist\ntype: user\ncreated: 2026-01-02\n---\nBody.\n",
+    "feedback_tz.md": (
+        "---\nname: tz\ndescription: 'Quoted: with colon'\ntype: feedback\n"
+        "updated: 2026-03-04T05:06:07+02:00\nimportance: 0.8\ntags: [a, b]\n"
+        "metadata:\n  modified: 2026-02-03\n  nested: {deep: [2026-01-01, x]}\n---\n"
+        "Rule.\n\n**Why:** reason.\n**How to apply:** always.\n"
+    ),
+    "project_keys.md": "---\nname: keys\n1: numeric key\ntype: project\n---\nNot JSON-able keys.\n",
+    "sub/reference_crlf.md": "---\r\nname: crlf\r\ntype: reference\r\n---\r\nWindows.\r\n",
+}
+
+
+def make_folder(root: Path, files: dict[str, str] = FILES, when: float = HOUR_AGO) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode())
+        os.utime(path, (when, when))
+    return root
+
+
+def as_data(scan: Scan) -> list[tuple[str, str, object, int, int, int, int]]:
+    return [
+        (m.path, m.doc.text, m.doc.data, m.doc.fm_start, m.doc.fm_end, m.doc.body_start, m.doc.body_line)
+        for m in scan.memories
+    ]
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts parse_document was called on during the test."""
+    calls: list[str] = []
+    real = memdir.store.parse_document
+
+    def counting(text: str):  # type: ignore[no-untyped-def]
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(memdir.store, "parse_document", counting)
+    return calls
+
+
+def test_a_warm_scan_parses_nothing_and_gives_the_same_memories(tmp_path: Path, parses: list[str]) -> None:
+    folder = make_folder(tmp_path)
+    cold = MemoryDir(folder).scan()
+    assert len(parses) == 4 and (folder / STATE_DIR / CACHE_FILE).is_file()
+    parses.clear()
+    warm = MemoryDir(folder).scan()
+    # The file with a numeric key cannot be carried by JSON exactly, so only it is parsed again.
+    assert [p.splitlines()[1] for p in parses] == ["name: keys"]
+    assert as_data(warm) == as_data(cold) == as_data(MemoryDir(folder, cache=False).scan())
+    tz = next(m for m in warm.memories if m.path == "feedback_tz.md")
+    assert tz.fields["updated"] == dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert tz.fields["metadata"]["nested"]["deep"][0] == dt.date(2026, 1, 1)
+
+
+def test_a_cache_saved_after_a_warm_load_still_holds_its_dates(tmp_path: Path) -> None:
+    """Dates are decoded into copies, so the entries loaded in a warm run are saved again as JSON."""
+    folder = make_folder(tmp_path)
+    MemoryDir(folder).scan()
+    make_folder(folder, {"user_new.md": "---\nname: new\ntype: user\ncreated: 2026-05-06\n---\nx\n"})
+    MemoryDir(folder).scan()  # warm for the old files, and saves again for the new one
+    assert as_data(MemoryDir(folder).scan()) == as_data(MemoryDir(folder, cache=False).scan())
+
+
+def test_a_changed_file_is_read_again(tmp_path: Path, parses: list[str]) -> None:
+    folder = make_folder(tmp_path)
+    MemoryDir(folder).scan()
+    make_folder(folder, {"user_role.md": FILES["user_role.md"].replace("Data scientist", "Data engineer")})
+    parses.clear()
+    scan = MemoryDir(folder).scan()
+    assert [m.description for m in scan.memories if m.path == "user_role.md"] == ["Data engineer"]
+    assert len(parses) == 2  # the changed file, and the uncacheable one
+
+
+def test_same_size_same_mtime_rewrite_is_seen_through_ctime_and_inode(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path)
+    MemoryDir(folder).scan()
+    path = folder / "user_role.md"
+    before = path.stat()
+    replacement = folder / "replacement.tmp"
+    replacement.write_text(FILES["user_role.md"].replace("scientist", "scientisT"))
+    os.replace(replacement, path)  # how editors save: a new inode under the old name
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert [m.description for m in MemoryDir(folder).scan().memories if m.path == "user_role.md"] == ["Data scientisT"]
+
+
+def test_a_file_modified_just_now_is_not_cached(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path, when=time.time())
+    MemoryDir(folder).scan()
+    cache = ParseCache.load(folder / STATE_DIR)
+    assert cache._entries == {}  # too new to trust its timestamp: it may change again within it
+
+
+def test_a_removed_file_leaves_the_cache(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path)
+    MemoryDir(folder).scan()
+    (folder / "user_role.md").unlink()
+    MemoryDir(folder).scan()
+    assert "user_role.md" not in ParseCache.load(folder / STATE_DIR)._entries
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"garbage",
+        b"\x00\xff\xfe binary",
+        b"memdir parse cache 1\n{not json\n",
+        b"memdir parse cache 1\n[]\n",
+        b"memdir parse cache 0\n{}\n",  # an older format
+        b'memdir parse cache 1\n{"memdir":"0.0.1","files":{}}\n',  # another version
+        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":"x"}}\n',
+        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":[1,2,3,4,5,6]}}\n',
+        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":[@K,{},[0,0,"x",1],[["a","date"]],0,9]}}\n',
+        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":[@K,{"a":"x"},[0,0,0,1],[["a","date"]],0,9]}}\n',
+        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":[@K,{},[0,0,0,1],[],0,9]}}\n\xff\xfe',
+    ],
+)
+def test_a_corrupt_cache_is_ignored_and_replaced(tmp_path: Path, content: bytes) -> None:
+    from memdir import __version__
+
+    folder = make_folder(tmp_path)
+    expected = as_data(MemoryDir(folder, cache=False).scan())
+    key = json.dumps(list(memdir.cache.file_key((folder / "user_role.md").stat())))
+    state = folder / STATE_DIR
+    state.mkdir()
+    (state / CACHE_FILE).write_bytes(content.replace(b"@V", __version__.encode()).replace(b"@K", key.encode()))
+    assert as_data(MemoryDir(folder).scan()) == expected
+    assert as_data(MemoryDir(folder).scan()) == expected  # and the rewritten cache is good
+
+
+def test_an_unwritable_state_folder_is_no_error(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path)
+    (folder / STATE_DIR).write_text("a file where the state folder should be")
+    assert len(MemoryDir(folder).scan().memories) == 4
+    assert len(MemoryDir(folder).scan().memories) == 4
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through read-only permissions")
+def test_a_read_only_folder_is_scanned_without_a_cache(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "ro")
+    folder.chmod(0o555)
+    try:
+        assert len(MemoryDir(folder).scan().memories) == 4
+        assert not (folder / STATE_DIR).exists()
+    finally:
+        folder.chmod(0o755)
+
+
+def test_no_cache_reads_everything_and_writes_no_cache(tmp_path: Path, parses: list[str]) -> None:
+    folder = make_folder(tmp_path)
+    MemoryDir(folder, cache=False).scan()
+    MemoryDir(folder, cache=False).scan()
+    assert len(parses) == 8
+    assert not (folder / STATE_DIR / CACHE_FILE).exists()
+
+
+def test_cli_no_cache_option_and_environment(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path)
+    assert invoke_memdir("--dir", str(folder), "--no-cache", "list").exit_code == 0
+    assert not (folder / STATE_DIR / CACHE_FILE).exists()
+    assert invoke_memdir("--dir", str(folder), "list", env={"MEMDIR_NO_CACHE": "1"}).exit_code == 0
+    assert not (folder / STATE_DIR / CACHE_FILE).exists()
+    assert invoke_memdir("--dir", str(folder), "list").exit_code == 0
+    assert (folder / STATE_DIR / CACHE_FILE).exists()
