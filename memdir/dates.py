@@ -790,6 +790,9 @@ class _Prefilter:
         self.starts = list(itertools.accumulate((len(t) + 1 for t in lowered), initial=0))
         self.count = len(lowered)
         self._hits: dict[str, set[int]] = {}
+        # A literal without whitespace can only occur inside one word, so searching the distinct
+        # words first (a tenth of the text) rules out most literals, those of other languages.
+        self._words = "\x00".join(set(self.joined.split())) if len(lowered) > 1 else self.joined
 
     def candidates(self, literals: frozenset[str] | None) -> Iterable[int]:
         """Indexes of the texts holding one of `literals` (all texts for None), in order."""
@@ -804,6 +807,8 @@ class _Prefilter:
         hits = self._hits.get(literal)
         if hits is None:
             hits = self._hits[literal] = set()
+            if literal not in self._words and not any(c.isspace() for c in literal):
+                return hits
             joined, starts = self.joined, self.starts
             at = joined.find(literal)
             while at >= 0:

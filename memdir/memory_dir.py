@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from memdir.bulk import paused_gc
 from memdir.cache import ParseCache
 from memdir.config import Config
 from memdir.errors import ConfigError, IndexRefused, InvalidMemory, MemoryChanged, MemoryExists, MemoryNotFound
@@ -39,7 +40,6 @@ from memdir.store import (
     atomic_write,
     ensure_state_dir,
     folder_lock,
-    paused_gc,
     read_text_if_exists,
     scan_folder,
 )
@@ -275,7 +275,8 @@ class MemoryDir:
             caps=self.caps,
             repo_root=find_repo_root(self.root.resolve()),
         )
-        return linter.run_rules(ctx, rules)
+        with paused_gc():  # the rules make many small acyclic objects: findings, term sets, spans
+            return linter.run_rules(ctx, rules)
 
     def _fix_locked(self, rules: builtins.list[Rule], unsafe: bool, dry_run: bool) -> FixResult:
         from memdir.lint.fix import apply_edits, overlay

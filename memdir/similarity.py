@@ -30,17 +30,17 @@ name and description.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
+
+from memdir.bulk import paused_gc
 
 __all__ = [
     "DUPLICATE_SCORE",
@@ -533,29 +533,13 @@ def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
     return [(i, j, verdict) for i, j, verdict in verdicts if verdict is not None]
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector around a bulk build.
-
-    A folder of 10,000 memories allocates about a million small sets and tuples and no reference
-    cycles; left running, the collector re-scans them over and over, a third of the run time.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def find_pairs(items: Sequence[MemoryText]) -> list[PairVerdict]:
     """Every duplicate and possible contradiction in a folder, each pair once, in input order.
 
     Only pairs that share two rare words of their name and description are compared, so a folder of
     10,000 memories takes a fraction of a second rather than 50 million comparisons.
     """
-    with _collector_paused():
+    with paused_gc():
         return [verdict for _, _, verdict in _pairs([_Profile.of(item) for item in items])]
 
 
@@ -566,7 +550,7 @@ def duplicate_groups(items: Sequence[MemoryText]) -> list[list[str]]:
     differing fact (number, date, name, change) with a member of the other, so a chain of near
     duplicates can never put two different values in one group.
     """
-    with _collector_paused():
+    with paused_gc():
         profiles = [_Profile.of(item) for item in items]
         pairs = _pairs(profiles)
     group_of = list(range(len(items)))  # each memory's group, named by one of its members

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import gc
 import os
 import tempfile
 import time
@@ -55,21 +54,6 @@ def _is_inside(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many long-lived, acyclic objects are made.
-
-    Loading 10,000 memories makes a few hundred thousand objects; the collector, triggered by the
-    allocations, walks the growing heap again and again for nothing and doubles the time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def scan_folder(root: Path, cache: ParseCache | None = None) -> Scan:

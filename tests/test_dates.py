@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memdir.dates import DateSpan, absolutize, find_relative_dates
+from memdir.dates import DateSpan, absolutize, find_relative_dates, find_relative_dates_in
 
 DEV_SET = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev" / "dates.jsonl"
 
@@ -501,3 +501,36 @@ def test_parse_day_takes_an_iso_date_or_one_phrase(value: str, expected: date | 
     from memdir.dates import parse_day
 
     assert parse_day(value, date(2026, 11, 22)) == expected
+
+
+# --- many texts at once ------------------------------------------------------------------------
+
+BULK_TEXTS = [
+    "The freeze starts next Thursday and ends the day after tomorrow.",
+    "No dates here at all, only a file and a till.",
+    "Wir haben das gestern besprochen; Abgabe übermorgen.",
+    "El despliegue fue ayer, la revisión es la próxima semana.",
+    "On a livré avant-hier, la démo est dans 3 jours.",
+    "我们昨天发布了，下周一复盘。",
+    "先週リリースし、来月に見直す。",
+    "어제 배포했고 다음 주에 검토한다.",
+    "`next week` in code, and https://example.com/tomorrow in a URL, but last Friday in prose.",
+    "",
+    "week",
+    "a word that ends in to",  # the next text starts with "morrow": no phrase spans two texts
+    "morrow we ship",
+    "Two weeks ago, three days from now, end of next month.",
+]
+
+
+def _dev_texts() -> list[str]:
+    return [json.loads(line)["text"] for line in DEV_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_many_texts_at_once_give_what_each_gives_alone() -> None:
+    texts = BULK_TEXTS + (_dev_texts() if DEV_SET.is_file() else [])
+    anchors = [date(2025, 7, 10 + i % 7) for i in range(len(texts))]
+    assert find_relative_dates_in(texts, anchors) == [
+        find_relative_dates(text, anchor) for text, anchor in zip(texts, anchors, strict=True)
+    ]
+    assert any(find_relative_dates_in(texts, anchors))  # the texts do hold dates

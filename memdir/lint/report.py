@@ -57,7 +57,19 @@ def render_concise(report: LintReport, show_path: ShowPath = str) -> str:
 
 def render_json(report: LintReport, folder: Path) -> str:
     """`{"folder", "findings": [{code, name, severity, path, line, message, fix}], "summary"}`."""
-    return json.dumps({"folder": str(folder), **report.to_dict()}, ensure_ascii=False, indent=2) + "\n"
+    # Laid out by hand, one finding a line: json.dumps(indent=2) uses the pure-Python encoder, which
+    # takes a quarter of a second on the 12,000 findings of a large folder; compact per-item dumps
+    # use the C one and still read well and diff well.
+    data = report.to_dict()
+
+    def dump(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    findings = "".join(f"\n    {dump(f)}," for f in data["findings"]).removesuffix(",")
+    if findings:
+        findings += "\n  "
+    summary = dump(data["summary"])
+    return f'{{\n  "folder": {dump(str(folder))},\n  "findings": [{findings}],\n  "summary": {summary}\n}}\n'
 
 
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
