@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +80,8 @@ def find_config_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a config file to read
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

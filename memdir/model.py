@@ -16,20 +16,11 @@ from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-import yaml
-from frontmatter.default_handlers import YAMLHandler
-
 from memdir.errors import InvalidMemory
-
-try:  # libyaml's loader is several times faster; the pure-Python one gives the same results.
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from memdir.dates import DateSpan
 
-_YAML = YAMLHandler()
 _T = TypeVar("_T")
 
 DESCRIPTION_MAX = 150
@@ -99,15 +90,9 @@ def parse_document(text: str) -> Document:
     if not closed:
         raise FrontmatterError("frontmatter opened with '---' but never closed", line=1)
     yaml_text = text[opened.end() : closed.start()]
-    try:
-        data = _simple_yaml(yaml_text)
-        if data is None:
-            data = _YAML.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", line=line) from None
+    data = _simple_yaml(yaml_text)
+    if data is None:
+        data = _load_yaml(yaml_text) if yaml_text.strip() else {}
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -171,9 +156,28 @@ def _simple_value(value: str) -> tuple[bool, Any]:
             return True, float(value)
     elif first in "'\"" and _QUOTED.fullmatch(value):  # 'it''s' or "no escapes": the common quoted descriptions
         return True, value[1:-1].replace("''", "'") if first == "'" else value[1:-1]
+    elif first == "[":
+        return _simple_list(value)
     if _risky(value):
         return False, None
     return True, value
+
+
+def _simple_list(value: str) -> tuple[bool, Any]:
+    """`[a, b, 2026-01-02]`, the usual `tags:` line: a flow list of simple plain values, else declined."""
+    if not value.endswith("]") or any(c in value[1:-1] for c in "[]{}'\"#:&*!|>%@`?"):
+        return False, None
+    inner = value[1:-1].strip()
+    if not inner:
+        return True, []
+    items: list[Any] = []
+    for item in inner.split(","):
+        item = item.strip()
+        simple, parsed = _simple_value(item) if item else (False, None)
+        if not simple:
+            return False, None
+        items.append(parsed)
+    return True, items
 
 
 def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
@@ -226,6 +230,25 @@ def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
     if block is not None and not block:
         return None
     return data
+
+
+def _load_yaml(yaml_text: str) -> Any:
+    """What the YAML parser makes of frontmatter _simple_yaml declined. Imported on first use: most
+    folders never need it, and it is a fifth of the start-up of `memdir index`."""
+    import yaml
+    from frontmatter.default_handlers import YAMLHandler
+
+    try:  # libyaml's loader is several times faster; the pure-Python one gives the same results.
+        from yaml import CSafeLoader as loader
+    except ImportError:  # pragma: no cover - depends on how PyYAML was built
+        from yaml import SafeLoader as loader  # type: ignore[assignment]
+    try:
+        return YAMLHandler().load(yaml_text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", line=line) from None
 
 
 def _as_date(value: Any) -> dt.date | None:
@@ -384,6 +407,8 @@ def yaml_scalar(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, list | tuple):
         return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+    import yaml
+
     dumped = yaml.safe_dump(value, allow_unicode=True, width=2**31, default_flow_style=True)
     return dumped.removesuffix("\n").removesuffix("\n...").strip()
 

@@ -215,6 +215,9 @@ TRICKY_VALUES = [
     "%x", "@x", "`x`", "über straße", "用户在上海", "tab\tinside", "colon:inside", "http://x.y/z", "12:30",
     "190:20:30", "0x1F", "1.2.3", "v1.2", ".inf", "NaN", "<<", "a\u0007b", "'it''s'", "'a' b", '"a\\"b"',
     '"a"b"', "''", '""', "'unclosed", '"x: y"', "'# not a comment'", "a 'b' c",
+    "[]", "[ ]", "[a]", "[a,b]", "[a, b,]", "[a, [b]]", "[a: 1]", "[yes, no]", "[1, 2.5, 2026-01-01]",
+    "['q', \"d\"]", "[a b, c]", "[a #b]", "[a,, b]", "[ a , b ]", "[a, b] trailing", "[-x, y]", "[x]y]",
+    "[a, b", "[~, null]", "[.5, 1e3]", "[über, 用户]", "[a\tb]", "[a]]",
 ]  # fmt: skip
 
 
@@ -282,6 +285,8 @@ def test_simple_frontmatter_nested_and_numbers_read_as_yaml_does(text: str) -> N
 
 def test_simple_frontmatter_takes_the_usual_shapes() -> None:
     from memdir.model import _simple_yaml
+
+    assert _simple_yaml("tags: [review, team]\n") == {"tags": ["review", "team"]}
 
     assert _simple_yaml("name: x\ndescription: 'it''s: fine'\nmetadata:\n  type: user\n") == {
         "name": "x",

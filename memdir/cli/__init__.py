@@ -1,13 +1,38 @@
-"""The command-line interface: a thin typer layer over the library (see cli/errors.py for exits)."""
+"""The command-line interface: a thin layer over the library (see cli/errors.py for exits).
+
+`main` runs the plain forms of `memdir index` without building the typer app (cli/fast.py);
+everything else goes to typer. `app` is the typer application, built on first use.
+"""
 
 from __future__ import annotations
 
-# Importing the command modules registers their commands on the app.
-from memdir.cli import folder, index, lint, memories  # noqa: F401
-from memdir.cli.app import app
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import typer
 
 __all__ = ["app", "main"]
 
 
+def _typer_app() -> typer.Typer:
+    # Importing the command modules registers their commands on the app.
+    from memdir.cli import folder, lint, memories  # noqa: F401
+    from memdir.cli.typer_app import app
+
+    return app
+
+
 def main() -> None:
-    app(prog_name="memdir")
+    from memdir.cli.fast import run_fast
+
+    code = run_fast(sys.argv[1:])
+    if code is not None:
+        raise SystemExit(code)
+    _typer_app()(prog_name="memdir")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _typer_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,10 +13,6 @@ import itertools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
-
-import typer
-from typer.core import TyperGroup
 
 from memdir.errors import IndexRefused, MemdirError, MemoryChanged, MemoryExists
 
@@ -46,8 +42,8 @@ def print_error(message: str) -> None:
     print(f"memdir: error: {message}", file=sys.stderr)
 
 
-_GLOBAL_WITH_VALUE = ("--dir", "-C")
-_GLOBAL_FLAGS = ("--quiet", "-q", "--no-cache")
+GLOBAL_WITH_VALUE = ("--dir", "-C")
+GLOBAL_FLAGS = ("--quiet", "-q", "--no-cache")
 
 
 def hoist_global_options(args: list[str], takes_value: Callable[[str, str], bool]) -> list[str]:
@@ -60,7 +56,7 @@ def hoist_global_options(args: list[str], takes_value: Callable[[str, str], bool
     """
     command = 0
     while command < len(args) and args[command].startswith("-"):
-        command += 2 if args[command] in _GLOBAL_WITH_VALUE else 1
+        command += 2 if args[command] in GLOBAL_WITH_VALUE else 1
     if command >= len(args):
         return args
     name = args[command]
@@ -69,13 +65,13 @@ def hoist_global_options(args: list[str], takes_value: Callable[[str, str], bool
     for arg in rest:
         if arg == "--":
             back += [arg, *rest]
-        elif arg in _GLOBAL_WITH_VALUE:
+        elif arg in GLOBAL_WITH_VALUE:
             value = next(rest, None)
             if value is None:  # let the parser say what is missing
                 back.append(arg)
             else:
                 front += [arg, value]
-        elif arg in _GLOBAL_FLAGS or arg.startswith("--dir="):
+        elif arg in GLOBAL_FLAGS or arg.startswith("--dir="):
             front.append(arg)
         elif arg.startswith("-") and "=" not in arg and takes_value(name, arg):
             back += [arg, *itertools.islice(rest, 1)]
@@ -84,39 +80,25 @@ def hoist_global_options(args: list[str], takes_value: Callable[[str, str], bool
     return front + back
 
 
-class MemdirGroup(TyperGroup):
-    """The command group; wraps every command in the error handler."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        def takes_value(command_name: str, option: str) -> bool:
-            command = self.get_command(ctx, command_name)
-            params = command.params if command is not None else []
-            return any(option in p.opts and not getattr(p, "is_flag", True) for p in params)
-
-        return super().parse_args(ctx, hoist_global_options(args, takes_value))
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, typer.TyperException):
-            raise
-        except MemdirError as exc:
-            print_error(str(exc))
-            raise typer.Exit(exit_code(exc)) from None
-        except KeyboardInterrupt:
-            print("memdir: interrupted", file=sys.stderr)
-            raise typer.Exit(INTERRUPTED) from None
-        except BrokenPipeError:
-            # The reader went away (`memdir list | head`); stop writing without a complaint.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            raise typer.Exit(1) from None
-        except OSError as exc:  # permissions, a full disk, a vanished folder: say which file
-            where = f": {exc.filename}" if exc.filename else ""
-            print_error(f"{exc.strerror or exc}{where}")
-            raise typer.Exit(USAGE) from None
-        except Exception as exc:
-            if os.environ.get("MEMDIR_DEBUG"):
-                raise
-            print_error(f"internal error: {type(exc).__name__}: {exc} (MEMDIR_DEBUG=1 shows the traceback)")
-            raise typer.Exit(USAGE) from None
+def report_failure(exc: BaseException) -> int | None:
+    """Report an exception the way the CLI promises and return the exit code; None for one the
+    caller must let through (MEMDIR_DEBUG=1, or not an error at all)."""
+    if isinstance(exc, MemdirError):
+        print_error(str(exc))
+        return exit_code(exc)
+    if isinstance(exc, KeyboardInterrupt):
+        print("memdir: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    if isinstance(exc, BrokenPipeError):
+        # The reader went away (`memdir list | head`); stop writing without a complaint.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    if isinstance(exc, OSError):  # permissions, a full disk, a vanished folder: say which file
+        where = f": {exc.filename}" if exc.filename else ""
+        print_error(f"{exc.strerror or exc}{where}")
+        return USAGE
+    if isinstance(exc, Exception) and not os.environ.get("MEMDIR_DEBUG"):
+        print_error(f"internal error: {type(exc).__name__}: {exc} (MEMDIR_DEBUG=1 shows the traceback)")
+        return USAGE
+    return None

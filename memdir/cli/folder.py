@@ -1,12 +1,15 @@
-"""`memdir init` and `memdir where`: create the memory folder, and say which one is in use."""
+"""`memdir init`, `where` and `index`: create the memory folder, say which one is in use, index it."""
 
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 import typer
 
-from memdir.cli.app import FormatOption, OutputFormat, app, state
+from memdir.cli.index import run_index
+from memdir.cli.state import OutputFormat
+from memdir.cli.typer_app import FormatOption, app, state
 
 
 @app.command()
@@ -41,3 +44,25 @@ def where(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None:
         return
     st.write(f"{found.path}\n")
     st.say(f"  {found.reason}" + ("" if exists else "; it does not exist yet (`memdir init` creates it)"))
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if MEMORY.md is not what index would write; write nothing.")
+    ] = False,
+    stdout: Annotated[bool, typer.Option("--stdout", help="Print the index instead of writing it.")] = False,
+    drop_missing: Annotated[
+        bool, typer.Option("--drop-missing", help="Also remove list entries whose linked file is gone.")
+    ] = False,
+    format: FormatOption = OutputFormat.text,
+) -> None:
+    """Regenerate MEMORY.md from the memory files, within 200 lines and 25,000 bytes.
+
+    Hand-written lines (headings, prose, notes) are kept in place. When not everything fits,
+    the least valuable entries are left out (lowest importance, then oldest) and listed.
+    """
+    code = run_index(state(ctx), check=check, stdout=stdout, drop_missing=drop_missing, format=format)
+    if code:
+        raise typer.Exit(code)

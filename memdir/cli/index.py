@@ -1,13 +1,11 @@
-"""`memdir index`: regenerate MEMORY.md, check it, or print it."""
+"""`memdir index`: regenerate MEMORY.md, check it, or print it. No typer here: see cli/fast.py."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from memdir.cli.app import FormatOption, OutputFormat, State, app, state
+from memdir.cli.state import OutputFormat, State
 from memdir.index import IndexResult
 from memdir.memory_dir import IndexWrite
 
@@ -43,7 +41,7 @@ def report_index(st: State, write: IndexWrite, verb: str) -> None:
         for problem in unreadable:
             st.say(f"  {problem.path}: {problem.message}")
     if result.refused is not None:
-        st.err.print(f"memdir: MEMORY.md not written: {result.refused}", markup=False, style="red")
+        st.error(f"MEMORY.md not written: {result.refused}")
         return
     st.say(f"MEMORY.md {verb}: {len(result.entries)} entries, {result.lines} lines, {result.bytes:,} bytes.")
     if result.rewritten and write.changed:
@@ -60,24 +58,8 @@ def report_index(st: State, write: IndexWrite, verb: str) -> None:
         st.say(f"Not indexed by policy: {len(result.excluded)} ({reasons}).")
 
 
-@app.command()
-def index(
-    ctx: typer.Context,
-    check: Annotated[
-        bool, typer.Option("--check", help="Exit 1 if MEMORY.md is not what index would write; write nothing.")
-    ] = False,
-    stdout: Annotated[bool, typer.Option("--stdout", help="Print the index instead of writing it.")] = False,
-    drop_missing: Annotated[
-        bool, typer.Option("--drop-missing", help="Also remove list entries whose linked file is gone.")
-    ] = False,
-    format: FormatOption = OutputFormat.text,
-) -> None:
-    """Regenerate MEMORY.md from the memory files, within 200 lines and 25,000 bytes.
-
-    Hand-written lines (headings, prose, notes) are kept in place. When not everything fits,
-    the least valuable entries are left out (lowest importance, then oldest) and listed.
-    """
-    st = state(ctx)
+def run_index(st: State, *, check: bool, stdout: bool, drop_missing: bool, format: OutputFormat) -> int:
+    """`memdir index` with its options parsed (by typer, or by cli/fast.py); returns the exit code."""
     folder = st.folder()
     write = folder.write_index(drop_missing=drop_missing, dry_run=check or stdout)
     result = write.result
@@ -92,5 +74,4 @@ def index(
         else:
             verb = ("would be " if stdout else "") + ("written" if write.changed else "unchanged")
             report_index(st, write, verb)
-    if result.refused is not None or (check and write.changed):
-        raise typer.Exit(1)
+    return 1 if result.refused is not None or (check and write.changed) else 0

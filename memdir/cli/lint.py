@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memdir.cli.app import FormatOption, OutputFormat, app, fail, state
+from memdir.cli.state import OutputFormat, fail
+from memdir.cli.typer_app import FormatOption, app, state
 
 if TYPE_CHECKING:
     from memdir.memory_dir import FileChange

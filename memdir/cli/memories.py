@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memdir.cli.app import FormatOption, OutputFormat, State, app, fail, state
 from memdir.cli.editor import edit_text
 from memdir.cli.errors import REFUSED
 from memdir.cli.index import index_summary, report_index
+from memdir.cli.state import OutputFormat, State, fail
+from memdir.cli.typer_app import FormatOption, app, state
 from memdir.errors import InvalidMemory, MemoryChanged
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text

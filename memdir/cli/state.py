@@ -1,4 +1,8 @@
-"""The typer application, its global options, and the per-run state every command reads."""
+"""What the global options resolved to, shared by every command of one run, and how the CLI speaks.
+
+Nothing here imports typer or rich: `memdir index` in a session-start hook runs without either
+(see cli/fast.py), and rich is loaded only to draw a table.
+"""
 
 from __future__ import annotations
 
@@ -9,27 +13,15 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import typer
-from rich.console import Console
-
-from memdir import __version__
-from memdir.cli.errors import USAGE, CommandFailed, MemdirGroup
+from memdir.cli.errors import USAGE, CommandFailed
 from memdir.config import Config, Location, load_config, locate
 from memdir.errors import ConfigError, FolderNotFound
 from memdir.memory_dir import MemoryDir
 
-app = typer.Typer(
-    name="memdir",
-    cls=MemdirGroup,
-    help="Keep an AI agent's long-term memory as a healthy folder of typed markdown files.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,  # MemdirGroup reports errors; locals could hold an API key
-    pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class OutputFormat(StrEnum):
@@ -37,12 +29,12 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+_STYLES = {"yellow": "\x1b[33m", "red": "\x1b[31m"}
 
 
 @dataclass
 class State:
-    """What the global options resolved to, shared by every command of one run."""
+    """The global options of one run, and the places its output goes."""
 
     dir_option: Path | None = None
     quiet: bool = False
@@ -50,12 +42,15 @@ class State:
     cwd: Path = field(default_factory=Path.cwd)
 
     @cached_property
-    def err(self) -> Console:
-        return Console(stderr=True, highlight=False, soft_wrap=True)
+    def out(self) -> Console:
+        """A rich console on stdout, for tables."""
+        from rich.console import Console
+
+        return Console(highlight=False, soft_wrap=True)
 
     @cached_property
-    def out(self) -> Console:
-        return Console(highlight=False, soft_wrap=True)
+    def _colour(self) -> bool:
+        return sys.stderr.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
     @cached_property
     def config(self) -> Config:
@@ -88,13 +83,23 @@ class State:
             )
         return MemoryDir(where.path, config=self.config, today=self.today, cache=not self.no_cache)
 
+    def _stderr(self, message: str, style: str | None = None) -> None:
+        if style and self._colour:
+            message = f"{_STYLES[style]}{message}\x1b[0m"
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+
     def say(self, message: str) -> None:
         """Progress and results for people, on stderr so stdout stays clean for data."""
         if not self.quiet:
-            self.err.print(message, markup=False)
+            self._stderr(message)
 
     def warn(self, message: str) -> None:
-        self.err.print(f"warning: {message}", markup=False, style="yellow")
+        self._stderr(f"warning: {message}", "yellow")
+
+    def error(self, message: str) -> None:
+        """A failure that is reported but does not stop the command by itself."""
+        self._stderr(f"memdir: {message}", "red")
 
     def show_path(self, path: Path) -> str:
         """A path as the user would type it: relative to the working directory when inside it."""
@@ -109,48 +114,6 @@ class State:
         sys.stdout.flush()
 
 
-def state(ctx: typer.Context) -> State:
-    found = ctx.find_object(State)
-    if found is None:  # a command invoked without the callback, e.g. from a test harness
-        found = ctx.ensure_object(State)
-    return found
-
-
 def fail(message: str, code: int = USAGE) -> NoReturn:
     """Stop a command with a one-line message and an exit code (usage error unless told)."""
     raise CommandFailed(message, code)
-
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"memdir {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def main_options(
-    ctx: typer.Context,
-    dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--dir",
-            "-C",
-            help="The memory folder (else MEMDIR_DIR, config, .claude/memory/, Claude Code's folder).",
-            show_default=False,
-        ),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and requested data.")] = False,
-    no_cache: Annotated[
-        bool,
-        typer.Option(
-            "--no-cache",
-            envvar="MEMDIR_NO_CACHE",
-            help="Read and parse every file, ignoring the parse cache in .memdir/ (it is still safe when stale).",
-        ),
-    ] = False,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
-    ] = False,
-) -> None:
-    """Keep an AI agent's long-term memory as a healthy folder of typed markdown files."""
-    ctx.obj = State(dir_option=dir, quiet=quiet, no_cache=no_cache)

@@ -1,0 +1,92 @@
+"""The typer application, its global options, and the group that reports every command's errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from memdir import __version__
+from memdir.cli.errors import hoist_global_options, report_failure
+from memdir.cli.state import OutputFormat, State
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+class MemdirGroup(TyperGroup):
+    """The command group; wraps every command in the error handler (cli/errors.py)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        def takes_value(command_name: str, option: str) -> bool:
+            command = self.get_command(ctx, command_name)
+            params = command.params if command is not None else []
+            return any(option in p.opts and not getattr(p, "is_flag", True) for p in params)
+
+        return super().parse_args(ctx, hoist_global_options(args, takes_value))
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except (Exception, KeyboardInterrupt) as exc:
+            code = report_failure(exc)
+            if code is None:
+                raise
+            raise typer.Exit(code) from None
+
+
+app = typer.Typer(
+    name="memdir",
+    cls=MemdirGroup,
+    help="Keep an AI agent's long-term memory as a healthy folder of typed markdown files.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,  # MemdirGroup reports errors; locals could hold an API key
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def state(ctx: typer.Context) -> State:
+    found = ctx.find_object(State)
+    if found is None:  # a command invoked without the callback, e.g. from a test harness
+        found = ctx.ensure_object(State)
+    return found
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"memdir {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            "-C",
+            help="The memory folder (else MEMDIR_DIR, config, .claude/memory/, Claude Code's folder).",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and requested data.")] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            envvar="MEMDIR_NO_CACHE",
+            help="Read and parse every file, ignoring the parse cache in .memdir/ (it is still safe when stale).",
+        ),
+    ] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """Keep an AI agent's long-term memory as a healthy folder of typed markdown files."""
+    ctx.obj = State(dir_option=dir, quiet=quiet, no_cache=no_cache)
