@@ -233,6 +233,11 @@ def test_index_reports_left_out_and_refuses_oversized_hand_text(folder: Path, ma
         make_memory(f"user_{i:03}.md", importance=0.1 if i == 7 else 0.5)
     result = memdir("--dir", str(folder), "index")
     assert result.exit_code == 0 and "left out 6 memories" in result.stderr and "user_007.md" in result.stderr
+    for i in range(205, 240):
+        make_memory(f"user_{i:03}.md", importance=0.2)
+    many = memdir("--dir", str(folder), "index")
+    assert "left out 41 memories" in many.stderr and "... and 21 more (`memdir index --check" in many.stderr
+    assert many.stderr.count("(200-line cap, importance") == 20
     (folder / "MEMORY.md").write_text("".join(f"prose {i}\n" for i in range(300)))
     refused = memdir("--dir", str(folder), "index")
     assert refused.exit_code == 1 and "will not cut it" in refused.stderr

@@ -10,6 +10,9 @@ from memdir.index import IndexResult
 from memdir.memory_dir import IndexWrite
 
 
+LEFT_OUT_SHOWN = 20
+
+
 def index_summary(result: IndexResult) -> dict[str, Any]:
     """The stable JSON shape of an index run (also used by `add`, `edit`, `rm`)."""
     return {
@@ -51,8 +54,12 @@ def report_index(st: State, write: IndexWrite, verb: str) -> None:
         )
     if result.left_out:
         st.warn(f"left out {len(result.left_out)} memories to fit the caps (least valuable first):")
-        for left in result.left_out:
+        # A hook's log is no place for ten thousand lines; the JSON output lists every one.
+        for left in result.left_out[:LEFT_OUT_SHOWN]:
             st.say(f"  {left.memory.path} ({left.reason}, importance {left.memory.importance:g})")
+        if len(result.left_out) > LEFT_OUT_SHOWN:
+            more = len(result.left_out) - LEFT_OUT_SHOWN
+            st.say(f"  ... and {more:,} more (`memdir index --check --format json` lists them all)")
     if result.excluded and not st.quiet:
         reasons = ", ".join(sorted({e.reason.split(" ")[0] for e in result.excluded}))
         st.say(f"Not indexed by policy: {len(result.excluded)} ({reasons}).")
