@@ -39,9 +39,9 @@ test: $(VENV)/.installed-test
 	if [ $$code -eq 5 ]; then echo "make test: pytest ran no tests" >&2; fi; \
 	exit $$code
 
+## make bench: the benchmark suite; writes BENCHMARKS.md (a few minutes; run it on a quiet machine).
 bench: $(VENV)/.installed
-	$(BIN)/python scripts/bench_index.py
-	$(BIN)/python scripts/bench_lint.py
+	$(BIN)/python scripts/bench.py
 
 eval-dates: $(VENV)/.installed
 	$(BIN)/python scripts/eval_dates.py
