@@ -16,8 +16,10 @@ __all__ = ["app", "main"]
 
 
 def _typer_app() -> typer.Typer:
-    # Importing the command modules registers their commands on the app.
-    from memdir.cli import folder, lint, memories  # noqa: F401
+    # Importing the command modules registers their commands on the app, in this order.
+    import memdir.cli.folder
+    import memdir.cli.lint
+    import memdir.cli.memories  # noqa: F401
     from memdir.cli.typer_app import app
 
     return app
