@@ -13,8 +13,8 @@ The cache is only ever a shortcut, never a source of truth. It is safe when it i
   and rewritten;
 - unwritable (a read-only checkout, a full disk): the run goes on without it.
 
-It is JSON, not pickle: a cache committed to a repository by someone else must not be able to run
-code when a hook loads it.
+It is JSON and text, not pickle: a cache committed to a repository by someone else must not be
+able to run code when a hook loads it.
 """
 
 from __future__ import annotations
@@ -25,15 +25,17 @@ import os
 import time
 from copy import copy
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from memdir.model import Document
+from memdir.index import IndexRow
+from memdir.model import Document, Memory
 
 CACHE_FILE = "parse-cache"
-_MAGIC = b"memdir parse cache 1"  # bump the number when an entry's layout or what parsing produces changes
+_MAGIC = b"memdir parse cache 2"  # bump the number when an entry's layout or what parsing produces changes
 RACY_SECONDS = 2.0
 
 Key = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+_ROW_ONLY = (b"", b"")  # a file whose frontmatter JSON cannot carry: its index row is cached, not its data
 
 
 def file_key(status: os.stat_result) -> Key:
@@ -41,18 +43,23 @@ def file_key(status: os.stat_result) -> Key:
 
 
 class ParseCache:
-    """Parsed documents by folder-relative path. `get` and `put` during a scan, `save` after it.
+    """Parsed memories by folder-relative path. `row`, `get` and `put` during a scan, `save` after.
 
-    On disk: a magic line, one line of JSON with each file's key, parsed frontmatter and the span
-    of its text, then the texts of all files back to back. Keeping the texts out of the JSON
-    halves the time to load the cache, which is most of a warm `memdir index` on a large folder.
+    On disk: a magic line; one line of JSON, the table of contents, with each file's key, its
+    index row (what `memdir index` needs: type, title, description, importance, dates, status)
+    and where its parsed frontmatter and its text sit in the blob; then the blob. A warm `memdir
+    index` reads only the table of contents; `save` copies the blob slices of unchanged files
+    without decoding them, so one changed file costs one re-encoded entry, not ten thousand.
     """
 
-    def __init__(self, path: Path | None, entries: dict[str, list[Any]], texts: str, version: str) -> None:
+    def __init__(
+        self, path: Path | None, toc: dict[str, list[Any]], version: str, handle: BinaryIO | None = None
+    ) -> None:
         self.path = path  # None: a cache that neither loads nor saves
-        self._entries = entries  # rel -> [key, data, offsets, tags, text start, text end]
-        self._texts = texts
-        self._new_texts: dict[str, str] = {}
+        self._toc = toc  # rel -> [key, row, data start, data end, text start, text end]
+        self._handle = handle  # the open cache file, positioned at the blob (read on first need)
+        self._blob_read: bytes | None = None if handle else b""
+        self._new: dict[str, tuple[bytes, bytes]] = {}  # rel -> (encoded data, encoded text), or _ROW_ONLY
         self._version = version
         self._seen: set[str] = set()
         self._changed = False
@@ -60,7 +67,7 @@ class ParseCache:
 
     @classmethod
     def disabled(cls) -> ParseCache:
-        return cls(None, {}, "", "")
+        return cls(None, {}, "")
 
     @classmethod
     def load(cls, state_dir: Path) -> ParseCache:
@@ -68,42 +75,84 @@ class ParseCache:
         from memdir import __version__
 
         path = state_dir / CACHE_FILE
+        handle = None
         try:
-            magic, header, texts = path.read_bytes().split(b"\n", 2)
+            handle = open(path, "rb")  # noqa: SIM115 - kept open until the blob is read or the cache saved
+            magic, header = handle.readline(), handle.readline()
             raw = json.loads(header)
-            if magic != _MAGIC or raw.get("memdir") != __version__ or not isinstance(raw.get("files"), dict):
+            if magic != _MAGIC + b"\n" or raw.get("memdir") != __version__ or not isinstance(raw.get("files"), dict):
                 raise ValueError("not this version's cache")
-            return cls(path, raw["files"], texts.decode("utf-8"), __version__)
+            return cls(path, raw["files"], __version__, handle)
         except (OSError, ValueError, AttributeError):
-            return cls(path, {}, "", __version__)
+            if handle is not None:
+                handle.close()
+            return cls(path, {}, __version__)
 
-    def get(self, rel: str, key: Key) -> Document | None:
-        """The document parsed from `rel` last time, if the file still has the same key."""
+    @property
+    def _blob(self) -> bytes:
+        """The texts and frontmatter of the cached files. Read from the file opened by `load`,
+        which stays the same file even if another process has replaced the cache since."""
+        if self._blob_read is None:
+            assert self._handle is not None
+            try:
+                self._blob_read = self._handle.read()
+            except OSError:
+                self._blob_read, self._toc = b"", {}
+            self._close()
+        return self._blob_read
+
+    def _close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        if self._blob_read is None:  # closed unread: a later `get` finds nothing and parses afresh
+            self._blob_read = b""
+
+    def _entry(self, rel: str, key: Key) -> list[Any] | None:
         if self.path is None:
             return None
         self._seen.add(rel)
-        entry = self._entries.get(rel)
+        entry = self._toc.get(rel)
         if not isinstance(entry, list) or len(entry) != 6 or entry[0] != list(key):
             return None
-        _, data, offsets, tags, start, end = entry
+        return entry
+
+    def row(self, rel: str, key: Key) -> IndexRow | None:
+        """The index row of `rel` from last time, if the file still has the same key."""
+        entry = self._entry(rel, key)
+        if entry is None:
+            return None
         try:
-            return Document(self._texts[start:end], _decode(data, tags), True, *offsets)
+            return IndexRow.from_json(rel, entry[1])
         except (TypeError, ValueError, LookupError):
             return None
 
-    def put(self, rel: str, key: Key, doc: Document) -> None:
-        """Remember `doc` for `rel`, unless the file is too new to trust its key or its data
+    def get(self, rel: str, key: Key) -> Document | None:
+        """The document parsed from `rel` last time, if the file still has the same key."""
+        entry = self._entry(rel, key)
+        if entry is None or not isinstance(entry[2], int) or entry[2] < 0:
+            return None
+        try:
+            data, offsets, tags = json.loads(self._blob[entry[2] : entry[3]])
+            text = self._blob[entry[4] : entry[5]].decode("utf-8")
+            return Document(text, _decode(data, tags), True, *offsets)
+        except (TypeError, ValueError, LookupError):
+            return None
+
+    def put(self, rel: str, key: Key, memory: Memory) -> None:
+        """Remember `memory` for `rel`, unless the file is too new to trust its key or its data
         has a value JSON cannot carry back exactly."""
         if self.path is None or key[1] > self._racy_after:
             return
+        doc = memory.doc
         tags: list[Tag] = []
         try:
-            data = _encode(doc.data, [], tags)
+            offsets = [doc.fm_start, doc.fm_end, doc.body_start, doc.body_line]
+            data = json.dumps([_encode(doc.data, [], tags), offsets, tags], separators=(",", ":")).encode("ascii")
+            self._new[rel] = (data, doc.text.encode("utf-8"))
         except _Uncacheable:
-            return
-        offsets = [doc.fm_start, doc.fm_end, doc.body_start, doc.body_line]
-        self._entries[rel] = [list(key), data, offsets, tags, 0, 0]
-        self._new_texts[rel] = doc.text
+            self._new[rel] = _ROW_ONLY  # the index row still spares the next `memdir index` a read
+        self._toc[rel] = [list(key), IndexRow.of(memory).to_json(), 0, 0, 0, 0]
         self._seen.add(rel)
         self._changed = True
 
@@ -111,33 +160,36 @@ class ParseCache:
         """Write the cache if anything changed, dropping files the scan did not see."""
         if self.path is None:
             return
-        gone = self._entries.keys() - self._seen
+        gone = self._toc.keys() - self._seen
         if not self._changed and not gone:
+            self._close()
             return
-        texts: list[str] = []
+        blob = self._blob
+        parts: list[bytes] = []
         at = 0
-        for rel in list(self._entries):
-            entry = self._entries[rel]
+        for rel in list(self._toc):
+            entry = self._toc[rel]
             if rel in gone or not isinstance(entry, list) or len(entry) != 6:
-                del self._entries[rel]
+                del self._toc[rel]
                 continue
-            text = self._new_texts.get(rel)
-            if text is None:
-                text = self._texts[entry[4] : entry[5]]
-            texts.append(text)
-            entry[4], entry[5] = at, at + len(text)
-            at += len(text)
-        header = json.dumps(
-            {"memdir": self._version, "files": self._entries}, ensure_ascii=False, separators=(",", ":")
-        )
+            new = self._new.get(rel)
+            if new is _ROW_ONLY or (new is None and entry[2] < 0):
+                entry[2:] = [-1, -1, -1, -1]
+                continue
+            data, text = new or (blob[entry[2] : entry[3]], blob[entry[4] : entry[5]])
+            parts += [data, text]
+            entry[2:] = [at, at + len(data), at + len(data), at + len(data) + len(text)]
+            at += len(data) + len(text)
+        # ASCII: a file name with undecodable bytes (a lone surrogate here) must survive the trip.
+        header = json.dumps({"memdir": self._version, "files": self._toc}, separators=(",", ":"))
         from memdir.store import atomic_write, ensure_state_dir
 
         try:
             ensure_state_dir(self.path.parent.parent)
-            atomic_write(self.path, f"{_MAGIC.decode()}\n{header}\n{''.join(texts)}", durable=False)
+            atomic_write(self.path, b"\n".join([_MAGIC, header.encode("ascii"), b"".join(parts)]), durable=False)
         except OSError:
             pass  # a read-only folder or a full disk: the next run parses again, nothing is lost
-        self._texts, self._new_texts, self._changed = "".join(texts), {}, False
+        self._blob_read, self._new, self._changed = b"".join(parts), {}, False
 
 
 # YAML gives dates and datetimes, which JSON has no type for: they are stored as ISO strings, and

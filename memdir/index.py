@@ -19,9 +19,10 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 from urllib.parse import unquote
 
-from memdir.model import TYPE_ORDER, Memory
+from memdir.model import TYPE_ORDER, Memory, MemoryType, exclusion
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -36,6 +37,69 @@ class Caps:
 DEFAULT_CAPS = Caps()
 
 
+class Indexable(Protocol):
+    """What the index needs of a memory: a Memory has it, and so has the IndexRow kept for it in
+    the parse cache, which spares a warm `memdir index` from loading every file."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def type(self) -> MemoryType | None: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def last_changed(self) -> dt.date | None: ...
+    def exclusion(self, today: dt.date) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """A memory as the index sees it, without its text."""
+
+    path: str
+    type: MemoryType | None
+    title: str
+    description: str
+    importance: float
+    last_changed: dt.date | None
+    status: str
+    superseded: bool
+    expires: dt.date | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> IndexRow:
+        return cls(
+            memory.path, memory.type, memory.title, memory.description, memory.importance,
+            memory.last_changed, memory.status, memory.superseded, memory.expires,
+        )  # fmt: skip
+
+    def exclusion(self, today: dt.date) -> str | None:
+        return exclusion(self.status, self.superseded, self.expires, today)
+
+    def to_json(self) -> list[Any]:
+        """The row without its path, for the parse cache."""
+        day = self.last_changed.isoformat() if self.last_changed else None
+        until = self.expires.isoformat() if self.expires else None
+        kind = self.type.value if self.type else None
+        return [kind, self.title, self.description, self.importance, day, self.status, self.superseded, until]
+
+    @classmethod
+    def from_json(cls, path: str, row: list[Any]) -> IndexRow:
+        """Raises ValueError or TypeError for a row that is not what to_json wrote."""
+        kind, title, description, importance, day, status, superseded, until = row
+        if not (isinstance(title, str) and isinstance(description, str) and isinstance(status, str)):
+            raise TypeError("not a cached index row")
+        return cls(
+            path, MemoryType(kind) if kind is not None else None, title, description, float(importance),
+            dt.date.fromisoformat(day) if day else None, status, bool(superseded),
+            dt.date.fromisoformat(until) if until else None,
+        )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Link:
     """A markdown link in MEMORY.md."""
@@ -48,20 +112,20 @@ class Link:
 
 @dataclass(frozen=True)
 class LeftOut:
-    memory: Memory
+    memory: Indexable
     reason: str
 
 
 @dataclass(frozen=True)
 class Excluded:
-    memory: Memory
+    memory: Indexable
     reason: str
 
 
 @dataclass
 class IndexResult:
     text: str
-    entries: list[Memory] = field(default_factory=list)  # indexed, in file order
+    entries: list[Indexable] = field(default_factory=list)  # indexed, in file order
     left_out: list[LeftOut] = field(default_factory=list)
     excluded: list[Excluded] = field(default_factory=list)
     hand_lines: int = 0
@@ -143,7 +207,7 @@ def find_links(text: str) -> list[Link]:
     return links
 
 
-def render_entry(memory: Memory) -> str:
+def render_entry(memory: Indexable) -> str:
     """The one index line for a memory: `- [name](path) — description`."""
     title = memory.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     path = _link_path(memory.path)
@@ -172,7 +236,7 @@ def left_out_note(count: int, caps: Caps) -> str:
     )
 
 
-def value_key(memory: Memory) -> tuple[float, int, str]:
+def value_key(memory: Indexable) -> tuple[float, int, str]:
     """Sort key, most valuable first: importance, then newest, then path."""
     changed = memory.last_changed
     return (-memory.importance, -(changed.toordinal() if changed else 0), memory.path)
@@ -181,11 +245,11 @@ def value_key(memory: Memory) -> tuple[float, int, str]:
 @dataclass
 class _Line:
     text: str
-    slot: Memory | None = None  # the memory this managed line stands for
+    slot: Indexable | None = None  # the memory this managed line stands for
     indent: str = ""  # a nested entry stays nested
 
 
-def _parse(existing: str, valid: dict[str, Memory], drop: set[str]) -> tuple[list[_Line], list[str]]:
+def _parse(existing: str, valid: dict[str, Indexable], drop: set[str]) -> tuple[list[_Line], list[str]]:
     """Classify MEMORY.md's lines; also return the extra entry lines of memories listed twice."""
     lines: list[_Line] = []
     duplicates: list[str] = []
@@ -210,7 +274,7 @@ def _parse(existing: str, valid: dict[str, Memory], drop: set[str]) -> tuple[lis
     return lines, duplicates
 
 
-def _insertion_points(lines: list[_Line], new: Iterable[Memory]) -> dict[int, list[Memory]]:
+def _insertion_points(lines: list[_Line], new: Iterable[Indexable]) -> dict[int, list[Indexable]]:
     """Where each new entry goes: after the last entry of its type, else the last entry, else the end."""
     last_of_type: dict[object, int] = {}
     last_any = None
@@ -221,7 +285,7 @@ def _insertion_points(lines: list[_Line], new: Iterable[Memory]) -> dict[int, li
                 end += 1  # keep an entry together with its indented continuation lines
             last_of_type[line.slot.type] = end
             last_any = end
-    points: dict[int, list[Memory]] = {}
+    points: dict[int, list[Indexable]] = {}
     for memory in new:
         at = last_of_type.get(memory.type, last_any if last_any is not None else len(lines))
         points.setdefault(at, []).append(memory)
@@ -233,22 +297,22 @@ def _insertion_points(lines: list[_Line], new: Iterable[Memory]) -> dict[int, li
 @dataclass
 class _Rendered:
     text: str
-    shown: list[Memory]
+    shown: list[Indexable]
     rewritten: list[str]  # the old text of entry lines that changed
 
 
 def _render(
     lines: list[_Line],
-    points: dict[int, list[Memory]],
+    points: dict[int, list[Indexable]],
     keep: set[str],
     note: str | None,
     newline: str,
 ) -> _Rendered:
     out: list[str] = []
-    shown: list[Memory] = []
+    shown: list[Indexable] = []
     rewritten: list[str] = []
 
-    def emit(memory: Memory, indent: str = "") -> None:
+    def emit(memory: Indexable, indent: str = "") -> None:
         out.append(indent + render_entry(memory))
         shown.append(memory)
 
@@ -274,7 +338,7 @@ def _render(
 
 def build_index(
     existing: str,
-    memories: Iterable[Memory],
+    memories: Iterable[Indexable],
     today: dt.date,
     caps: Caps = DEFAULT_CAPS,
     drop: Iterable[str] = (),
@@ -288,9 +352,9 @@ def build_index(
     bom = "\ufeff" if existing.startswith("\ufeff") else ""
     existing = existing.removeprefix(bom)
     newline = "\r\n" if existing.count("\r\n") * 2 > existing.count("\n") else "\n"
-    valid: dict[str, Memory] = {}
+    valid: dict[str, Indexable] = {}
     excluded: list[Excluded] = []
-    indexable: list[Memory] = []
+    indexable: list[Indexable] = []
     for memory in memories:
         if memory.type is None:
             continue

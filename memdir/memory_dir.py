@@ -11,7 +11,7 @@ import datetime as dt
 import os
 import shutil
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -20,7 +20,7 @@ from memdir.bulk import paused_gc
 from memdir.cache import ParseCache
 from memdir.config import Config
 from memdir.errors import ConfigError, IndexRefused, InvalidMemory, MemoryChanged, MemoryExists, MemoryNotFound
-from memdir.index import DEFAULT_CAPS, Caps, IndexResult, build_index, find_links, split_lines
+from memdir.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links, split_lines
 from memdir.model import (
     INDEX_NAME,
     FrontmatterError,
@@ -40,6 +40,7 @@ from memdir.store import (
     atomic_write,
     ensure_state_dir,
     folder_lock,
+    index_inputs,
     read_text_if_exists,
     scan_folder,
 )
@@ -79,7 +80,7 @@ class IndexWrite:
     result: IndexResult
     changed: bool
     previous: str | None  # what MEMORY.md held before
-    scan: Scan  # the folder the index was computed from, with the files that failed to load
+    problems: list[FileProblem]  # the files that failed to load as memories
 
 
 @dataclass(frozen=True)
@@ -121,8 +122,12 @@ class MemoryDir:
 
     def scan(self) -> Scan:
         with paused_gc():
-            cache = ParseCache.load(self.root / STATE_DIR) if self.cache else None
-            return scan_folder(self.root, cache)
+            return scan_folder(self.root, self._cache())
+
+    def _cache(self) -> ParseCache:
+        if not self.cache or not self.root.is_dir():
+            return ParseCache.disabled()
+        return ParseCache.load(self.root / STATE_DIR)
 
     def list(self, memory_type: MemoryType | None = None) -> list[Memory]:
         memories = self.scan().memories
@@ -147,9 +152,9 @@ class MemoryDir:
                 "memdir will not rewrite it. Re-save it as UTF-8"
             ) from None
 
-    def plan_index(self, drop_missing: bool = False) -> IndexResult:
-        """What `write_index` would write, without writing it."""
-        return self.write_index(drop_missing=drop_missing, dry_run=True).result
+    def plan_index(self, drop_missing: bool = False, scan: Scan | None = None) -> IndexResult:
+        """What `write_index` would write, without writing it; from `scan` when the caller has one."""
+        return self._write_index_locked(drop_missing=drop_missing, dry_run=True, scan=scan).result
 
     def _missing_targets(self, index_text: str) -> builtins.list[str]:
         """Local link targets in MEMORY.md whose file does not exist."""
@@ -390,14 +395,19 @@ class MemoryDir:
             assert dry_run, "an index is only written over the file as it is on disk"
         if drop_missing:
             drop = [*drop, *self._missing_targets(previous or "")]
-        scan = scan or self.scan()
-        result = build_index(previous or "", scan.memories, self.today, self.caps, drop)
+        memories: Sequence[Indexable]
+        if scan is not None:
+            memories, problems = scan.memories, scan.problems
+        else:  # unchanged files come from the cache's index rows, without reading them
+            with paused_gc():
+                memories, problems = index_inputs(self.root, self._cache())
+        result = build_index(previous or "", memories, self.today, self.caps, drop)
         changed = result.refused is None and (previous is None or result.text != previous)
         if changed and not dry_run:
             if previous:
                 self._keep_history(previous, result.text)
             atomic_write(self.index_path, result.text)
-        return IndexWrite(result, changed, previous, scan)
+        return IndexWrite(result, changed, previous, problems)
 
     def _keep_history(self, previous: str, new: str) -> None:
         """Keep what a rewrite removes: the whole last version, and every removed line for good.

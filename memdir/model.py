@@ -251,6 +251,17 @@ def _load_yaml(yaml_text: str) -> Any:
         raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", line=line) from None
 
 
+def exclusion(status: str, superseded: bool, expires: dt.date | None, today: dt.date) -> str | None:
+    """Why a memory with these fields must not be indexed, or None when it may be."""
+    if status in (Status.SUPERSEDED, Status.QUARANTINED, Status.ARCHIVED):
+        return status
+    if superseded:
+        return "superseded"
+    if expires is not None and expires <= today:
+        return f"expired {expires.isoformat()}"
+    return None
+
+
 def _as_date(value: Any) -> dt.date | None:
     if isinstance(value, dt.datetime):
         return value.date()
@@ -373,16 +384,17 @@ class Memory:
     def status(self) -> str:
         return _one_line(self.fields.get("status")).lower() or Status.ACTIVE.value
 
+    @_computed_once
+    def superseded(self) -> bool:
+        return bool(self.fields.get("superseded_by"))
+
+    @_computed_once
+    def expires(self) -> dt.date | None:
+        return self.date("expires")
+
     def exclusion(self, today: dt.date) -> str | None:
         """Why this memory must not be indexed, or None when it may be."""
-        if self.status in (Status.SUPERSEDED, Status.QUARANTINED, Status.ARCHIVED):
-            return self.status
-        if self.fields.get("superseded_by"):
-            return "superseded"
-        expires = self.date("expires")
-        if expires is not None and expires <= today:
-            return f"expired {expires.isoformat()}"
-        return None
+        return exclusion(self.status, self.superseded, self.expires, today)
 
     def line_of(self, key: str) -> int:
         """1-based line of a top-level frontmatter key, else the first line of the file."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from memdir.cache import ParseCache, file_key
 from memdir.errors import FolderNotFound, LockTimeout
+from memdir.index import Indexable
 from memdir.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
 
 STATE_DIR = ".memdir"
@@ -62,20 +63,57 @@ def scan_folder(root: Path, cache: ParseCache | None = None) -> Scan:
     Files are visited in sorted order, a folder's own files before its sub-folders'. With a
     `cache`, unchanged files come from it instead of being read and parsed again.
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise FolderNotFound(f"memory folder {root} does not exist; run `memdir init` to create it")
-    scan = Scan(root=root)
-    _scan_dir(scan, root.resolve(), str(root), "", cache or ParseCache.disabled())
-    if cache is not None:
-        cache.save()
+    scan = Scan(root=Path(root))
+    cache = cache or ParseCache.disabled()
+    for item in _listing(Path(root)):
+        loaded = item if isinstance(item, FileProblem) else load_file(item[1], item[0], cache)
+        if isinstance(loaded, Memory):
+            scan.memories.append(loaded)
+        else:
+            scan.problems.append(loaded)
+    cache.save()
     return scan
 
 
-def _scan_dir(scan: Scan, real_root: Path, folder: str, prefix: str, cache: ParseCache) -> None:
-    """One folder of the scan; `prefix` is its path relative to the root, ending in '/'."""
-    with os.scandir(folder) as found:
-        entries = sorted(found, key=lambda e: e.name)
+def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[FileProblem]]:
+    """What the index needs of every memory under `root`, and the files that are not memories.
+
+    Like scan_folder, but an unchanged file costs a stat and a row of the cache: its text is
+    neither read nor decoded. The memories that had to be loaded are returned whole."""
+    rows: list[Indexable] = []
+    problems: list[FileProblem] = []
+    for item in _listing(Path(root)):
+        if isinstance(item, FileProblem):
+            problems.append(item)
+            continue
+        rel, path = item
+        try:
+            row = cache.row(rel, file_key(os.stat(path, follow_symlinks=False)))
+        except OSError:
+            row = None  # load_file says why
+        loaded = row or load_file(path, rel, cache)
+        if isinstance(loaded, FileProblem):
+            problems.append(loaded)
+        else:
+            rows.append(loaded)
+    cache.save()
+    return rows, problems
+
+
+def _listing(root: Path) -> list[tuple[str, str] | FileProblem]:
+    """The candidate memory files under `root` as (relative path, path), in scan order, with the
+    entries that are problems in themselves (symlinks out of the folder, folders named *.md)."""
+    if not root.is_dir():
+        raise FolderNotFound(f"memory folder {root} does not exist; run `memdir init` to create it")
+    found: list[tuple[str, str] | FileProblem] = []
+    _list_dir(found, root.resolve(), str(root), "")
+    return found
+
+
+def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folder: str, prefix: str) -> None:
+    """One folder of the listing; `prefix` is its path relative to the root, ending in '/'."""
+    with os.scandir(folder) as listed:
+        entries = sorted(listed, key=lambda e: e.name)
     subfolders: list[str] = []
     for entry in entries:
         if entry.name.startswith(".") or not _is_dir(entry):
@@ -83,10 +121,10 @@ def _scan_dir(scan: Scan, real_root: Path, folder: str, prefix: str, cache: Pars
         rel = prefix + entry.name
         if entry.is_symlink():
             if not _is_inside(Path(entry.path).resolve(), real_root):
-                scan.problems.append(FileProblem(rel, "symlink-outside", _symlink_message(entry.path, "folder")))
+                found.append(FileProblem(rel, "symlink-outside", _symlink_message(entry.path, "folder")))
             continue  # a link to a folder inside would scan it twice
         if entry.name.endswith(".md"):
-            scan.problems.append(FileProblem(rel, "unreadable", "is a directory, not a memory file"))
+            found.append(FileProblem(rel, "unreadable", "is a directory, not a memory file"))
         subfolders.append(entry.name)
     for entry in entries:
         name = entry.name
@@ -95,17 +133,12 @@ def _scan_dir(scan: Scan, real_root: Path, folder: str, prefix: str, cache: Pars
         if entry.is_symlink():
             if not _is_inside(Path(entry.path).resolve(), real_root):
                 what = "index" if name == INDEX_NAME else "file"
-                scan.problems.append(FileProblem(prefix + name, "symlink-outside", _symlink_message(entry.path, what)))
+                found.append(FileProblem(prefix + name, "symlink-outside", _symlink_message(entry.path, what)))
             continue  # a link to another file in the folder would load the same memory twice
-        if name == INDEX_NAME:
-            continue
-        loaded = load_file(entry.path, prefix + name, cache)
-        if isinstance(loaded, Memory):
-            scan.memories.append(loaded)
-        else:
-            scan.problems.append(loaded)
+        if name != INDEX_NAME:
+            found.append((prefix + name, entry.path))
     for name in subfolders:
-        _scan_dir(scan, real_root, os.path.join(folder, name), f"{prefix}{name}/", cache)
+        _list_dir(found, real_root, os.path.join(folder, name), f"{prefix}{name}/")
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -153,9 +186,10 @@ def load_file(path: str, rel: str, cache: ParseCache) -> Memory | FileProblem:
         return FileProblem(rel, "invalid-frontmatter", str(exc), exc.line)
     if not doc.has_frontmatter:
         return FileProblem(rel, "no-frontmatter", "has no frontmatter, so it is not a memory")
+    memory = Memory(path=rel, doc=doc, mtime=status.st_mtime)
     if len(raw) == size:  # else the file changed while it was read: do not tie this text to its key
-        cache.put(rel, key, doc)
-    return Memory(path=rel, doc=doc, mtime=status.st_mtime)
+        cache.put(rel, key, memory)
+    return memory
 
 
 def read_text_if_exists(path: Path) -> str | None:
@@ -169,7 +203,7 @@ def read_text_if_exists(path: Path) -> str | None:
 # --- writing -------------------------------------------------------------------------------
 
 
-def atomic_write(path: Path, text: str, *, exclusive: bool = False, durable: bool = True) -> None:
+def atomic_write(path: Path, text: str | bytes, *, exclusive: bool = False, durable: bool = True) -> None:
     """Replace `path` with `text` so that readers see the old file or the new one, never half.
 
     Writes a temporary file in the same folder, fsyncs it and renames it over the target. With
@@ -186,7 +220,7 @@ def atomic_write(path: Path, text: str, *, exclusive: bool = False, durable: boo
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())

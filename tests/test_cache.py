@@ -111,7 +111,7 @@ def test_a_file_modified_just_now_is_not_cached(tmp_path: Path) -> None:
     folder = make_folder(tmp_path, when=time.time())
     MemoryDir(folder).scan()
     cache = ParseCache.load(folder / STATE_DIR)
-    assert cache._entries == {}  # too new to trust its timestamp: it may change again within it
+    assert cache._toc == {}  # too new to trust its timestamp: it may change again within it
 
 
 def test_a_removed_file_leaves_the_cache(tmp_path: Path) -> None:
@@ -119,7 +119,10 @@ def test_a_removed_file_leaves_the_cache(tmp_path: Path) -> None:
     MemoryDir(folder).scan()
     (folder / "user_role.md").unlink()
     MemoryDir(folder).scan()
-    assert "user_role.md" not in ParseCache.load(folder / STATE_DIR)._entries
+    assert "user_role.md" not in ParseCache.load(folder / STATE_DIR)._toc
+
+
+ROW = b'["user","role","Data scientist",0.5,"2026-01-02","active",false,null]'
 
 
 @pytest.mark.parametrize(
@@ -128,15 +131,27 @@ def test_a_removed_file_leaves_the_cache(tmp_path: Path) -> None:
         b"",
         b"garbage",
         b"\x00\xff\xfe binary",
-        b"memdir parse cache 1\n{not json\n",
-        b"memdir parse cache 1\n[]\n",
-        b"memdir parse cache 0\n{}\n",  # an older format
-        b'memdir parse cache 1\n{"memdir":"0.0.1","files":{}}\n',  # another version
-        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":"x"}}\n',
-        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":[1,2,3,4,5,6]}}\n',
-        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":[@K,{},[0,0,"x",1],[["a","date"]],0,9]}}\n',
-        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":[@K,{"a":"x"},[0,0,0,1],[["a","date"]],0,9]}}\n',
-        b'memdir parse cache 1\n{"memdir":"@V","files":{"user_role.md":[@K,{},[0,0,0,1],[],0,9]}}\n\xff\xfe',
+        b"memdir parse cache 2\n{not json\n",
+        b"memdir parse cache 2\n[]\n",
+        b'memdir parse cache 1\n{"memdir":"@V","files":{}}\n',  # an older format
+        b'memdir parse cache 2\n{"memdir":"0.0.1","files":{}}\n',  # another version
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":"x"}}\n',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[1,2,3,4,5,6]}}\n',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,"row",0,0,0,0]}}\n',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,[1,2,3,4,5,6,7,8],0,0,0,0]}}\n',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":'
+        b'[@K,["nope","a","b",1,null,"s",0,null],0,0,0,0]}}\n',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":'
+        b'[@K,["user","a","b","x",null,"s",0,null],0,0,0,0]}}\n',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,5,5,9]}}\nabcdeXXXX',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,5,5,9]}}\n[1,2]XXXX',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,36,36,40]}}\n'
+        b'[{"a":"x"},[0,0,0,1],[["b","date"]]]XXXX',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,36,36,40]}}\n'
+        b'[{"a":"x"},[0,0,0,1],[["a","date"]]]XXXX',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,24,24,28]}}\n'
+        b'[{"a":"x"},[0,0,0,1],[]]\xff\xfe\xfd\xfc',
+        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,99,99,999]}}\nshort',
     ],
 )
 def test_a_corrupt_cache_is_ignored_and_replaced(tmp_path: Path, content: bytes) -> None:
@@ -144,12 +159,37 @@ def test_a_corrupt_cache_is_ignored_and_replaced(tmp_path: Path, content: bytes)
 
     folder = make_folder(tmp_path)
     expected = as_data(MemoryDir(folder, cache=False).scan())
+    expected_index = MemoryDir(folder, cache=False).plan_index().text
     key = json.dumps(list(memdir.cache.file_key((folder / "user_role.md").stat())))
     state = folder / STATE_DIR
     state.mkdir()
-    (state / CACHE_FILE).write_bytes(content.replace(b"@V", __version__.encode()).replace(b"@K", key.encode()))
-    assert as_data(MemoryDir(folder).scan()) == expected
-    assert as_data(MemoryDir(folder).scan()) == expected  # and the rewritten cache is good
+    corrupt = content.replace(b"@V", __version__.encode()).replace(b"@K", key.encode()).replace(b"@R", ROW)
+    for _ in range(2):  # and the rewritten cache is good
+        (state / CACHE_FILE).write_bytes(corrupt)
+        assert as_data(MemoryDir(folder).scan()) == expected
+        (state / CACHE_FILE).write_bytes(corrupt)
+        assert MemoryDir(folder).plan_index().text == expected_index
+        corrupt = (state / CACHE_FILE).read_bytes()
+
+
+def test_a_warm_index_reads_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index comes from the cache's rows: unchanged memory files are not even opened."""
+    folder = make_folder(tmp_path)
+    MemoryDir(folder).write_index()
+    expected = MemoryDir(folder, cache=False).plan_index()
+    opened: list[str] = []
+    real_open = open
+
+    def watching_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", watching_open)
+    planned = MemoryDir(folder).plan_index()
+    assert planned.text == expected.text
+    assert [str(e.path) for e in planned.entries] == [str(e.path) for e in expected.entries]
+    # Not even the file whose frontmatter JSON cannot carry (a numeric key): its row is cached.
+    assert not [name for name in opened if name.endswith(".md") and "MEMORY" not in name]
 
 
 def test_an_unwritable_state_folder_is_no_error(tmp_path: Path) -> None:
@@ -186,3 +226,17 @@ def test_cli_no_cache_option_and_environment(tmp_path: Path) -> None:
     assert not (folder / STATE_DIR / CACHE_FILE).exists()
     assert invoke_memdir("--dir", str(folder), "list").exit_code == 0
     assert (folder / STATE_DIR / CACHE_FILE).exists()
+
+
+def test_a_cache_replaced_by_another_process_mid_run_stays_consistent(tmp_path: Path) -> None:
+    """The blob is read from the file whose table of contents was read, even once replaced."""
+    folder = make_folder(tmp_path)
+    MemoryDir(folder).scan()
+    path = folder / "user_role.md"
+    old_key = memdir.cache.file_key(path.stat())
+    first = ParseCache.load(folder / STATE_DIR)  # table of contents read, blob not yet
+    make_folder(folder, {"user_role.md": FILES["user_role.md"].replace("Data scientist", "A much longer text")})
+    MemoryDir(folder).scan()  # another run saves a new cache over the old one
+    doc = first.get("user_role.md", old_key)
+    assert doc is not None and doc.data["description"] == "Data scientist"
+    assert doc.body == "Body.\n"

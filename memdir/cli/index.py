@@ -9,7 +9,6 @@ from memdir.cli.state import OutputFormat, State
 from memdir.index import IndexResult
 from memdir.memory_dir import IndexWrite
 
-
 LEFT_OUT_SHOWN = 20
 
 
@@ -38,7 +37,7 @@ def index_summary(result: IndexResult) -> dict[str, Any]:
 def report_index(st: State, write: IndexWrite, verb: str) -> None:
     """Tell people what the index holds, what was left out, and which files could not be read."""
     result = write.result
-    unreadable = [p for p in write.scan.problems if p.kind != "no-frontmatter"]
+    unreadable = [p for p in write.problems if p.kind != "no-frontmatter"]
     if unreadable:
         st.warn(f"{len(unreadable)} files could not be read as memories (`memdir lint` explains):")
         for problem in unreadable:

@@ -160,10 +160,9 @@ def list_memories(
     """List the memories in the folder."""
     st = state(ctx)
     folder = st.folder()
-    planned = folder.write_index(dry_run=True)  # one scan: the memories and what is indexed
-    scan = planned.scan
+    scan = folder.scan()
     memories = [m for m in scan.memories if type is None or m.type is type]
-    indexed = {m.path for m in planned.result.entries}
+    indexed = {m.path for m in folder.plan_index(scan=scan).entries}
     if format is OutputFormat.json:
         payload = {
             "folder": str(folder.root),
