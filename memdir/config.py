@@ -29,7 +29,8 @@ DEFAULT_HOW_LABELS = (
 )  # fmt: skip
 
 CONFIG_FILE = ".memdir.toml"
-_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint"}
+_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint", "context"}
+_CONTEXT_KEYS = {"pin-importance", "budget"}
 _LINT_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "stale-project-days"}
 
 
@@ -45,6 +46,14 @@ class LintSettings:
 
 
 @dataclass(frozen=True)
+class ContextSettings:
+    """`[tool.memdir.context]` (or `[context]` in `.memdir.toml`): what `memdir context` loads in full."""
+
+    pin_importance: float | None = 0.9  # memories at or above it load in full; None: only `pin: true`
+    budget: int | None = None  # bytes for the whole context; None: no limit
+
+
+@dataclass(frozen=True)
 class Config:
     """Settings from the nearest config file; defaults when there is none."""
 
@@ -53,6 +62,7 @@ class Config:
     why_labels: tuple[str, ...] = DEFAULT_WHY_LABELS
     how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
     lint: LintSettings = field(default_factory=LintSettings)
+    context: ContextSettings = field(default_factory=ContextSettings)
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -108,13 +118,17 @@ def load_config(cwd: Path) -> Config:
         raise ConfigError(f"{path}: `dir` must be a path string")
     unknown = sorted(set(table) - _KNOWN_KEYS)
     lint, lint_warnings = _lint_settings(path, table.get("lint", {}))
+    context, context_warnings = _context_settings(path, table.get("context", {}))
     return Config(
         path=path,
         dir=(path.parent / os.path.expanduser(folder)).resolve() if folder else None,
         why_labels=_labels(path, table, "why_labels", DEFAULT_WHY_LABELS),
         how_labels=_labels(path, table, "how_labels", DEFAULT_HOW_LABELS),
         lint=lint,
-        warnings=tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown) + lint_warnings,
+        context=context,
+        warnings=(
+            tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown) + lint_warnings + context_warnings
+        ),
     )
 
 
@@ -122,6 +136,23 @@ def _selectors(path: Path, key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
         raise ConfigError(f"{path}: `lint.{key}` must be a list of rule codes or names")
     return tuple(x.strip() for x in value)
+
+
+def _context_settings(path: Path, table: Any) -> tuple[ContextSettings, tuple[str, ...]]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: `context` must be a table")
+    table = {key.replace("_", "-"): value for key, value in table.items()}
+    unknown = sorted(set(table) - _CONTEXT_KEYS)
+    warnings = tuple(f"{path}: unknown setting `context.{key}` ignored" for key in unknown)
+    pin = table.get("pin-importance", ContextSettings.pin_importance)
+    if pin is False:  # TOML has no null: `false` turns pinning by importance off
+        pin = None
+    elif isinstance(pin, bool) or not isinstance(pin, int | float) or not 0 <= pin <= 1:
+        raise ConfigError(f"{path}: `context.pin-importance` must be a number from 0 to 1, or false")
+    budget = table.get("budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise ConfigError(f"{path}: `context.budget` must be a positive whole number of bytes")
+    return ContextSettings(pin_importance=None if pin is None else float(pin), budget=budget), warnings
 
 
 def _lint_settings(path: Path, table: Any) -> tuple[LintSettings, tuple[str, ...]]:

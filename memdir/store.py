@@ -88,10 +88,11 @@ def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[F
             continue
         rel, path = item
         try:
-            row = cache.row(rel, file_key(os.stat(path, follow_symlinks=False)))
+            status: os.stat_result | None = os.stat(path, follow_symlinks=False)
         except OSError:
-            row = None  # load_file says why
-        loaded = row or load_file(path, rel, cache)
+            status = None  # load_file says why
+        row = cache.row(rel, file_key(status)) if status is not None else None
+        loaded = row or load_file(path, rel, cache, status)
         if isinstance(loaded, FileProblem):
             problems.append(loaded)
         else:
@@ -152,10 +153,11 @@ def _symlink_message(path: str, what: str) -> str:
     return f"is a symlinked {what} pointing outside the memory folder ({os.readlink(path)}); not followed"
 
 
-def load_file(path: str, rel: str, cache: ParseCache) -> Memory | FileProblem:
-    """Load one regular file as a memory, or say why it cannot be one."""
+def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | None = None) -> Memory | FileProblem:
+    """Load one regular file as a memory, or say why it cannot be one. `status` is its stat when
+    the caller already has it."""
     try:
-        status = os.stat(path, follow_symlinks=False)
+        status = status or os.stat(path, follow_symlinks=False)
         size = status.st_size
         if size > MAX_FILE_BYTES:
             return FileProblem(
