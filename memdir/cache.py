@@ -134,7 +134,10 @@ class ParseCache:
             return None
         try:
             data, offsets, tags = json.loads(self._blob[entry[2] : entry[3]])
-            text = self._blob[entry[4] : entry[5]].decode("utf-8")
+            raw = self._blob[entry[4] : entry[5]]
+            if len(raw) != key[0]:  # as long as the file, or a damaged blob would pass for its text
+                return None
+            text = raw.decode("utf-8")
             return Document(text, _decode(data, tags), True, *offsets)
         except (TypeError, ValueError, LookupError):
             return None

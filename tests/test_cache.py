@@ -240,3 +240,12 @@ def test_a_cache_replaced_by_another_process_mid_run_stays_consistent(tmp_path: 
     doc = first.get("user_role.md", old_key)
     assert doc is not None and doc.data["description"] == "Data scientist"
     assert doc.body == "Body.\n"
+
+
+def test_a_truncated_blob_never_serves_a_wrong_text(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path)
+    expected = as_data(MemoryDir(folder, cache=False).scan())
+    MemoryDir(folder).scan()
+    cache_file = folder / STATE_DIR / CACHE_FILE
+    cache_file.write_bytes(cache_file.read_bytes()[:-3])  # the last file's text loses its end
+    assert as_data(MemoryDir(folder).scan()) == expected
