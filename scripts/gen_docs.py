@@ -52,6 +52,31 @@ def _params_table(params: list[Any], kind: str) -> list[str]:
     return [*rows, ""]
 
 
+def _command_section(name: str, command: Any) -> list[str]:
+    """The section of one command; a command group (`memdir hooks ...`) gets one per subcommand."""
+    if getattr(command, "hidden", False):
+        return []
+    subcommands = getattr(command, "commands", None)
+    if subcommands:
+        out = [f"## memdir {name}", "", (command.help or "").strip(), ""]
+        for sub_name, sub in subcommands.items():
+            out += _command_section(f"{name} {sub_name}", sub)
+        return out
+    arguments = [p for p in command.params if p.param_type_name == "argument"]
+    args = " ".join(p.name.upper() if p.required else f"[{p.name.upper()}]" for p in arguments)
+    out = [
+        f"{'###' if ' ' in name else '##'} memdir {name}",
+        "",
+        f"`memdir [GLOBAL OPTIONS] {name} [OPTIONS] {args}`".replace("  ", " ").replace(" `", "`"),
+        "",
+        (command.help or "").strip(),
+        "",
+    ]
+    out += _params_table(command.params, "argument")
+    out += _params_table(command.params, "option")
+    return out
+
+
 def cli_reference() -> str:
     group = typer.main.get_command(app)
     out = [HEADER, "# memdir command reference", "", (group.help or "").strip(), ""]
@@ -64,20 +89,7 @@ def cli_reference() -> str:
         "",
     ]
     for name, command in group.commands.items():
-        args = " ".join(
-            p.name.upper() if p.required else f"[{p.name.upper()}]"
-            for p in command.params
-            if p.param_type_name == "argument"
-        )
-        out += [
-            f"## memdir {name}",
-            "",
-            f"`memdir [GLOBAL OPTIONS] {name} [OPTIONS] {args}`".replace("  ", " ").replace(" `", "`"),
-            "",
-        ]
-        out += [(command.help or "").strip(), ""]
-        out += _params_table(command.params, "argument")
-        out += _params_table(command.params, "option")
+        out += _command_section(name, command)
     return "\n".join(out).rstrip() + "\n"
 
 

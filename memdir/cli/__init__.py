@@ -1,7 +1,7 @@
 """The command-line interface: a thin layer over the library (see cli/errors.py for exits).
 
-`main` runs the plain forms of `memdir index` without building the typer app (cli/fast.py);
-everything else goes to typer. `app` is the typer application, built on first use.
+`main` runs the plain forms of `memdir index` and the Claude Code hooks without building the typer
+app (cli/fast.py); everything else goes to typer. `app` is the typer application, built on first use.
 """
 
 from __future__ import annotations
@@ -14,12 +14,15 @@ if TYPE_CHECKING:
 
 __all__ = ["app", "main"]
 
+# Importing a command module registers its commands on the app; `memdir --help` lists them in this order.
+_COMMAND_MODULES = ("folder", "lint", "memories", "watch")
+
 
 def _typer_app() -> typer.Typer:
-    # Importing the command modules registers their commands on the app, in this order.
-    import memdir.cli.folder
-    import memdir.cli.lint
-    import memdir.cli.memories  # noqa: F401
+    import importlib
+
+    for module in _COMMAND_MODULES:
+        importlib.import_module(f"memdir.cli.{module}")
     from memdir.cli.typer_app import app
 
     return app
