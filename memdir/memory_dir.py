@@ -47,6 +47,7 @@ from memdir.store import (
 from memdir.templates import render_memory
 
 if TYPE_CHECKING:
+    from memdir.context import Context, ContextFormat
     from memdir.lint import Finding, LintReport, Rule
 
 FIX_PASSES = 10  # a fix can uncover another; ten passes is more than any real file needs
@@ -525,6 +526,89 @@ class MemoryDir:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(source, destination)
             return found.path, destination, self._write_index_locked(drop=[found.path])
+
+    # --- the harness API: well-named, thin methods over the ones above ---------------------
+
+    def get(self, query: str) -> Memory:
+        """One memory by name, file name or path (as `find` picks it).
+
+        Raises MemoryNotFound when nothing (or more than one) matches, InvalidMemory when the file
+        that matches does not load as a memory.
+        """
+        found = self.find(query)
+        if found.memory is None:
+            why = found.problem.message if found.problem else "does not load as a memory"
+            raise InvalidMemory(f"{found.path} {why}")
+        return found.memory
+
+    def update(self, query: str, *, body: str | None = None, **fields: object) -> tuple[Memory, IndexWrite]:
+        """Set frontmatter fields (None removes one) and/or replace the body; other bytes stay.
+
+        `updated` becomes today and relative dates in a new description or body become ISO dates
+        counted from today, as `add` does. `name` and `type` cannot change here, since the file
+        name carries them: add a new memory and delete this one. Raises MemoryChanged when the
+        file changes on disk while it is being updated.
+        """
+        change = self.plan_update(query, body=body, **fields)
+        return self.replace_text(change.path, change.after, expected=change.before)
+
+    def plan_update(self, query: str, *, body: str | None = None, **fields: object) -> FileChange:
+        """The text `update` would write, without writing it (`before` is the file as it is)."""
+        from memdir.dates import absolutize  # a large grammar; loaded only when writing
+
+        for key in ("name", "type"):
+            if key in fields:
+                raise InvalidMemory(f"update cannot change `{key}`; add a new memory and delete this one")
+        if body is None and not fields:
+            raise InvalidMemory("nothing to update: give a body or fields to set")
+        description = fields.get("description")
+        if isinstance(description, str):
+            if "\n" in description.strip() or not description.strip():
+                raise InvalidMemory("the description must be one non-empty line")
+            fields["description"] = absolutize(description.strip(), self.today)[0]
+        importance = fields.get("importance")
+        if importance is not None and (
+            isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1
+        ):
+            raise InvalidMemory(f"importance must be a number between 0 and 1, not {importance!r}")
+        if any("\x00" in value for value in (body, description) if isinstance(value, str)):
+            raise InvalidMemory("the update contains a NUL byte; memories are text")
+        memory = self.get(query)
+        original = (self.root / memory.path).read_bytes().decode("utf-8")
+        text = original
+        try:
+            if body is not None:
+                doc = parse_document(text)
+                newline = "\r\n" if "\r\n" in text[: doc.body_start] else "\n"
+                lead = doc.body[: len(doc.body) - len(doc.body.lstrip("\r\n"))]  # keep the blank line after ---
+                new_body = absolutize(body.strip("\r\n"), self.today)[0].replace("\r\n", "\n")
+                text = text[: doc.body_start] + lead + new_body.replace("\n", newline) + newline
+            text = set_fields(text, {**fields, "updated": self.today})
+        except FrontmatterError as exc:
+            raise InvalidMemory(f"{memory.path}: {exc}") from None
+        return FileChange(memory.path, original, text)
+
+    def delete(self, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
+        """`remove`: archive a memory into `.archive/` (delete it with `purge`) and re-index."""
+        return self.remove(query, purge=purge)
+
+    def index(self, drop_missing: bool = False, dry_run: bool = False) -> IndexWrite:
+        """`write_index`: regenerate MEMORY.md (with `dry_run`, only say what it would be)."""
+        return self.write_index(drop_missing=drop_missing, dry_run=dry_run)
+
+    def render_context(
+        self,
+        format: ContextFormat | str = "markdown",
+        budget: int | None = None,
+        *,
+        include_index: bool = True,
+        recalled: Iterable[Memory] = (),
+    ) -> Context:
+        """What to inject at session start: the index plus pinned memories in full, within
+        `budget` bytes (see `memdir.context.render_context`). Reads only; never prints."""
+        from memdir.context import render_context
+
+        return render_context(self, format, budget, include_index=include_index, recalled=recalled)
 
 
 def _free_path(path: Path) -> Path:

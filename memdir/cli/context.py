@@ -1,0 +1,59 @@
+"""`memdir context`: print what to inject at session start (the index plus the memories that always load)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memdir.cli.typer_app import app, state
+from memdir.context import ContextFormat
+
+_SHOWN_NAMES = 10  # past this many, left-out memories are counted rather than named
+
+
+@app.command()
+def context(
+    ctx: typer.Context,
+    format: Annotated[
+        ContextFormat,
+        typer.Option("--format", "-f", help="markdown (MEMORY.md, then full texts), xml or json: see docs/context.md."),
+    ] = ContextFormat.MARKDOWN,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            min=1,
+            help="Most bytes to print (UTF-8), else `context.budget` in the config, else no limit. "
+            "Whole entries and memories are left out, never cut.",
+            show_default=False,
+        ),
+    ] = None,
+    no_index: Annotated[
+        bool,
+        typer.Option("--no-index", help="Leave the index out, for harnesses that load MEMORY.md themselves."),
+    ] = False,
+) -> None:
+    """Print the context for a new session: the index, then the memories marked to always load.
+
+    A memory always loads with `pin: true`, or with an importance at or above `context.pin-importance`
+    (0.9 unless configured). The size and an estimated token count go to stderr, with what the
+    budget left out. Nothing is written.
+    """
+    st = state(ctx)
+    folder = st.folder()
+    result = folder.render_context(format, budget, include_index=not no_index)
+    st.write(result.text)
+    if result.index_refused is not None:
+        st.warn(f"MEMORY.md is used as it is: {result.index_refused}")
+    st.say(
+        f"context: {result.bytes:,} bytes, about {result.estimated_tokens:,} tokens "
+        f"({len(result.entries)} index entries, {len(result.loaded)} memories in full)"
+    )
+    for part, one, many in (("entry", "index entry", "index entries"), ("body", "memory in full", "memories in full")):
+        gone = [item for item in result.left_out if item.part == part and item.cause == "budget"]
+        if gone:
+            names = ", ".join(item.memory.title for item in gone[:_SHOWN_NAMES])
+            more = f" and {len(gone) - _SHOWN_NAMES} more" if len(gone) > _SHOWN_NAMES else ""
+            noun = one if len(gone) == 1 else many
+            st.say(f"left out to fit the {result.budget or 0:,}-byte budget: {len(gone)} {noun} ({names}{more})")

@@ -1,0 +1,384 @@
+"""What to put in an agent's context at session start: the index, plus the memories that always load.
+
+`render_context` reads the folder and returns text; it never prints and never writes. A byte budget
+is spent in a fixed order: the index first (its entries most valuable first, the order the index
+caps use), then the full text of pinned memories, then the full text of memories a caller adds
+(`recalled`, e.g. the memories recall found relevant to a task). A memory is never cut part-way:
+its entry or its body is in whole or left out, and what was left out is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from memdir.errors import MemdirError
+from memdir.index import render_entry, split_lines, value_key
+from memdir.model import Memory
+
+if TYPE_CHECKING:
+    from memdir.memory_dir import MemoryDir
+
+PINNED = "pinned"  # `pin: true`, or importance at or above the configured threshold
+RECALLED = "recalled"  # given by the caller through `recalled`
+
+_INDEX_NOTE = "<!-- memdir:"  # the note the index ends with when its caps left entries out
+# XML 1.0 cannot carry these at all, not even as character references: they become U+FFFD.
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # cannot be encoded as UTF-8
+
+
+class ContextFormat(StrEnum):
+    MARKDOWN = "markdown"
+    XML = "xml"
+    JSON = "json"
+
+
+class ContextBudgetTooSmall(MemdirError):
+    """The budget cannot hold even what is never left out (the hand-written text of MEMORY.md)."""
+
+
+@dataclass(frozen=True)
+class LoadedMemory:
+    """A memory whose full text is in the context, and why."""
+
+    memory: Memory
+    reason: str  # PINNED | RECALLED
+
+
+@dataclass(frozen=True)
+class LeftOutOfContext:
+    memory: Memory
+    part: str  # "entry": its index line; "body": its full text
+    cause: str  # "index": the index's own caps; "budget": the context budget; "excluded": never loaded
+    reason: str  # for people: "200-line cap", "4,000-byte context budget", "superseded", ...
+
+
+@dataclass(frozen=True)
+class Context:
+    """The rendered context and what went into it."""
+
+    text: str
+    format: ContextFormat
+    entries: list[Memory]  # index entries in the text, in index order
+    loaded: list[LoadedMemory]  # memories whose full text is in the text, in order
+    left_out: list[LeftOutOfContext]
+    budget: int | None
+    index_refused: str | None = None  # why MEMORY.md could not be regenerated (then it is used as it is)
+
+    @property
+    def bytes(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+    @property
+    def estimated_tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough, rather high token count for budgeting: about four ASCII characters make a token, and
+    every other character counts as one (CJK text is close to that; accented Latin text is less)."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return math.ceil(ascii_chars / 4 + (len(text) - ascii_chars))
+
+
+def is_pinned(memory: Memory, pin_importance: float | None) -> bool:
+    """Whether a memory always loads in full: `pin: true`, or an `importance` set to at least
+    `pin_importance`. `pin: false` keeps any memory out; the default importance (unset) never pins."""
+    pin = memory.fields.get("pin")
+    if isinstance(pin, bool):
+        return pin
+    importance = memory.fields.get("importance")
+    explicit = isinstance(importance, int | float) and not isinstance(importance, bool)
+    return pin_importance is not None and explicit and memory.importance >= pin_importance
+
+
+def render_context(
+    folder: MemoryDir,
+    format: ContextFormat | str = ContextFormat.MARKDOWN,
+    budget: int | None = None,
+    *,
+    include_index: bool = True,
+    recalled: Iterable[Memory] = (),
+) -> Context:
+    """The context for a new session: the index (as `memdir index` would write it, without writing
+    it) and the full text of the pinned memories, within `budget` bytes of UTF-8.
+
+    `budget` None takes the config's `context.budget` (else there is no limit). `include_index=False`
+    leaves the index out, for harnesses that load MEMORY.md themselves (Claude Code does). `recalled`
+    adds more full texts after the pinned ones, best first: the hook for recall. Superseded, expired,
+    quarantined and archived memories are never loaded. Raises ContextBudgetTooSmall when the budget
+    cannot hold the hand-written text of MEMORY.md.
+    """
+    fmt = ContextFormat(format)
+    settings = folder.config.context
+    budget = settings.budget if budget is None else budget
+    if budget is not None and budget < 1:
+        raise ValueError(f"budget must be a positive number of bytes, not {budget}")
+    scan = folder.scan()  # the bodies are needed, so the whole folder is read
+    index = folder.plan_index(scan=scan)
+    memories = {m.path: m for m in scan.memories}
+    left_out: list[LeftOutOfContext] = []
+    entries: list[Memory] = []
+    index_text = ""
+    if include_index:
+        entries = [memories[row.path] for row in index.entries]
+        index_text = index.text.removeprefix("\ufeff").replace("\r\n", "\n")
+        left_out += [
+            LeftOutOfContext(memories[gone.memory.path], "entry", "index", gone.reason) for gone in index.left_out
+        ]
+    capped = len(left_out)  # entries the index's own caps left out (in markdown, the index's note says so)
+
+    pinned = sorted(
+        (
+            m
+            for m in scan.memories
+            if m.type is not None and m.exclusion(folder.today) is None and is_pinned(m, settings.pin_importance)
+        ),
+        key=value_key,
+    )
+    bodies = [LoadedMemory(m, PINNED) for m in pinned]
+    seen = {m.path for m in pinned}
+    for memory in recalled:
+        if memory.path in seen:
+            continue
+        seen.add(memory.path)
+        excluded = memory.exclusion(folder.today)
+        if excluded is not None:  # recall should not offer these; never load them all the same
+            left_out.append(LeftOutOfContext(memory, "body", "excluded", excluded))
+        else:
+            bodies.append(LoadedMemory(memory, RECALLED))
+
+    renderer = _Renderer(fmt, str(folder.root), index_text, entries, bodies, budget, capped)
+    shown_entries, shown_bodies = _fit(renderer, entries, bodies, budget)
+    text = renderer.render(shown_entries, shown_bodies)
+    reason = f"{budget or 0:,}-byte context budget"  # without a budget nothing is left out for one
+    ranked = sorted(entries, key=value_key)
+    left_out += [LeftOutOfContext(m, "entry", "budget", reason) for m in ranked if m.path not in shown_entries]
+    left_out += [LeftOutOfContext(b.memory, "body", "budget", reason) for b in bodies if b not in shown_bodies]
+    return Context(
+        text=text,
+        format=fmt,
+        entries=[m for m in entries if m.path in shown_entries],
+        loaded=shown_bodies,
+        left_out=left_out,
+        budget=budget,
+        index_refused=index.refused if include_index else None,
+    )
+
+
+def _fit(
+    renderer: _Renderer, entries: Sequence[Memory], bodies: Sequence[LoadedMemory], budget: int | None
+) -> tuple[set[str], list[LoadedMemory]]:
+    """Which entries and bodies fit the budget.
+
+    Every trial renders the whole text, so wrappers, escaping and the left-out note are counted
+    exactly in every format. Entries go in most valuable first and stop at the first that does not
+    fit (as the index caps cut); bodies are tried only once the whole index is in, each in whole,
+    and one too long does not stop a shorter one after it.
+    """
+    every_entry = {m.path for m in entries}
+    if budget is None or _size(renderer.render(every_entry, bodies)) <= budget:
+        return every_entry, list(bodies)
+    shown: set[str] = set()
+    base = _size(renderer.render(shown, []))
+    if base > budget:
+        raise ContextBudgetTooSmall(
+            f"a {budget:,}-byte budget cannot hold even the hand-written text of MEMORY.md and the "
+            f"wrapping ({base:,} bytes in {renderer.format.value}); raise the budget"
+        )
+    for memory in sorted(entries, key=value_key):
+        if _size(renderer.render(shown | {memory.path}, [])) > budget:
+            return shown, []
+        shown.add(memory.path)
+    loaded: list[LoadedMemory] = []
+    for body in bodies:
+        if _size(renderer.render(shown, [*loaded, body])) <= budget:
+            loaded.append(body)
+    return shown, loaded
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _clean(text: str) -> str:
+    """Lone surrogates (only a hand-made Memory can hold them) as U+FFFD, so the text encodes."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _body_text(memory: Memory) -> str:
+    # Line endings are normalised: the context is read, not written back to the file.
+    return memory.body.replace("\r\n", "\n").strip("\n") or memory.description
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+class _Renderer:
+    """Renders one selection of entries and bodies in one format; fragments are cached, since
+    fitting a budget renders the same memories many times."""
+
+    def __init__(
+        self,
+        fmt: ContextFormat,
+        folder: str,
+        index_text: str,
+        entries: Sequence[Memory],
+        bodies: Sequence[LoadedMemory],
+        budget: int | None,
+        capped: int,
+    ) -> None:
+        self.format = fmt
+        self.folder = folder
+        self.index_text = index_text
+        self.entries = entries
+        self.bodies = bodies  # every body that could be loaded
+        self.budget = budget
+        self.capped = capped  # entries the index caps left out
+        self._cache: dict[tuple[str, str | None], str] = {}  # one format per renderer: path and reason suffice
+        self._renderers: dict[ContextFormat, Callable[[set[str], Sequence[LoadedMemory]], str]] = {
+            ContextFormat.MARKDOWN: self._markdown,
+            ContextFormat.XML: self._xml,
+            ContextFormat.JSON: self._json,
+        }
+
+    def render(self, shown: set[str], bodies: Sequence[LoadedMemory]) -> str:
+        return _clean(self._renderers[self.format](shown, bodies))
+
+    def _fragment(self, make: Callable[[Memory, str | None], str], memory: Memory, reason: str | None) -> str:
+        key = (memory.path, reason)
+        if key not in self._cache:
+            self._cache[key] = make(memory, reason)
+        return self._cache[key]
+
+    def _budget_counts(self, shown: set[str], bodies: Sequence[LoadedMemory]) -> tuple[int, int]:
+        """How many entries and bodies the budget leaves out, for a selection."""
+        entries_out = sum(1 for m in self.entries if m.path not in shown)
+        return entries_out, len(self.bodies) - len(bodies)
+
+    @cached_property
+    def notes(self) -> str:
+        """The hand-written lines of MEMORY.md: everything but its managed entries and memdir's note."""
+        managed = {render_entry(m) for m in self.entries}
+        kept = [
+            line
+            for line in split_lines(self.index_text)
+            if line.strip() not in managed and not line.startswith(_INDEX_NOTE)
+        ]
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n")
+
+    # --- markdown: MEMORY.md as the agent would read it, then the full texts -------------------
+
+    def _markdown(self, shown: set[str], bodies: Sequence[LoadedMemory]) -> str:
+        out = ""
+        if self.index_text:
+            dropped = {render_entry(m) for m in self.entries if m.path not in shown}
+            lines = [line for line in split_lines(self.index_text) if line.strip() not in dropped]
+            out = "\n".join(lines) + "\n" if lines else ""
+        if bodies:
+            out += ("\n" if out else "") + "# Memories loaded in full\n"
+            out += "".join(self._fragment(_markdown_body, b.memory, b.reason) for b in bodies)
+        entries_out, bodies_out = self._budget_counts(shown, bodies)
+        if entries_out or bodies_out:
+            parts = []
+            if entries_out:
+                parts.append(_plural(entries_out, "index entry", "index entries"))
+            if bodies_out:
+                parts.append(f"the full text of {_plural(bodies_out, 'memory', 'memories')}")
+            out += (
+                ("\n" if out else "")
+                + f"{_INDEX_NOTE} left out to fit the {self.budget or 0:,}-byte context budget: "
+                + " and ".join(parts)
+                + "; they are still in the memory folder -->\n"
+            )
+        return out
+
+    # --- xml: <memory><entry key="NAME" type="TYPE"><description/><value/></entry></memory> ------
+
+    def _xml(self, shown: set[str], bodies: Sequence[LoadedMemory]) -> str:
+        out = ["<memory>\n"]
+        notes = self.notes
+        if notes:
+            out.append(f"<notes>{_xml_text(notes)}</notes>\n")
+        by_path = {b.memory.path: b for b in bodies}
+        for memory in self.entries:
+            if memory.path in shown:
+                loaded = by_path.pop(memory.path, None)
+                reason = loaded.reason if loaded else None
+                out.append(self._fragment(_xml_entry, memory, reason))
+        for loaded in by_path.values():
+            out.append(self._fragment(_xml_entry, loaded.memory, loaded.reason))
+        entries_out, bodies_out = self._budget_counts(shown, bodies)
+        entries_out += self.capped
+        if entries_out or bodies_out:
+            out.append(
+                f'<left-out entries="{entries_out}" bodies="{bodies_out}">Left out to fit the index caps or the '
+                "context budget; they are still in the memory folder.</left-out>\n"
+            )
+        out.append("</memory>\n")
+        return "".join(out)
+
+    # --- json: the same data for harnesses that build their own prompt -------------------------
+
+    def _json(self, shown: set[str], bodies: Sequence[LoadedMemory]) -> str:
+        by_path = {b.memory.path: b for b in bodies}
+        items: list[dict[str, Any]] = []
+        for memory in self.entries:
+            if memory.path in shown:
+                items.append(_json_entry(memory, by_path.pop(memory.path, None)))
+        items += [_json_entry(b.memory, b) for b in by_path.values()]
+        entries_out, bodies_out = self._budget_counts(shown, bodies)
+        payload = {
+            "folder": self.folder,
+            "notes": self.notes,
+            "entries": items,
+            "left_out": {"entries": entries_out + self.capped, "bodies": bodies_out, "budget": self.budget},
+        }
+        return json.dumps(payload, ensure_ascii=False) + "\n"
+
+
+def _markdown_body(memory: Memory, reason: str | None) -> str:
+    meta = f"{memory.raw_type or 'memory'} · {reason} · {memory.path}"
+    return f"\n## {memory.title}\n\n{meta}\n\n{_body_text(memory)}\n"
+
+
+def _xml_text(text: str) -> str:
+    text = _XML_FORBIDDEN.sub("\ufffd", text)
+    # `>` is escaped too, so that `]]>` (which may not appear in character data) never does.
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
+
+
+def _xml_attribute(text: str) -> str:
+    # Parsers turn raw tabs and line breaks in attributes into spaces; references keep them.
+    return _xml_text(text).replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;")
+
+
+def _xml_entry(memory: Memory, reason: str | None) -> str:
+    attributes = f'key="{_xml_attribute(memory.title)}" type="{_xml_attribute(memory.raw_type or "")}"'
+    attributes += f' path="{_xml_attribute(memory.path)}"'
+    inner = f"<description>{_xml_text(memory.description)}</description>"
+    if reason is not None:
+        attributes += f' loaded="{_xml_attribute(reason)}"'
+        inner += f"<value>{_xml_text(_body_text(memory))}</value>"
+    return f"<entry {attributes}>{inner}</entry>\n"
+
+
+def _json_entry(memory: Memory, loaded: LoadedMemory | None) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "name": memory.title,
+        "type": memory.raw_type,
+        "path": memory.path,
+        "description": memory.description,
+        "loaded": loaded.reason if loaded else None,
+    }
+    if loaded is not None:
+        item["body"] = _body_text(memory)
+    return item

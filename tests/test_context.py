@@ -1,0 +1,310 @@
+"""`memdir context` and render_context: the index plus memories that always load, within a byte budget."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import TODAY, MakeMemory, invoke_memdir
+
+from memdir import Caps, Config, MemoryDir
+from memdir.config import ContextSettings, load_config
+from memdir.context import ContextBudgetTooSmall, ContextFormat, estimate_tokens, is_pinned, render_context
+from memdir.errors import ConfigError
+from memdir.index import value_key
+
+FORMATS = list(ContextFormat)
+
+
+def _folder(root: Path, **kwargs: object) -> MemoryDir:
+    return MemoryDir(root, today=TODAY, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def mixed(folder: Path, make_memory: MakeMemory) -> Path:
+    """Memories that do and do not load in full."""
+    (folder / "MEMORY.md").write_text("# Memory\n\nHand-written: ask before pushing.\n")
+    make_memory("feedback_pinned.md", body="Pinned body.\n\n**Why:** x\n\n**How to apply:** y\n", pin="true")
+    make_memory("project_important.md", body="Important body.", importance=0.9, updated="2026-11-01")
+    make_memory("user_plain.md", body="Plain body.")
+    make_memory("reference_unpinned.md", body="Unpinned body.", importance=1, pin="false")
+    make_memory("project_below.md", body="Below body.", importance=0.89)
+    make_memory("feedback_expired.md", body="Expired body.", pin="true", expires="2026-11-01")
+    make_memory("project_superseded.md", body="Old body.", pin="true", superseded_by="project_important.md")
+    make_memory("user_quarantined.md", body="Injected body.", importance=1, status="quarantined")
+    return folder
+
+
+def test_markdown_is_the_index_then_the_pinned_bodies(mixed: Path) -> None:
+    folder = _folder(mixed)
+    context = folder.render_context()
+    index = folder.plan_index().text
+    assert context.text.startswith(index)
+    assert "Hand-written: ask before pushing." in context.text
+    assert "# Memories loaded in full" in context.text
+    # most important first: importance 0.9, then `pin: true` at the default 0.5
+    assert [b.memory.path for b in context.loaded] == ["project_important.md", "feedback_pinned.md"]
+    assert all(b.reason == "pinned" for b in context.loaded)
+    for gone in ("Plain body.", "Unpinned body.", "Below body.", "Expired body.", "Old body.", "Injected body."):
+        assert gone not in context.text
+    assert context.left_out == []
+    assert context.bytes == len(context.text.encode("utf-8"))
+    assert context.estimated_tokens == estimate_tokens(context.text)
+
+
+def test_render_context_reads_only_and_never_prints(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = {p: p.read_bytes() for p in mixed.rglob("*") if p.is_file() and ".memdir" not in p.parts}
+    (mixed / "MEMORY.md").write_text("# Memory\n\n- [stale](gone.md) — a stale line\n")
+    before[mixed / "MEMORY.md"] = (mixed / "MEMORY.md").read_bytes()
+    for fmt in FORMATS:
+        render_context(_folder(mixed), fmt, budget=400)
+    after = {p: p.read_bytes() for p in mixed.rglob("*") if p.is_file() and ".memdir" not in p.parts}
+    assert after == before
+    assert capsys.readouterr() == ("", "")
+
+
+def test_is_pinned_rules(make_memory: MakeMemory, folder: Path) -> None:
+    make_memory("user_a.md", importance=0.5)
+    make_memory("user_b.md")
+    make_memory("user_c.md", pin="true", importance=0.1)
+    memories = {m.path: m for m in _folder(folder).list()}
+    assert is_pinned(memories["user_a.md"], 0.5)
+    assert not is_pinned(memories["user_b.md"], 0.5)  # the default importance never pins
+    assert not is_pinned(memories["user_a.md"], None)
+    assert is_pinned(memories["user_c.md"], None)
+
+
+def test_pin_threshold_comes_from_the_config(mixed: Path, tmp_path: Path) -> None:
+    (tmp_path / ".memdir.toml").write_text("[context]\npin-importance = 0.85\nbudget = 100000\n")
+    config = load_config(tmp_path)
+    assert config.context == ContextSettings(pin_importance=0.85, budget=100_000)
+    loaded = [b.memory.path for b in _folder(mixed, config=config).render_context().loaded]
+    assert "project_below.md" in loaded
+    (tmp_path / ".memdir.toml").write_text("[context]\npin_importance = false\n")
+    config = load_config(tmp_path)
+    assert config.context.pin_importance is None
+    loaded = [b.memory.path for b in _folder(mixed, config=config).render_context().loaded]
+    assert loaded == ["feedback_pinned.md"]
+
+
+@pytest.mark.parametrize(
+    "table",
+    ["pin-importance = 2", "pin-importance = true", 'pin-importance = "high"', "budget = 0", "budget = 1.5"],
+)
+def test_bad_context_settings_are_config_errors(tmp_path: Path, table: str) -> None:
+    (tmp_path / ".memdir.toml").write_text(f"[context]\n{table}\n")
+    with pytest.raises(ConfigError, match="context"):
+        load_config(tmp_path)
+
+
+def test_unknown_context_setting_warns(tmp_path: Path) -> None:
+    (tmp_path / ".memdir.toml").write_text("[context]\npinned = 1\n")
+    assert any("context.pinned" in w for w in load_config(tmp_path).warnings)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_budget_is_kept_and_nothing_is_cut(mixed: Path, make_memory: MakeMemory, fmt: ContextFormat) -> None:
+    for i in range(12):
+        make_memory(f"user_extra-{i:02}.md", body=f"Extra {i}.", importance=round(0.1 + i * 0.05, 2))
+    folder = _folder(mixed)
+    full = folder.render_context(fmt)
+    bodies = {b.memory.path: b.memory.body.strip() for b in full.loaded}
+    smallest = None
+    for budget in range(50, full.bytes + 200, 37):
+        try:
+            context = folder.render_context(fmt, budget=budget)
+        except ContextBudgetTooSmall:
+            assert smallest is None, "a larger budget failed after a smaller one worked"
+            continue
+        smallest = smallest or budget
+        assert context.bytes <= budget
+        shown = {m.path for m in context.entries}
+        for memory in full.entries:  # an entry is whole or absent
+            assert (memory.description in context.text) == (memory.path in shown) or memory.path in bodies
+        text = context.text
+        if fmt is ContextFormat.JSON:  # compare the bodies as the JSON holds them
+            text = "\n".join(e.get("body", "") for e in json.loads(text)["entries"])
+        for loaded in context.loaded:  # a body is whole
+            assert bodies[loaded.memory.path] in text
+        for path, body in bodies.items():
+            if path not in {b.memory.path for b in context.loaded}:
+                assert body not in text
+        reported = {(x.memory.path, x.part) for x in context.left_out if x.cause == "budget"}
+        assert reported == {(m.path, "entry") for m in full.entries if m.path not in shown} | {
+            (b.memory.path, "body") for b in full.loaded if b not in context.loaded
+        }
+        if context.loaded:  # bodies come only once the whole index is in
+            assert shown == {m.path for m in full.entries}
+    assert smallest is not None
+    exact = folder.render_context(fmt, budget=full.bytes + 10)  # room for the budget's own digits in JSON
+    assert exact.entries == full.entries and exact.loaded == full.loaded and exact.left_out == []
+
+
+def test_entries_are_left_out_least_valuable_first(mixed: Path) -> None:
+    folder = _folder(mixed)
+    full = folder.render_context(ContextFormat.XML)
+    context = folder.render_context(ContextFormat.XML, budget=full.bytes - 1)
+    gone = [x.memory.path for x in context.left_out if x.part == "entry"]
+    assert gone  # the pinned bodies went first, then the least valuable entries
+    kept = {m.path for m in context.entries}
+    assert "project_important.md" in kept or not kept  # importance 0.9 is the most valuable
+    ranked = sorted(full.entries, key=value_key)
+    assert [m.path for m in ranked if m.path in kept] == [m.path for m in ranked[: len(kept)]]
+
+
+def test_a_long_body_does_not_stop_a_shorter_one(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_long.md", body="L" * 2000, importance=1.0)
+    make_memory("user_short.md", body="Short one.", importance=0.95)
+    base = _folder(folder).render_context(budget=None)
+    budget = base.bytes - 1500
+    context = _folder(folder).render_context(budget=budget)
+    assert [b.memory.path for b in context.loaded] == ["user_short.md"]
+    assert [(x.memory.path, x.part) for x in context.left_out] == [("user_long.md", "body")]
+    assert "left out to fit the" in context.text and "the full text of 1 memory" in context.text
+
+
+def test_budget_too_small_for_the_hand_written_text(mixed: Path) -> None:
+    with pytest.raises(ContextBudgetTooSmall, match="hand-written text"):
+        _folder(mixed).render_context(budget=20)
+    result = invoke_memdir("--dir", str(mixed), "context", "--budget", "20")
+    assert result.exit_code == 2
+    assert "raise the budget" in result.stderr and "Traceback" not in result.output
+
+
+def test_budget_comes_from_the_config_when_not_given(mixed: Path) -> None:
+    config = Config(context=ContextSettings(budget=300))
+    context = _folder(mixed, config=config).render_context()
+    assert context.budget == 300 and context.bytes <= 300
+    assert _folder(mixed, config=config).render_context(budget=100_000).budget == 100_000
+
+
+def test_index_caps_are_reported_and_counted(folder: Path, make_memory: MakeMemory) -> None:
+    for i in range(5):
+        make_memory(f"user_m{i}.md", importance=0.1 * (i + 1))
+    context = _folder(folder, caps=Caps(max_lines=3)).render_context(ContextFormat.XML)
+    capped = [x for x in context.left_out if x.cause == "index"]
+    assert len(capped) == 3 and all(x.part == "entry" for x in capped)
+    assert '<left-out entries="3" bodies="0">' in context.text
+
+
+def test_no_index_gives_only_the_bodies(mixed: Path) -> None:
+    for fmt in FORMATS:
+        context = _folder(mixed).render_context(fmt, include_index=False)
+        assert context.entries == []
+        assert "Hand-written" not in context.text and "Plain" not in context.text
+        assert "Pinned body." in context.text and "Important body." in context.text
+    assert _folder(mixed).render_context(include_index=False).text.startswith("# Memories loaded in full\n")
+
+
+def test_recalled_memories_follow_the_pinned_ones(mixed: Path) -> None:
+    folder = _folder(mixed)
+    memories = {m.path: m for m in folder.list()}
+    recalled = [memories[p] for p in ("user_plain.md", "feedback_pinned.md", "project_superseded.md")]
+    context = folder.render_context(ContextFormat.JSON, recalled=recalled)
+    assert [(b.memory.path, b.reason) for b in context.loaded] == [
+        ("project_important.md", "pinned"),
+        ("feedback_pinned.md", "pinned"),
+        ("user_plain.md", "recalled"),
+    ]
+    assert [(x.memory.path, x.cause, x.reason) for x in context.left_out] == [
+        ("project_superseded.md", "excluded", "superseded")
+    ]
+    data = json.loads(context.text)
+    assert data["left_out"] == {"entries": 0, "bodies": 0, "budget": None}  # refusing is not leaving out
+    plain = next(e for e in data["entries"] if e["path"] == "user_plain.md")
+    assert plain["loaded"] == "recalled" and plain["body"] == "Plain body."
+
+
+def test_json_schema(mixed: Path) -> None:
+    data = json.loads(_folder(mixed).render_context(ContextFormat.JSON, budget=900).text)
+    assert set(data) == {"folder", "notes", "entries", "left_out"}
+    assert data["notes"] == "# Memory\n\nHand-written: ask before pushing."
+    assert set(data["left_out"]) == {"entries", "bodies", "budget"} and data["left_out"]["budget"] == 900
+    for entry in data["entries"]:
+        assert {"name", "type", "path", "description", "loaded"} <= set(entry)
+        assert ("body" in entry) == (entry["loaded"] is not None)
+
+
+HOSTILE = "a\"b'c<d>&e]]>f\x01g\x1bh\ttab"
+
+
+def test_xml_escapes_hostile_names_and_bodies(folder: Path) -> None:
+    name = HOSTILE
+    description = 'desc "quoted" <tag> & ]]> \x02 done'
+    body = 'Body with ]]> and <script>alert("x")</script> &amp; \x07 \x0b \ufffe\r\nnext line\rlone CR\n'
+    front = {"name": name, "description": description, "type": "user", "pin": True}
+    text = "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\n" + body
+    (folder / "user_hostile&<x>.md").write_text(text, encoding="utf-8", newline="")
+    (folder / "MEMORY.md").write_text("# Notes & <things> ]]> \x03\n")
+    context = _folder(folder).render_context(ContextFormat.XML)
+    assert "]]>" not in context.text
+    root = ET.fromstring(context.text)  # well-formed, whatever the memory holds
+    assert root.tag == "memory"
+    entry = root.find("entry")
+    assert entry is not None
+    forbidden = str.maketrans({c: "\ufffd" for c in "\x01\x02\x03\x07\x0b\x1b\ufffe"})
+    assert entry.get("key") == " ".join(name.split()).translate(forbidden)  # a name is one line
+    assert entry.get("type") == "user"
+    assert entry.get("path") == "user_hostile&<x>.md"
+    assert entry.get("loaded") == "pinned"
+    assert entry.findtext("description") == " ".join(description.split()).translate(forbidden)
+    assert entry.findtext("value") == body.replace("\r\n", "\n").strip("\n").translate(forbidden)
+    notes = root.findtext("notes")
+    assert notes is not None and notes.startswith("# Notes & <things> ]]> \ufffd")
+
+
+def test_markdown_and_json_carry_hostile_text(folder: Path) -> None:
+    front = {"name": HOSTILE, "description": "d", "type": "user", "pin": True}
+    text = "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nB ]]> <x> \x01\n"
+    (folder / "user_h.md").write_text(text)
+    data = json.loads(_folder(folder).render_context(ContextFormat.JSON).text)
+    assert data["entries"][0]["name"] == " ".join(HOSTILE.split()) and data["entries"][0]["body"] == "B ]]> <x> \x01"
+    assert "B ]]> <x> \x01" in _folder(folder).render_context().text
+
+
+def test_empty_folder(folder: Path) -> None:
+    assert _folder(folder).render_context().text == ""
+    assert ET.fromstring(_folder(folder).render_context(ContextFormat.XML).text).tag == "memory"
+    assert json.loads(_folder(folder).render_context(ContextFormat.JSON).text)["entries"] == []
+
+
+def test_estimate_tokens() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd" * 10) == 10
+    assert estimate_tokens("記憶") == 2
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def test_cli_prints_the_context_and_reports_size_on_stderr(mixed: Path) -> None:
+    result = invoke_memdir("--dir", str(mixed), "context")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == _folder(mixed).render_context().text
+    size = len(result.stdout.encode("utf-8"))
+    assert f"{size:,} bytes, about {estimate_tokens(result.stdout):,} tokens" in result.stderr
+
+
+def test_cli_formats_budget_and_no_index(mixed: Path) -> None:
+    result = invoke_memdir("--dir", str(mixed), "context", "--format", "xml", "--budget", "700")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.encode("utf-8")) <= 700
+    ET.fromstring(result.stdout)
+    assert "left out to fit the 700-byte budget" in result.stderr
+    result = invoke_memdir("--dir", str(mixed), "context", "-f", "json", "--no-index")
+    assert result.exit_code == 0 and json.loads(result.stdout)["notes"] == ""
+    quiet = invoke_memdir("--dir", str(mixed), "-q", "context", "--budget", "700")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("args", [["--budget", "0"], ["--format", "yaml"]])
+def test_cli_usage_errors(mixed: Path, args: list[str]) -> None:
+    result = invoke_memdir("--dir", str(mixed), "context", *args)
+    assert result.exit_code == 2
+
+
+def test_cli_missing_folder(tmp_path: Path) -> None:
+    result = invoke_memdir("--dir", str(tmp_path / "nope"), "context")
+    assert result.exit_code == 2 and "does not exist" in result.stderr
