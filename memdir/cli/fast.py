@@ -6,12 +6,19 @@ accepts only the plain forms of `memdir [--dir D] [-q] [--no-cache] index [--che
 [--drop-missing] [--format text|json]` and runs the same `run_index` as the typer command. Anything
 else (help, a typo, another command, an unusual spelling) returns None and goes to typer, which
 owns every message about usage.
+
+`memdir [--dir D] [-q] [--no-cache] hook session-start|stop`, what Claude Code runs at every
+session start and after every reply, takes the same road. Its runner, `run_hook`, lives here
+because it must not import typer either; the typer commands in cli/hooks.py call it too.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.cli.errors import GLOBAL_FLAGS, GLOBAL_WITH_VALUE, hoist_global_options, report_failure
 
@@ -19,10 +26,20 @@ _FLAGS = {"--check": "check", "--stdout": "stdout", "--drop-missing": "drop_miss
 _FORMAT = ("--format", "-f")
 # What click reads as a boolean in an environment variable (case-insensitive).
 _TRUE, _FALSE = {"1", "true", "t", "yes", "y", "on"}, {"0", "false", "f", "no", "n", "off"}
+_HOOKS = ("session-start", "stop")  # memdir.claude_hooks.EVENTS, without importing it for every command
+
+if TYPE_CHECKING:
+    from memdir.cli.state import State
 
 
 def run_fast(argv: list[str]) -> int | None:
-    """Run `argv` if it is a plain `index` command line and return its exit code; else None."""
+    """Run `argv` if it is a plain `index` or `hook` command line and return its exit code; else None."""
+    hook = _parse_hook(argv)
+    if hook is not None:
+        from memdir.cli.state import State
+
+        globals_, event = hook
+        return run_hook(event, State(**globals_))  # type: ignore[arg-type]
     parsed = _parse(argv)
     if parsed is None:
         return None
@@ -40,10 +57,14 @@ def run_fast(argv: list[str]) -> int | None:
         return code
 
 
-def _parse(argv: list[str]) -> tuple[dict[str, object], dict[str, bool], str] | None:
+def _parse_globals(argv: list[str], strict: bool = True) -> tuple[dict[str, object], str, list[str]] | None:
+    """The global options, the command and the words after it; None for anything unusual.
+
+    Not `strict`: a MEMDIR_NO_CACHE typer would reject counts as unset, where typer would exit 2.
+    """
     args = hoist_global_options(argv, lambda command, option: option in _FORMAT)
     no_cache = os.environ.get("MEMDIR_NO_CACHE", "").strip().lower()
-    if no_cache not in _TRUE | _FALSE | {""}:
+    if strict and no_cache not in _TRUE | _FALSE | {""}:
         return None
     globals_: dict[str, object] = {"dir_option": None, "quiet": False, "no_cache": no_cache in _TRUE}
     words = iter(args)
@@ -55,12 +76,29 @@ def _parse(argv: list[str]) -> tuple[dict[str, object], dict[str, bool], str] | 
             globals_["dir_option"] = Path(value)
         elif word in GLOBAL_FLAGS:
             globals_["quiet" if word in ("-q", "--quiet") else "no_cache"] = True
-        elif word == "index":
-            break
+        elif word in ("index", "hook"):
+            return globals_, word, list(words)
         else:
             return None
-    else:
+    return None
+
+
+def _parse_hook(argv: list[str]) -> tuple[dict[str, object], str] | None:
+    """`memdir [globals] hook session-start|stop`, nothing more (`--help` goes to typer)."""
+    # A hook must not exit 2 over a stray environment variable: from a Stop hook that would keep
+    # the agent going. So the hook command lines stay here whatever MEMDIR_NO_CACHE holds.
+    parsed = _parse_globals(argv, strict=False)
+    if parsed is None or parsed[1] != "hook" or len(parsed[2]) != 1 or parsed[2][0] not in _HOOKS:
         return None
+    return parsed[0], parsed[2][0]
+
+
+def _parse(argv: list[str]) -> tuple[dict[str, object], dict[str, bool], str] | None:
+    parsed = _parse_globals(argv)
+    if parsed is None or parsed[1] != "index":
+        return None
+    globals_, _, rest = parsed
+    words = iter(rest)
     options = dict.fromkeys(_FLAGS.values(), False)
     format = "text"
     for word in words:
@@ -73,3 +111,54 @@ def _parse(argv: list[str]) -> tuple[dict[str, object], dict[str, bool], str] | 
         else:
             return None
     return globals_, options, format
+
+
+def run_hook(event: str, st: State) -> int:
+    """`memdir hook EVENT`: read Claude Code's JSON on stdin, do the hook's work, print its output.
+
+    Exits 0 whatever happens, with a note on stderr: a hook must never stand in a session's way,
+    and exit 2 from a Stop hook would even tell Claude Code to keep the agent going.
+    """
+    from memdir.claude_hooks import run_hook as handle
+
+    notes: list[str] = []
+    try:
+        today = None
+        try:
+            today = st.today
+        except Exception as exc:  # a bad MEMDIR_TODAY: index against the real date
+            notes.append(str(exc))
+        stdin_text = _read_stdin()
+        outcome = handle(event, stdin_text, dir_option=st.dir_option, env=os.environ, cwd=st.cwd, today=today,
+                         cache=not st.no_cache)  # fmt: skip
+        notes += outcome.notes
+        if outcome.output is not None:
+            # UTF-8 whatever the locale says: Claude Code reads the bytes as UTF-8.
+            data = (json.dumps(outcome.output, ensure_ascii=False) + "\n").encode("utf-8")
+            out = getattr(sys.stdout, "buffer", None)
+            if out is not None:
+                sys.stdout.flush()
+                out.write(data)
+                out.flush()
+            else:
+                sys.stdout.write(data.decode("utf-8"))
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("MEMDIR_DEBUG"):
+            raise
+        notes.append(f"internal error: {type(exc).__name__}: {exc} (MEMDIR_DEBUG=1 shows the traceback)")
+    if not st.quiet:
+        for note in notes:
+            print(f"memdir: hook {event}: {note}", file=sys.stderr)
+    return 0
+
+
+def _read_stdin() -> str:
+    """The hook's input; nothing when a person runs the command at a terminal."""
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return ""
+    raw = getattr(stream, "buffer", None)
+    return raw.read().decode("utf-8", "replace") if raw is not None else stream.read()
