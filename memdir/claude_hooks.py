@@ -516,9 +516,8 @@ def _reindex(folder: MemoryDir, notes: list[str]) -> IndexWrite:
     except (LockTimeout, OSError) as exc:
         notes.append(f"MEMORY.md not rewritten ({exc}); using what it would hold")
         write = folder.write_index(dry_run=True)
-    unreadable = [p for p in write.problems if p.kind != "no-frontmatter"]
-    if unreadable:
-        notes.append(f"{len(unreadable)} files could not be read as memories (`memdir lint` explains)")
+    if write.unreadable:
+        notes.append(f"{write.unreadable_note()} (`memdir lint` explains)")
     if write.result.refused is not None:
         notes.append(f"MEMORY.md not rewritten: {write.result.refused}")
     return write

@@ -140,6 +140,11 @@ class IndexResult:
     def bytes(self) -> int:
         return len(self.text.encode("utf-8"))
 
+    def size_note(self) -> str:
+        """'12 entries, 15 lines, 1,234 bytes': what people are told after an index run."""
+        count, lines = len(self.entries), self.lines
+        return f"{count:,} {'entry' if count == 1 else 'entries'}, {lines} line{'' if lines == 1 else 's'}, {self.bytes:,} bytes"
+
 
 def split_lines(text: str) -> list[str]:
     """Lines as a markdown reader sees them: split on \n (and \r\n) only.

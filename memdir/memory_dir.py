@@ -83,6 +83,22 @@ class IndexWrite:
     previous: str | None  # what MEMORY.md held before
     problems: list[FileProblem]  # the files that failed to load as memories
 
+    @property
+    def unreadable(self) -> list[FileProblem]:
+        """The problems worth telling people about: a file with no frontmatter is simply not a memory."""
+        return [p for p in self.problems if p.kind != "no-frontmatter"]
+
+    def unreadable_note(self) -> str:
+        """'1 file could not be read as a memory', or '' when every file was read."""
+        count = len(self.unreadable)
+        if not count:
+            return ""
+        return (
+            f"{count:,} file could not be read as a memory"
+            if count == 1
+            else f"{count:,} files could not be read as memories"
+        )
+
 
 @dataclass(frozen=True)
 class Found:

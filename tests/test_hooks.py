@@ -411,7 +411,7 @@ def test_session_start_with_a_broken_memory_still_gives_the_rest(project: Path) 
     (project / ".claude" / "memory" / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n")
     result = invoke_memdir("hook", "session-start", input=_payload(project), cwd=project)
     assert result.exit_code == 0 and "lint-first" in _context(result.stdout)
-    assert "could not be read as memories" in result.stderr
+    assert "1 file could not be read as a memory" in result.stderr
 
 
 def test_session_start_with_an_unreadable_index_notes_it_and_exits_0(project: Path) -> None:

@@ -551,7 +551,7 @@ def test_command_prints_index_and_lint_lines_and_exits_130_on_ctrl_c(folder: Pat
         watch.line(lambda line: " lint: " in line)  # the first run is done
         (folder / "user_role.md").write_text(memory("role", "Backend developer"))
         indexed = watch.line(lambda line: "user_role.md" in line)
-        assert "MEMORY.md updated after user_role.md: 1 entries" in indexed
+        assert "MEMORY.md updated after user_role.md: 1 entry, 1 line, " in indexed
         assert " lint: " in watch.line(lambda line: True)  # straight after the index line
     finally:
         code, err = watch.stop()

@@ -37,15 +37,14 @@ def index_summary(result: IndexResult) -> dict[str, Any]:
 def report_index(st: State, write: IndexWrite, verb: str) -> None:
     """Tell people what the index holds, what was left out, and which files could not be read."""
     result = write.result
-    unreadable = [p for p in write.problems if p.kind != "no-frontmatter"]
-    if unreadable:
-        st.warn(f"{len(unreadable)} files could not be read as memories (`memdir lint` explains):")
-        for problem in unreadable:
+    if write.unreadable:
+        st.warn(f"{write.unreadable_note()} (`memdir lint` explains):")
+        for problem in write.unreadable:
             st.say(f"  {problem.path}: {problem.message}")
     if result.refused is not None:
         st.error(f"MEMORY.md not written: {result.refused}")
         return
-    st.say(f"MEMORY.md {verb}: {len(result.entries)} entries, {result.lines} lines, {result.bytes:,} bytes.")
+    st.say(f"MEMORY.md {verb}: {result.size_note()}.")
     if result.rewritten and write.changed:
         st.say(
             f"Replaced {len(result.rewritten)} existing entry lines with their memories' frontmatter "

@@ -18,7 +18,6 @@ from memdir.cli.typer_app import FormatOption, app, state
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
-    from memdir.store import FileProblem
     from memdir.watch import Indexed, Linted, WatchEvent
 
 PATHS_SHOWN = 3
@@ -141,7 +140,7 @@ def _json_fields(event: WatchEvent) -> dict[str, Any]:
             "lines": result.lines,
             "bytes": result.bytes,
             "left_out": len(result.left_out),
-            "unreadable": len(_unreadable(event)),
+            "unreadable": len(event.write.unreadable),
             "refused": result.refused,
             "seconds": round(event.seconds, 4),
             "since_change": None if event.since_change is None else round(event.since_change, 4),
@@ -155,10 +154,6 @@ def _json_fields(event: WatchEvent) -> dict[str, Any]:
     raise AssertionError(f"unknown watch event {event!r}")
 
 
-def _unreadable(event: Indexed) -> list[FileProblem]:
-    return [p for p in event.write.problems if p.kind != "no-frontmatter"]
-
-
 def _index_line(event: Indexed) -> str:
     result = event.write.result
     if event.paths:
@@ -170,12 +165,11 @@ def _index_line(event: Indexed) -> str:
     if result.refused is not None:
         return f"MEMORY.md not written{cause}: {result.refused}"
     verb = "updated" if event.write.changed else "unchanged"
-    line = f"MEMORY.md {verb}{cause}: {len(result.entries):,} entries, {result.lines} lines, {result.bytes:,} bytes"
+    line = f"MEMORY.md {verb}{cause}: {result.size_note()}"
     if result.left_out:
         line += f", {len(result.left_out):,} left out to fit the caps"
-    unreadable = _unreadable(event)
-    if unreadable:
-        line += f"; {len(unreadable):,} files could not be read as memories"
+    if event.write.unreadable:
+        line += f"; {event.write.unreadable_note()}"
     return line + f" ({event.seconds * 1000:.0f} ms)"
 
 
