@@ -143,7 +143,8 @@ class IndexResult:
     def size_note(self) -> str:
         """'12 entries, 15 lines, 1,234 bytes': what people are told after an index run."""
         count, lines = len(self.entries), self.lines
-        return f"{count:,} {'entry' if count == 1 else 'entries'}, {lines} line{'' if lines == 1 else 's'}, {self.bytes:,} bytes"
+        entries = "1 entry" if count == 1 else f"{count:,} entries"
+        return f"{entries}, {lines} line{'' if lines == 1 else 's'}, {self.bytes:,} bytes"
 
 
 def split_lines(text: str) -> list[str]:

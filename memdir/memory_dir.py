@@ -42,6 +42,7 @@ from memdir.store import (
     folder_lock,
     index_inputs,
     read_text_if_exists,
+    resolved,
     scan_folder,
 )
 from memdir.templates import render_memory
@@ -156,11 +157,18 @@ class MemoryDir:
         Raises IndexRefused when it is not UTF-8 or is a symlink leading out of the folder (which
         memdir neither reads nor writes through).
         """
-        if self.index_path.is_symlink() and not self.index_path.resolve().is_relative_to(self.root.resolve()):
-            raise IndexRefused(
-                f"{self.index_path} is a symlink to {os.readlink(self.index_path)}, outside the memory "
-                "folder; memdir will not read or write through it"
-            )
+        if self.index_path.is_symlink():
+            try:
+                inside = resolved(self.index_path).is_relative_to(resolved(self.root))
+            except OSError:
+                raise IndexRefused(
+                    f"{self.index_path} is a symlink that leads in a loop; memdir will not follow it"
+                ) from None
+            if not inside:
+                raise IndexRefused(
+                    f"{self.index_path} is a symlink to {os.readlink(self.index_path)}, outside the memory "
+                    "folder; memdir will not read or write through it"
+                )
         try:
             return read_text_if_exists(self.index_path)
         except UnicodeDecodeError as exc:

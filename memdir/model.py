@@ -232,23 +232,93 @@ def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
     return data
 
 
+# Bounds on what the YAML parser is given. libyaml's composer recurses once per level of nesting
+# and crashes the process (a segfault, not an exception) some ten thousand levels down, so only
+# shallow frontmatter goes to it and anything deeper to the pure-Python parser, whose recursion
+# ends in a RecursionError. Aliases can repeat a collection inside itself ("billion laughs"): a
+# few hundred bytes that expand to more values than memory holds; the node graph is measured with
+# each alias counted in full before anything is built from it.
+YAML_MAX_VALUES = 10_000  # a memory's frontmatter has a dozen
+_SHALLOW_DEPTH = 32
+
+
 def _load_yaml(yaml_text: str) -> Any:
     """What the YAML parser makes of frontmatter _simple_yaml declined. Imported on first use: most
     folders never need it, and it is a fifth of the start-up of `memdir index`."""
     import yaml
-    from frontmatter.default_handlers import YAMLHandler
 
-    try:  # libyaml's loader is several times faster; the pure-Python one gives the same results.
-        from yaml import CSafeLoader as loader
-    except ImportError:  # pragma: no cover - depends on how PyYAML was built
-        from yaml import SafeLoader as loader  # type: ignore[assignment]
+    loader_class: Any = yaml.SafeLoader
+    if _looks_shallow(yaml_text):
+        # libyaml's loader is several times faster; the pure-Python one gives the same results.
+        loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(yaml_text)
     try:
-        return YAMLHandler().load(yaml_text, Loader=loader)
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node) > YAML_MAX_VALUES:
+            raise FrontmatterError(
+                f"frontmatter YAML expands to more than {YAML_MAX_VALUES:,} values (aliases repeated inside "
+                "aliases, or an alias inside itself); not loaded"
+            )
+        return None if node is None else loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", line=line) from None
+    except RecursionError:
+        raise FrontmatterError("frontmatter YAML nests too deep to read; not loaded") from None
+    finally:
+        loader.dispose()
+
+
+def _looks_shallow(yaml_text: str) -> bool:
+    """True when the YAML cannot nest more than a few dozen levels: few brackets open at once,
+    short indentation, short chains of '- ' (quotes are not parsed, which only errs on the safe side)."""
+    depth = deepest = 0
+    for char in yaml_text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    if deepest > _SHALLOW_DEPTH:
+        return False
+    for line in yaml_text.splitlines():
+        stripped = line.lstrip(" -")
+        if len(line) - len(stripped) > 2 * _SHALLOW_DEPTH:
+            return False
+    return True
+
+
+def _expanded_size(root: Any) -> int:
+    """How many values the YAML node graph `root` makes once every alias is copied out, counted
+    without copying: each node's size once, shared nodes reused. A cycle counts as too many."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        value = node.value
+        children = (
+            []
+            if isinstance(value, str)
+            else [c for pair in value for c in pair]
+            if value and isinstance(value[0], tuple)
+            else value
+        )
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = min(1 + sum(sizes[id(c)] for c in children), YAML_MAX_VALUES + 1)
+            continue
+        if key in open_nodes:  # reached again while inside itself
+            return YAML_MAX_VALUES + 1
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(root)]
 
 
 def exclusion(status: str, superseded: bool, expires: dt.date | None, today: dt.date) -> str | None:

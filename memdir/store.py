@@ -49,6 +49,15 @@ class Scan:
         return len(self.memories) + len(self.problems)
 
 
+def resolved(path: Path) -> Path:
+    """`path` with every symlink followed. Raises OSError (ELOOP) for a symlink loop, which
+    Path.resolve reports as RuntimeError before Python 3.13."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        raise OSError(errno.ELOOP, "symlink loop", str(path)) from None
+
+
 def _is_inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
@@ -121,8 +130,9 @@ def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folde
             continue
         rel = prefix + entry.name
         if entry.is_symlink():
-            if not _is_inside(Path(entry.path).resolve(), real_root):
-                found.append(FileProblem(rel, "symlink-outside", _symlink_message(entry.path, "folder")))
+            problem = _link_problem(entry, rel, real_root, "folder")
+            if problem is not None:
+                found.append(problem)
             continue  # a link to a folder inside would scan it twice
         if entry.name.endswith(".md"):
             found.append(FileProblem(rel, "unreadable", "is a directory, not a memory file"))
@@ -132,9 +142,9 @@ def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folde
         if not name.endswith(".md") or name.startswith(".") or _is_dir(entry):
             continue
         if entry.is_symlink():
-            if not _is_inside(Path(entry.path).resolve(), real_root):
-                what = "index" if name == INDEX_NAME else "file"
-                found.append(FileProblem(prefix + name, "symlink-outside", _symlink_message(entry.path, what)))
+            problem = _link_problem(entry, prefix + name, real_root, "index" if name == INDEX_NAME else "file")
+            if problem is not None:
+                found.append(problem)
             continue  # a link to another file in the folder would load the same memory twice
         if name != INDEX_NAME:
             found.append((prefix + name, entry.path))
@@ -149,8 +159,18 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _symlink_message(path: str, what: str) -> str:
-    return f"is a symlinked {what} pointing outside the memory folder ({os.readlink(path)}); not followed"
+def _link_problem(entry: os.DirEntry[str], rel: str, real_root: Path, what: str) -> FileProblem | None:
+    """What is wrong with a symlink in the folder, if anything: it leads outside, or nowhere."""
+    try:
+        target = os.readlink(entry.path)
+        inside = _is_inside(resolved(Path(entry.path)), real_root)
+    except OSError:
+        return FileProblem(rel, "unreadable", f"is a symlinked {what} that leads in a loop; not followed")
+    if inside:
+        return None
+    return FileProblem(
+        rel, "symlink-outside", f"is a symlinked {what} pointing outside the memory folder ({target}); not followed"
+    )
 
 
 def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | None = None) -> Memory | FileProblem:
@@ -215,7 +235,7 @@ def atomic_write(path: Path, text: str | bytes, *, exclusive: bool = False, dura
     """
     path = Path(path)
     if path.is_symlink():
-        path = path.resolve()
+        path = resolved(path)
     if exclusive and path.exists():
         raise FileExistsError(errno.EEXIST, "file exists", str(path))
     mode = path.stat().st_mode & 0o7777 if path.exists() else None

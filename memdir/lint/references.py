@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from memdir.lint.registry import Hit, LintContext, Severity, rule
 from memdir.model import Memory
+from memdir.store import resolved
 
 # A relative path with at least one '/' and a file extension, optionally with :line after it.
 # Not preceded by what would make it part of a URL, an absolute or home path, or a longer word.
@@ -61,9 +62,11 @@ def _exists(path: str, memory: Memory, ctx: LintContext, known: frozenset[str]) 
     if path.startswith(("./", "../")):
         base = (ctx.root / memory.path).parent / path
         try:
-            relative = base.resolve().relative_to(ctx.repo_root.resolve()).as_posix()
+            relative = resolved(base).relative_to(resolved(ctx.repo_root)).as_posix()
         except ValueError:
             return True  # outside the repository: not ours to judge
+        except OSError:
+            return True  # a symlink loop: it exists, though it leads nowhere; S001 is for links
         return relative in known or base.exists()
     normal = PurePosixPath(path).as_posix()
     # Files of the memory folder itself count even where git ignores the folder.

@@ -1,0 +1,157 @@
+"""Hostile files in a memory folder: each is reported as the culprit, and the rest of the folder is
+still indexed and linted. docs/reliability.md has the table of what was tried and the bounds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import MakeMemory, invoke_memdir
+
+from memdir import MemoryDir
+from memdir.model import YAML_MAX_VALUES, FrontmatterError, parse_document
+
+TIME_BOUND = 10.0  # seconds for any one hostile file; each takes well under one here
+
+
+def _frontmatter(extra: str) -> str:
+    return f"---\nname: hostile\ndescription: a hostile file\ntype: user\n{extra}\n---\nBody.\n"
+
+
+def _billion_laughs(levels: int = 9) -> str:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, levels + 1):
+        name, previous = chr(ord("a") + i), chr(ord("a") + i - 1)
+        lines.append(f"{name}: &{name} [{', '.join(f'*{previous}' for _ in range(9))}]")
+    return "\n".join(lines) + f"\nbomb: *{chr(ord('a') + levels)}"
+
+
+def _parse_error(text: str) -> str:
+    start = time.perf_counter()
+    with pytest.raises(FrontmatterError) as raised:
+        parse_document(text)
+    assert time.perf_counter() - start < TIME_BOUND
+    return str(raised.value)
+
+
+def test_an_alias_bomb_is_refused_before_it_expands() -> None:
+    assert "expands to more than" in _parse_error(_frontmatter(_billion_laughs()))
+
+
+def test_an_alias_inside_itself_is_refused() -> None:
+    assert "expands to more than" in _parse_error(_frontmatter("loop: &x [*x]"))
+
+
+def test_aliases_that_stay_small_still_load() -> None:
+    doc = parse_document(_frontmatter("base: &b {x: 1}\nmore: [*b, *b]"))
+    assert doc.data["more"] == [{"x": 1}, {"x": 1}]
+
+
+def test_the_value_bound_counts_every_copy_of_an_alias() -> None:
+    items = ", ".join(["*a"] * 10)
+    small = _frontmatter(f"a: &a [{', '.join(['x'] * 99)}]\nb: [{items}]")  # 10 x 100 values: fine
+    assert len(parse_document(small).data["b"]) == 10
+    big = _frontmatter(f"a: &a [{', '.join(['x'] * (YAML_MAX_VALUES // 10))}]\nb: [{items}, *a]")
+    assert "expands" in _parse_error(big)
+
+
+@pytest.mark.parametrize(
+    "nesting",
+    [
+        pytest.param("[" * 200_000 + "]" * 200_000, id="brackets"),
+        pytest.param("\n" + "- " * 200_000 + "x", id="dashes"),
+        pytest.param("\n" + "".join(" " * i + f"k{i}:\n" for i in range(2_000)) + " " * 2_000 + "end", id="indents"),
+    ],
+)
+def test_deep_nesting_is_an_error_not_a_crash(tmp_path: Path, nesting: str) -> None:
+    # libyaml's composer segfaults on nesting this deep, which no except clause catches: run it in
+    # a child process, so that a crash fails this test instead of killing the test run.
+    path = tmp_path / "user_deep.md"
+    path.write_text(_frontmatter(f"nest: {nesting}"), encoding="utf-8")
+    code = (
+        "import sys; from memdir.model import parse_document, FrontmatterError\n"
+        "try: parse_document(open(sys.argv[1], encoding='utf-8').read())\n"
+        "except FrontmatterError as exc: print('refused:', exc)\n"
+        "else: print('loaded')\n"
+    )
+    child = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert child.returncode == 0, child.stderr[-500:]
+    assert child.stdout.startswith(("refused: frontmatter YAML nests too deep", "loaded"))
+
+
+def test_shallow_nesting_still_loads() -> None:
+    doc = parse_document(_frontmatter("nest: " + "[" * 20 + "x" + "]" * 20))
+    value = doc.data["nest"]
+    for _ in range(19):
+        value = value[0]
+    assert value == ["x"]
+
+
+def _hostile_folder(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_fine.md", description="the one good memory")
+    (folder / "user_bomb.md").write_text(_frontmatter(_billion_laughs()))
+    (folder / "user_deep.md").write_text(_frontmatter("nest: " + "[" * 5_000 + "]" * 5_000))
+    (folder / "random.md").write_bytes(bytes(range(256)) * 8)
+    (folder / "folder.md").mkdir()
+    (folder / "user_bom.md").write_text("\ufeff" + _frontmatter("").replace("\n", "\r\n").replace("hostile", "bom"))
+    (folder / "loop1.md").symlink_to("loop2.md")
+    (folder / "loop2.md").symlink_to("loop1.md")
+    (folder / "user_outside.md").symlink_to("/etc/hostname")
+    (folder / "loopdir").symlink_to("loopdir")
+
+
+def test_index_reports_each_hostile_file_and_indexes_the_rest(folder: Path, make_memory: MakeMemory) -> None:
+    _hostile_folder(folder, make_memory)
+    result = invoke_memdir("--dir", str(folder), "index")
+    assert result.exit_code == 0, result.output
+    index = (folder / "MEMORY.md").read_text()
+    assert "user_fine.md" in index and "user_bom.md" in index
+    for culprit in ("user_bomb.md", "user_deep.md", "random.md", "folder.md", "loop1.md", "loop2.md"):
+        assert culprit in result.stderr and culprit not in index
+    assert "leads in a loop" in result.stderr
+
+
+def test_lint_reports_each_hostile_file_without_a_traceback(folder: Path, make_memory: MakeMemory) -> None:
+    _hostile_folder(folder, make_memory)
+    (folder / "user_fine.md").write_text(_frontmatter("") + "See ./loopdir/x.md and ./loop1.md for more.\n")
+    result = invoke_memdir("--dir", str(folder), "lint", "--extend-select", "ALL", "--format", "concise")
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+    for culprit in ("user_bomb.md", "user_deep.md", "random.md", "folder.md", "loop1.md", "user_outside.md"):
+        assert culprit in result.stdout
+
+
+def test_a_memory_index_that_is_a_symlink_loop_is_refused_clearly(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_fine.md")
+    (folder / "MEMORY.md").unlink()
+    (folder / "MEMORY.md").symlink_to("MEMORY.md")
+    result = invoke_memdir("--dir", str(folder), "index")
+    assert result.exit_code == 1  # refused, as for an index leading out of the folder
+    assert "MEMORY.md is a symlink that leads in a loop" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_memory_too_large_to_be_one_is_reported_without_reading_it(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_fine.md")
+    big = folder / "user_big.md"
+    with big.open("wb") as handle:  # 60 MB, sparse: written in no time, never read
+        handle.write(_frontmatter("").encode())
+        handle.truncate(60 * 1024 * 1024)
+    write = MemoryDir(folder).write_index()
+    assert [p.path for p in write.unreadable] == ["user_big.md"]
+    assert "limit 1,048,576" in write.unreadable[0].message
+    assert [m.path for m in write.result.entries] == ["user_fine.md"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="NUL and / cannot be in a POSIX file name; this checks the rest")
+def test_names_with_dots_and_foreign_text_load(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_..hidden-not.md", name="dots")
+    make_memory("user_用户在上海.md", name="用户在上海", description="Ünïcödé " * 40)
+    make_memory("user_" + "x" * 240 + ".md", name="long")
+    write = MemoryDir(folder).write_index()
+    assert not write.unreadable
+    assert {m.path for m in write.result.entries} >= {"user_用户在上海.md", "user_..hidden-not.md"}
