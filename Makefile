@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 EXAMPLE := examples/memory
 
-.PHONY: run test install bench eval-dates eval-pairs docs clean
+.PHONY: run test install bench eval eval-dates eval-pairs docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ bench: $(VENV)/.installed
 
 eval-dates: $(VENV)/.installed
 	$(BIN)/python scripts/eval_dates.py
+
+## make eval: recall@5, precision@5 and false injection of `memdir recall` on the labelled dev queries,
+## beside a plain BM25 baseline (needs ../shared/eval/dev/recall/; says so and exits 0 without it).
+eval: $(VENV)/.installed
+	$(BIN)/python scripts/eval_recall.py --no-timings
 
 ## make eval-pairs: near-duplicate and contradiction detection on the labelled dev pairs.
 eval-pairs: $(VENV)/.installed

@@ -3,7 +3,8 @@
 Two halves. The settings half merges memdir's SessionStart and Stop hooks into a settings file
 (`.claude/settings.json`, `.claude/settings.local.json` or `~/.claude/settings.json`) and takes
 them out again, touching nothing else. The hook half is what those hooks run: `session_start`
-re-indexes the memory folder and returns the index as context for the new session; `record_stop`
+re-indexes the memory folder and returns the index as context for the new session (with
+`context.recall-on-start`, also pinned memories and those recalled for the git branch); `record_stop`
 notes the session's transcript in `.memdir/` for a later extraction. Neither prints: they return
 what the CLI should write, and notes for stderr.
 
@@ -499,6 +500,10 @@ def session_start(
     if not (index_text or "").strip():
         return outcome
     context = session_context(folder, index_text or "")
+    if folder.config.context.recall_on_start:
+        where = _string(payload, "cwd")
+        topic = session_topic(Path(where) if where and Path(where).is_dir() else cwd)
+        context += session_bodies(folder, topic, CONTEXT_LIMIT - _length(context), outcome.notes)
     outcome.output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
     return outcome
 
@@ -536,6 +541,61 @@ def session_context(folder: MemoryDir, index_text: str) -> str:
     if _length(header + index_text) > CONTEXT_LIMIT:
         header += f"Some entries are left out here to stay short; the full index is {folder.index_path}.\n\n"
     return header + _fit_index(folder, index_text, CONTEXT_LIMIT - _length(header))
+
+
+# Branches that say nothing about the work on them.
+_DEFAULT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "development", "dev", "default", "HEAD"})
+
+
+def session_topic(cwd: Path) -> str | None:
+    """What a new session is most likely about, as far as a SessionStart hook can tell: the name of
+    the git branch checked out in `cwd` ("fix/route-import" -> "fix route import"), unless it is a
+    default branch. None when there is no telling (no repository, a detached HEAD, `main`).
+
+    Read from .git/HEAD (worktrees too), not by running git: the hook runs before every session.
+    """
+    root = find_repo_root(cwd)
+    if root is None:
+        return None
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            pointer = git.read_text(encoding="utf-8").strip()
+            if not pointer.startswith("gitdir:"):
+                return None
+            git = root / pointer.removeprefix("gitdir:").strip()
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not head.startswith("ref: refs/heads/"):
+        return None  # detached: a commit id says nothing
+    branch = head.removeprefix("ref: refs/heads/")
+    if branch in _DEFAULT_BRANCHES:
+        return None
+    return " ".join(branch.replace("/", " ").replace("-", " ").replace("_", " ").split()) or None
+
+
+def session_bodies(folder: MemoryDir, topic: str | None, room: int, notes: list[str]) -> str:
+    """The full text of the pinned memories and of those recalled for `topic`, each recalled one
+    with its age, within `room` characters (after the index: it is spent first). "" when none fit."""
+    from memdir.context import ContextBudgetTooSmall, render_context
+    from memdir.recall import recall, recalled_memories
+
+    recalled = []
+    if topic:
+        found = recall(folder, topic)
+        if found.log_error:
+            notes.append(f"recall not logged: {found.log_error}")
+        recalled = recalled_memories(folder, found)
+    # A byte budget: UTF-8 never takes fewer bytes than UTF-16 code units, so it fits `room` too.
+    budget = room - 1  # the blank line before the section
+    if budget < 1:
+        return ""
+    try:
+        bodies = render_context(folder, "markdown", budget, include_index=False, recalled=recalled)
+    except ContextBudgetTooSmall:
+        return ""
+    return "\n" + bodies.text if bodies.loaded else ""
 
 
 def _length(text: str) -> int:

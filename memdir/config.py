@@ -29,8 +29,12 @@ DEFAULT_HOW_LABELS = (
 )  # fmt: skip
 
 CONFIG_FILE = ".memdir.toml"
-_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint", "context"}
-_CONTEXT_KEYS = {"pin-importance", "budget"}
+_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint", "context", "recall"}
+_CONTEXT_KEYS = {"pin-importance", "budget", "recall-on-start"}
+_RECALL_KEYS = {
+    "relevance-weight", "recency-weight", "importance-weight", "half-life-days", "gate", "min-relevance",
+    "min-score", "k", "synonyms", "model", "log",
+}  # fmt: skip
 _LINT_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "stale-project-days"}
 
 
@@ -51,6 +55,29 @@ class ContextSettings:
 
     pin_importance: float | None = 0.9  # memories at or above it load in full; None: only `pin: true`
     budget: int | None = None  # bytes for the whole context; None: no limit
+    # The SessionStart hook adds pinned memories in full, and those recalled for the branch's name
+    # (docs/claude-code.md says why the branch); off: the hook gives the index alone.
+    recall_on_start: bool = False
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """`[tool.memdir.recall]` (or `[recall]` in `.memdir.toml`): how `memdir recall` scores and picks.
+
+    score = relevance_weight x relevance + recency_weight x recency + importance_weight x importance;
+    docs/recall.md explains each part and the two gates."""
+
+    relevance_weight: float = 0.6
+    recency_weight: float = 0.25
+    importance_weight: float = 0.15
+    half_life_days: float = 30.0  # recency halves every this many days since `updated` (else `created`)
+    gate: float = 0.75  # nothing is recalled unless the best memory's relevance reaches this
+    min_relevance: float = 0.1  # and no memory is recalled whose own relevance is below this
+    min_score: float = 0.0
+    k: int = 5
+    synonyms: tuple[tuple[str, ...], ...] = ()  # groups of words that mean the same, added to the built-in ones
+    model: str = "claude-haiku-4-5"  # for `recall --llm`
+    log: bool = True  # append every recall to .memdir/recall.jsonl
 
 
 @dataclass(frozen=True)
@@ -63,6 +90,7 @@ class Config:
     how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
     lint: LintSettings = field(default_factory=LintSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -119,6 +147,7 @@ def load_config(cwd: Path) -> Config:
     unknown = sorted(set(table) - _KNOWN_KEYS)
     lint, lint_warnings = _lint_settings(path, table.get("lint", {}))
     context, context_warnings = _context_settings(path, table.get("context", {}))
+    recall, recall_warnings = _recall_settings(path, table.get("recall", {}))
     return Config(
         path=path,
         dir=(path.parent / os.path.expanduser(folder)).resolve() if folder else None,
@@ -126,8 +155,12 @@ def load_config(cwd: Path) -> Config:
         how_labels=_labels(path, table, "how_labels", DEFAULT_HOW_LABELS),
         lint=lint,
         context=context,
+        recall=recall,
         warnings=(
-            tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown) + lint_warnings + context_warnings
+            tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown)
+            + lint_warnings
+            + context_warnings
+            + recall_warnings
         ),
     )
 
@@ -152,7 +185,63 @@ def _context_settings(path: Path, table: Any) -> tuple[ContextSettings, tuple[st
     budget = table.get("budget")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
         raise ConfigError(f"{path}: `context.budget` must be a positive whole number of bytes")
-    return ContextSettings(pin_importance=None if pin is None else float(pin), budget=budget), warnings
+    recall_on_start = table.get("recall-on-start", ContextSettings.recall_on_start)
+    if not isinstance(recall_on_start, bool):
+        raise ConfigError(f"{path}: `context.recall-on-start` must be true or false")
+    pin_importance = None if pin is None else float(pin)
+    return ContextSettings(pin_importance=pin_importance, budget=budget, recall_on_start=recall_on_start), warnings
+
+
+def _recall_settings(path: Path, table: Any) -> tuple[RecallSettings, tuple[str, ...]]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: `recall` must be a table")
+    table = {key.replace("_", "-"): value for key, value in table.items()}
+    warnings = tuple(f"{path}: unknown setting `recall.{key}` ignored" for key in sorted(set(table) - _RECALL_KEYS))
+    defaults = RecallSettings()
+
+    def number(key: str, default: float, low: float, high: float | None = None) -> float:
+        value = table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < low or (high and value > high):
+            span = f"from {low:g} to {high:g}" if high else f"of at least {low:g}"
+            raise ConfigError(f"{path}: `recall.{key}` must be a number {span}")
+        return float(value)
+
+    parts = ("relevance", "recency", "importance")
+    weights = [number(f"{part}-weight", getattr(defaults, f"{part}_weight"), 0) for part in parts]
+    if not any(weights):
+        raise ConfigError(f"{path}: the `recall.*-weight` settings cannot all be 0")
+    half_life = number("half-life-days", defaults.half_life_days, 0)
+    if half_life <= 0:
+        raise ConfigError(f"{path}: `recall.half-life-days` must be a positive number of days")
+    k = table.get("k", defaults.k)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"{path}: `recall.k` must be a positive whole number")
+    synonyms = table.get("synonyms", [])
+    if not isinstance(synonyms, list) or not all(
+        isinstance(group, list) and len(group) > 1 and all(isinstance(w, str) and w.strip() for w in group)
+        for group in synonyms
+    ):
+        raise ConfigError(f'{path}: `recall.synonyms` must be a list of word lists, e.g. [["ship", "deploy"]]')
+    model = table.get("model", defaults.model)
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(f"{path}: `recall.model` must be a model name")
+    log = table.get("log", defaults.log)
+    if not isinstance(log, bool):
+        raise ConfigError(f"{path}: `recall.log` must be true or false")
+    settings = RecallSettings(
+        relevance_weight=weights[0],
+        recency_weight=weights[1],
+        importance_weight=weights[2],
+        half_life_days=half_life,
+        gate=number("gate", defaults.gate, 0, 1),
+        min_relevance=number("min-relevance", defaults.min_relevance, 0, 1),
+        min_score=number("min-score", defaults.min_score, 0),
+        k=k,
+        synonyms=tuple(tuple(w.strip() for w in group) for group in synonyms),
+        model=model.strip(),
+        log=log,
+    )
+    return settings, warnings
 
 
 def _lint_settings(path: Path, table: Any) -> tuple[LintSettings, tuple[str, ...]]:

@@ -3,12 +3,14 @@
 `render_context` reads the folder and returns text; it never prints and never writes. A byte budget
 is spent in a fixed order: the index first (its entries most valuable first, the order the index
 caps use), then the full text of pinned memories, then the full text of memories a caller adds
-(`recalled`, e.g. the memories recall found relevant to a task). A memory is never cut part-way:
-its entry or its body is in whole or left out, and what was left out is reported.
+(`recalled`, e.g. the memories recall found relevant to a task), each of these with its age in words.
+A memory is never cut part-way: its entry or its body is in whole or left out, and what was left out
+is reported.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
@@ -50,6 +52,7 @@ class LoadedMemory:
 
     memory: Memory
     reason: str  # PINNED | RECALLED
+    age_note: str | None = None  # for recalled memories: how old it is, in the reader's words
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,20 @@ def is_pinned(memory: Memory, pin_importance: float | None) -> bool:
     return pin_importance is not None and explicit and memory.importance >= pin_importance
 
 
+def age_note(memory: Memory, today: dt.date) -> str:
+    """How old a memory is, for the agent that reads it: from today, from yesterday, or N days old
+    with a reminder that it may no longer hold (the note Claude Code adds to the memories it recalls)."""
+    changed = memory.last_changed
+    if changed is None:
+        return "This memory is undated; verify before asserting it as fact."
+    days = (today - changed).days
+    if days <= 0:
+        return "This memory is from today."
+    if days == 1:
+        return "This memory is from yesterday."
+    return f"This memory is {days:,} days old; verify before asserting it as fact."
+
+
 def render_context(
     folder: MemoryDir,
     format: ContextFormat | str = ContextFormat.MARKDOWN,
@@ -108,13 +125,14 @@ def render_context(
     recalled: Iterable[Memory] = (),
 ) -> Context:
     """The context for a new session: the index (as `memdir index` would write it, without writing
-    it) and the full text of the pinned memories, within `budget` bytes of UTF-8.
+        it) and the full text of the pinned memories, within `budget` bytes of UTF-8.
 
-    `budget` None takes the config's `context.budget` (else there is no limit). `include_index=False`
-    leaves the index out, for harnesses that load MEMORY.md themselves (Claude Code does). `recalled`
-    adds more full texts after the pinned ones, best first: the hook for recall. Superseded, expired,
-    quarantined and archived memories are never loaded. Raises ContextBudgetTooSmall when the budget
-    cannot hold the hand-written text of MEMORY.md.
+        `budget` None takes the config's `context.budget` (else there is no limit). `include_index=False`
+        leaves the index out, for harnesses that load MEMORY.md themselves (Claude Code does). `recalled`
+        adds more full texts after the pinned ones, best first, each with its `age_note`: the hook for
+    recall (`memdir context --for TASK`). Superseded, expired,
+        quarantined and archived memories are never loaded. Raises ContextBudgetTooSmall when the budget
+        cannot hold the hand-written text of MEMORY.md.
     """
     fmt = ContextFormat(format)
     settings = folder.config.context
@@ -153,7 +171,7 @@ def render_context(
         if excluded is not None:  # recall should not offer these; never load them all the same
             left_out.append(LeftOutOfContext(memory, "body", "excluded", excluded))
         else:
-            bodies.append(LoadedMemory(memory, RECALLED))
+            bodies.append(LoadedMemory(memory, RECALLED, age_note(memory, folder.today)))
 
     renderer = _Renderer(fmt, str(folder.root), index_text, entries, bodies, budget, capped)
     shown_entries, shown_bodies = _fit(renderer, entries, bodies, budget)
@@ -253,10 +271,12 @@ class _Renderer:
     def render(self, shown: set[str], bodies: Sequence[LoadedMemory]) -> str:
         return _clean(self._renderers[self.format](shown, bodies))
 
-    def _fragment(self, make: Callable[[Memory, str | None], str], memory: Memory, reason: str | None) -> str:
-        key = (memory.path, reason)
+    def _fragment(
+        self, make: Callable[[Memory, LoadedMemory | None], str], memory: Memory, loaded: LoadedMemory | None
+    ) -> str:
+        key = (memory.path, loaded.reason if loaded else None)
         if key not in self._cache:
-            self._cache[key] = make(memory, reason)
+            self._cache[key] = make(memory, loaded)
         return self._cache[key]
 
     def _budget_counts(self, shown: set[str], bodies: Sequence[LoadedMemory]) -> tuple[int, int]:
@@ -285,7 +305,7 @@ class _Renderer:
             out = "\n".join(lines) + "\n" if lines else ""
         if bodies:
             out += ("\n" if out else "") + "# Memories loaded in full\n"
-            out += "".join(self._fragment(_markdown_body, b.memory, b.reason) for b in bodies)
+            out += "".join(self._fragment(_markdown_body, b.memory, b) for b in bodies)
         entries_out, bodies_out = self._budget_counts(shown, bodies)
         if entries_out or bodies_out:
             parts = []
@@ -311,11 +331,9 @@ class _Renderer:
         by_path = {b.memory.path: b for b in bodies}
         for memory in self.entries:
             if memory.path in shown:
-                loaded = by_path.pop(memory.path, None)
-                reason = loaded.reason if loaded else None
-                out.append(self._fragment(_xml_entry, memory, reason))
+                out.append(self._fragment(_xml_entry, memory, by_path.pop(memory.path, None)))
         for loaded in by_path.values():
-            out.append(self._fragment(_xml_entry, loaded.memory, loaded.reason))
+            out.append(self._fragment(_xml_entry, loaded.memory, loaded))
         entries_out, bodies_out = self._budget_counts(shown, bodies)
         entries_out += self.capped
         if entries_out or bodies_out:
@@ -345,8 +363,10 @@ class _Renderer:
         return json.dumps(payload, ensure_ascii=False) + "\n"
 
 
-def _markdown_body(memory: Memory, reason: str | None) -> str:
-    meta = f"{memory.raw_type or 'memory'} · {reason} · {memory.path}"
+def _markdown_body(memory: Memory, loaded: LoadedMemory | None) -> str:
+    meta = f"{memory.raw_type or 'memory'} · {loaded.reason if loaded else None} · {memory.path}"
+    if loaded is not None and loaded.age_note:
+        meta += f"\n\n_{loaded.age_note}_"
     return f"\n## {memory.title}\n\n{meta}\n\n{_body_text(memory)}\n"
 
 
@@ -361,12 +381,14 @@ def _xml_attribute(text: str) -> str:
     return _xml_text(text).replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;")
 
 
-def _xml_entry(memory: Memory, reason: str | None) -> str:
+def _xml_entry(memory: Memory, loaded: LoadedMemory | None) -> str:
     attributes = f'key="{_xml_attribute(memory.title)}" type="{_xml_attribute(memory.raw_type or "")}"'
     attributes += f' path="{_xml_attribute(memory.path)}"'
     inner = f"<description>{_xml_text(memory.description)}</description>"
-    if reason is not None:
-        attributes += f' loaded="{_xml_attribute(reason)}"'
+    if loaded is not None:
+        attributes += f' loaded="{_xml_attribute(loaded.reason)}"'
+        if loaded.age_note:
+            inner += f"<age>{_xml_text(loaded.age_note)}</age>"
         inner += f"<value>{_xml_text(_body_text(memory))}</value>"
     return f"<entry {attributes}>{inner}</entry>\n"
 
@@ -381,4 +403,6 @@ def _json_entry(memory: Memory, loaded: LoadedMemory | None) -> dict[str, Any]:
     }
     if loaded is not None:
         item["body"] = _body_text(memory)
+        if loaded.age_note:
+            item["age"] = loaded.age_note
     return item

@@ -308,3 +308,105 @@ def test_cli_usage_errors(mixed: Path, args: list[str]) -> None:
 def test_cli_missing_folder(tmp_path: Path) -> None:
     result = invoke_memdir("--dir", str(tmp_path / "nope"), "context")
     assert result.exit_code == 2 and "does not exist" in result.stderr
+
+
+# --- recalled memories: `render_context(recalled=...)` and `memdir context --for TASK` ------------
+
+
+@pytest.mark.parametrize(
+    ("updated", "note"),
+    [
+        ("2026-11-22", "This memory is from today."),
+        ("2026-11-21", "This memory is from yesterday."),
+        ("2026-11-20", "This memory is 2 days old; verify before asserting it as fact."),
+        ("2025-11-22", "This memory is 365 days old; verify before asserting it as fact."),
+        (None, "This memory is undated; verify before asserting it as fact."),
+    ],
+)
+def test_age_note_says_how_old_a_memory_is(folder: Path, make_memory: MakeMemory, updated: str | None,
+                                           note: str) -> None:  # fmt: skip
+    from memdir.context import age_note
+
+    make_memory("project_x.md", updated=updated)
+    (memory,) = _folder(folder).scan().memories
+    assert age_note(memory, TODAY) == note
+
+
+@pytest.fixture
+def tasks(folder: Path, make_memory: MakeMemory) -> Path:
+    make_memory("feedback_pinned.md", body="Pinned body.", pin="true")
+    make_memory("feedback_friday.md", description="No production deploys on Fridays", updated="2026-10-23",
+                body="Don't deploy to production on a Friday.\n")  # fmt: skip
+    make_memory("reference_grafana.md", description="Cluster monitoring is at grafana.example.com",
+                updated="2026-11-21", body="Grafana dashboards.\n")  # fmt: skip
+    return folder
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_recalled_bodies_follow_the_pinned_ones_with_their_age(tasks: Path, fmt: ContextFormat) -> None:
+    root = _folder(tasks)
+    recalled = [m for m in root.scan().memories if m.path == "feedback_friday.md"]
+    context = render_context(root, fmt, recalled=recalled)
+    assert [(b.memory.path, b.reason) for b in context.loaded] == [
+        ("feedback_pinned.md", "pinned"),
+        ("feedback_friday.md", "recalled"),
+    ]
+    note = "This memory is 30 days old; verify before asserting it as fact."
+    assert context.loaded[1].age_note == note and context.loaded[0].age_note is None
+    if fmt is ContextFormat.JSON:
+        entries = {e["path"]: e for e in json.loads(context.text)["entries"]}
+        assert entries["feedback_friday.md"]["age"] == note and "age" not in entries["feedback_pinned.md"]
+    elif fmt is ContextFormat.XML:
+        entry = ET.fromstring(context.text).find("entry[@path='feedback_friday.md']")
+        assert entry is not None and entry.findtext("age") == note
+        assert entry.findtext("value") == "Don't deploy to production on a Friday."
+    else:
+        assert context.text.index("Pinned body.") < context.text.index(note) < context.text.index("Don't deploy")
+        assert context.text.count("verify before asserting") == 1
+
+
+def test_a_recalled_body_that_does_not_fit_is_left_out_whole(tasks: Path) -> None:
+    root = _folder(tasks)
+    recalled = [m for m in root.scan().memories if m.path == "feedback_friday.md"]
+    full = render_context(root, recalled=recalled)
+    tight = render_context(root, budget=full.bytes - 1, recalled=recalled)
+    assert [b.memory.path for b in tight.loaded] == ["feedback_pinned.md"]
+    assert "Don't deploy" not in tight.text and "30 days old" not in tight.text
+    assert tight.bytes <= full.bytes - 1
+    assert [(x.memory.path, x.part, x.cause) for x in tight.left_out] == [("feedback_friday.md", "body", "budget")]
+
+
+def test_cli_context_for_a_task_adds_the_recalled_memories(tasks: Path) -> None:
+    result = invoke_memdir("--dir", str(tasks), "context", "--for", "ship the fix to production on Friday")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "## friday\n\nfeedback · recalled · feedback_friday.md\n\n_This memory is 30 days old; verify" in text
+    assert "Grafana dashboards." not in text  # not relevant: not loaded
+    assert "1 of them recalled for the task" in result.stderr
+    from memdir.recall import read_log
+
+    assert read_log(tasks)[-1]["chosen"] == ["feedback_friday.md"]
+
+
+def test_cli_context_for_an_unrelated_task_adds_nothing(tasks: Path) -> None:
+    plain = invoke_memdir("--dir", str(tasks), "context")
+    result = invoke_memdir("--dir", str(tasks), "context", "--for", "Explain the difference between TCP and UDP")
+    assert result.exit_code == 0 and result.stdout == plain.stdout
+    assert "recall: nothing relevant to the task" in result.stderr
+
+
+def test_cli_context_for_keeps_to_k_and_the_budget(tasks: Path) -> None:
+    task = "grafana cluster monitoring, then deploy to production on friday"
+    both = invoke_memdir("--dir", str(tasks), "context", "--for", task, "--format", "json")
+    loaded = [e["path"] for e in json.loads(both.stdout)["entries"] if e["loaded"] == "recalled"]
+    assert sorted(loaded) == ["feedback_friday.md", "reference_grafana.md"]
+    one = invoke_memdir("--dir", str(tasks), "context", "--for", task, "-k", "1", "--format", "json")
+    assert len([e for e in json.loads(one.stdout)["entries"] if e["loaded"] == "recalled"]) == 1
+    budget = len(both.stdout.encode()) - 20
+    tight = invoke_memdir("--dir", str(tasks), "context", "--for", task, "--budget", str(budget), "--format", "json")
+    assert tight.exit_code == 0 and len(tight.stdout.encode()) <= budget
+
+
+def test_cli_k_without_a_task_is_a_usage_error(tasks: Path) -> None:
+    result = invoke_memdir("--dir", str(tasks), "context", "-k", "2")
+    assert result.exit_code == 2 and "-k only applies with --for" in result.output

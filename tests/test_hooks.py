@@ -672,3 +672,116 @@ def test_memdir_hooks_are_what_the_docs_show() -> None:
     docs = (REPO / "docs" / "claude-code.md").read_text()
     settings = {"hooks": {h.event: [h.group()] for h in memdir_hooks()}}
     assert json.dumps(settings, indent=2) in docs
+
+
+# --- session start with `context.recall-on-start` ------------------------------------------------
+
+
+def _branch(project: Path, head: str) -> None:
+    (project / ".git" / "HEAD").write_text(head + "\n")
+
+
+@pytest.mark.parametrize(
+    ("head", "topic"),
+    [
+        ("ref: refs/heads/fix/friday-deploys", "fix friday deploys"),
+        ("ref: refs/heads/feature/grafana_alerts-2", "feature grafana alerts 2"),
+        ("ref: refs/heads/main", None),
+        ("ref: refs/heads/master", None),
+        ("0123456789abcdef0123456789abcdef01234567", None),  # detached
+    ],
+)
+def test_session_topic_is_the_branch_name(project: Path, head: str, topic: str | None) -> None:
+    _branch(project, head)
+    assert claude_hooks.session_topic(project / ".claude") == topic
+
+
+def test_session_topic_follows_a_worktrees_gitdir(tmp_path: Path) -> None:
+    main = tmp_path / "main" / ".git" / "worktrees" / "wt"
+    main.mkdir(parents=True)
+    (main / "HEAD").write_text("ref: refs/heads/release-checklist\n")
+    tree = tmp_path / "wt"
+    tree.mkdir()
+    (tree / ".git").write_text(f"gitdir: {main}\n")
+    assert claude_hooks.session_topic(tree) == "release checklist"
+    assert claude_hooks.session_topic(tmp_path / "elsewhere") is None  # no repository
+
+
+@pytest.fixture
+def recalling(project: Path, make_memory: MakeMemory) -> Path:
+    """The project with `recall-on-start` on, a pinned memory and one about Friday deploys."""
+    root = project / ".claude" / "memory"
+    make_memory("user_role.md", root=root, description="Backend developer", pin="true", body="Writes Go.\n")
+    make_memory("feedback_friday.md", root=root, description="No production deploys on Fridays",
+                updated="2026-10-23", body="Don't deploy to production on a Friday.\n")  # fmt: skip
+    (project / ".memdir.toml").write_text("[context]\nrecall-on-start = true\n")
+    return project
+
+
+def test_session_start_adds_pinned_and_recalled_bodies_when_configured(recalling: Path) -> None:
+    _branch(recalling, "ref: refs/heads/fix/friday-deploys")
+    result = invoke_memdir("hook", "session-start", input=_payload(recalling), cwd=recalling)
+    assert result.exit_code == 0, result.output
+    context = _context(result.stdout)
+    index = (recalling / ".claude" / "memory" / "MEMORY.md").read_text()
+    assert context.index(index) < context.index("# Memories loaded in full")
+    assert "Writes Go." in context  # pinned
+    assert "feedback · recalled · feedback_friday.md" in context
+    assert "This memory is 30 days old; verify before asserting it as fact." in context
+    from memdir.recall import read_log
+
+    assert read_log(recalling / ".claude" / "memory")[-1]["query"] == "fix friday deploys"
+
+
+def test_session_start_on_a_default_branch_adds_only_pinned_bodies(recalling: Path) -> None:
+    _branch(recalling, "ref: refs/heads/main")
+    result = invoke_memdir("hook", "session-start", input=_payload(recalling), cwd=recalling)
+    context = _context(result.stdout)
+    assert "Writes Go." in context and "Don't deploy" not in context
+    assert not (recalling / ".claude" / "memory" / ".memdir" / "recall.jsonl").exists()
+
+
+def test_session_start_without_the_setting_gives_the_index_alone(recalling: Path) -> None:
+    (recalling / ".memdir.toml").unlink()
+    _branch(recalling, "ref: refs/heads/fix/friday-deploys")
+    context = _context(invoke_memdir("hook", "session-start", input=_payload(recalling), cwd=recalling).stdout)
+    assert "Writes Go." not in context and "Memories loaded in full" not in context
+
+
+def test_session_start_bodies_stay_within_the_limit(recalling: Path, make_memory: MakeMemory) -> None:
+    root = recalling / ".claude" / "memory"
+    for i in range(50):  # an index of about 6,000 characters
+        make_memory(f"project_topic-{i:03d}.md", root=root,
+                    description=f"Topic {i:03d}, a fairly long description of a decision and its reasons")  # fmt: skip
+    make_memory("feedback_long.md", root=root, description="Long rule about friday deploys", pin="true",
+                body="A very long pinned body. " * 400)  # fmt: skip
+    _branch(recalling, "ref: refs/heads/fix/friday-deploys")
+    result = invoke_memdir("hook", "session-start", input=_payload(recalling), cwd=recalling)
+    context = _context(result.stdout)
+    assert len(context) <= CONTEXT_LIMIT
+    assert "A very long pinned body." not in context  # left out whole, never cut
+    assert "Writes Go." in context
+
+
+def test_session_start_with_recall_stays_on_the_fast_path(recalling: Path) -> None:
+    _branch(recalling, "ref: refs/heads/fix/friday-deploys")
+    probe = (
+        "import sys\n"
+        "from memdir.cli.fast import run_fast\n"
+        "code = run_fast(['hook', 'session-start'])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', 'pydantic', 'anthropic'))\n"
+        "print(code, heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], input=_payload(recalling), capture_output=True, text=True,
+                          cwd=recalling, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stderr.strip().splitlines()[-1] == "0 []", done.stderr
+    assert "This memory is 30 days old" in _context(done.stdout)
+
+
+def test_recall_on_start_must_be_a_boolean(tmp_path: Path) -> None:
+    from memdir.config import load_config
+    from memdir.errors import ConfigError
+
+    (tmp_path / ".memdir.toml").write_text('[context]\nrecall-on-start = "yes"\n')
+    with pytest.raises(ConfigError, match="recall-on-start"):
+        load_config(tmp_path)

@@ -1,4 +1,5 @@
-"""`memdir context`: print what to inject at session start (the index plus the memories that always load)."""
+"""`memdir context`: print what to inject at session start (the index plus the memories that always load),
+and with `--for TASK` the memories recall finds relevant to a task."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated
 import typer
 
 from memdir.cli.typer_app import app, state
-from memdir.context import ContextFormat
+from memdir.context import RECALLED, ContextFormat
 
 _SHOWN_NAMES = 10  # past this many, left-out memories are counted rather than named
 
@@ -33,22 +34,53 @@ def context(
         bool,
         typer.Option("--no-index", help="Leave the index out, for harnesses that load MEMORY.md themselves."),
     ] = False,
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--for",
+            help="A task: the memories `memdir recall TASK` returns are added in full after the pinned ones, "
+            "each with its age.",
+            show_default=False,
+        ),
+    ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "-k", "--limit", min=1, help="With --for: most memories to recall (else `recall.k`, 5).", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """Print the context for a new session: the index, then the memories marked to always load.
 
     A memory always loads with `pin: true`, or with an importance at or above `context.pin-importance`
     (0.9 unless configured). The size and an estimated token count go to stderr, with what the
-    budget left out. Nothing is written.
+    budget left out. With --for TASK, the memories recalled for TASK follow, best first, each with
+    its age ("This memory is N days old; verify before asserting it as fact."); the recall is
+    logged to .memdir/recall.jsonl like any other. Nothing else is written.
     """
+    if k is not None and task is None:
+        raise typer.BadParameter("-k only applies with --for TASK", param_hint="-k")
     st = state(ctx)
     folder = st.folder()
-    result = folder.render_context(format, budget, include_index=not no_index)
+    recalled = []
+    if task is not None:
+        from memdir.recall import recall, recalled_memories
+
+        found = recall(folder, task, k=k)
+        if found.log_error:
+            st.warn(f"recall not logged: {found.log_error}")
+        recalled = recalled_memories(folder, found)
+        if not recalled:
+            st.say(f"recall: nothing relevant to the task (best relevance {found.top_relevance:.2f}, "
+                   f"gate {found.settings.gate:g})")  # fmt: skip
+    result = folder.render_context(format, budget, include_index=not no_index, recalled=recalled)
     st.write(result.text)
     if result.index_refused is not None:
         st.warn(f"MEMORY.md is used as it is: {result.index_refused}")
     st.say(
         f"context: {result.bytes:,} bytes, about {result.estimated_tokens:,} tokens "
-        f"({len(result.entries)} index entries, {len(result.loaded)} memories in full)"
+        f"({len(result.entries)} index entries, {len(result.loaded)} memories in full"
+        + (f", {sum(1 for b in result.loaded if b.reason == RECALLED)} of them recalled for the task)" if task else ")")
     )
     for part, one, many in (("entry", "index entry", "index entries"), ("body", "memory in full", "memories in full")):
         gone = [item for item in result.left_out if item.part == part and item.cause == "budget"]

@@ -1,0 +1,135 @@
+"""`memdir recall QUERY`: the memories worth bringing up for a task, best first, and why."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from memdir.cli.state import OutputFormat, State
+from memdir.cli.typer_app import FormatOption, app, state
+from memdir.recall import Recalled, RecallResult
+
+_EXPLAIN_NEAR_MISSES = 5  # candidates shown with --explain after the chosen ones
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="The task or question, in the user's words.", show_default=False)],
+    k: Annotated[
+        int | None,
+        typer.Option("-k", "--limit", min=1, help="Most memories to return (else `recall.k`, 5).", show_default=False),
+    ] = None,
+    min_score: Annotated[
+        float | None,
+        typer.Option(
+            "--min-score", min=0.0, help="Leave out memories scoring below this (else `recall.min-score`, 0)."
+        ),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show how each score is made, what matched, and the near misses.")
+    ] = False,
+    llm: Annotated[
+        bool,
+        typer.Option(
+            "--llm", help="Let a model pick up to k memories from the folder's manifest (needs ANTHROPIC_API_KEY)."
+        ),
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", help="The model for --llm (else `recall.model`).", show_default=False)
+    ] = None,
+    no_log: Annotated[
+        bool, typer.Option("--no-log", help="Do not append this recall to .memdir/recall.jsonl.")
+    ] = False,
+    format: FormatOption = OutputFormat.text,
+) -> None:
+    """Print the memories most worth bringing up for QUERY, best first.
+
+    score = 0.6 x relevance + 0.25 x recency + 0.15 x importance (configurable under [recall]).
+    Relevance is lexical and offline; a query whose best match is below the relevance gate recalls
+    nothing, however new or important a memory is. Superseded, expired, quarantined and archived
+    memories are never recalled. Every recall is logged to .memdir/recall.jsonl. See docs/recall.md.
+    """
+    from memdir import recall as recalling
+
+    st = state(ctx)
+    folder = st.folder()
+    log = False if no_log else None
+    if llm:
+        result = recalling.recall_llm(folder, query, k=k, model=model, log=log)
+    else:
+        result = recalling.recall(folder, query, k=k, min_score=min_score, log=log)
+    if result.log_error:
+        st.warn(f"recall not logged: {result.log_error}")
+    if format is OutputFormat.json:
+        payload: dict[str, object] = {"results": [r.to_json(explain) for r in result.results]}
+        if explain:
+            payload |= _explain_json(result)
+        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    _print_text(st, result, explain)
+
+
+def _explain_json(result: RecallResult) -> dict[str, object]:
+    out: dict[str, object] = {
+        "method": result.method,
+        "top_relevance": round(result.top_relevance, 4),
+        "gate": result.settings.gate,
+        "passed_gate": result.passed_gate,
+        "near_misses": [r.to_json(True) | {"why_not": result.why_not(r)} for r in _near_misses(result)],
+        "excluded": [{"path": path, "why": why} for path, why in result.excluded],
+    }
+    if result.llm is not None:
+        out["llm"] = result.llm
+    return out
+
+
+def _near_misses(result: RecallResult) -> list[Recalled]:
+    chosen = {r.path for r in result.results}
+    return [c for c in result.candidates if c.path not in chosen][:_EXPLAIN_NEAR_MISSES]
+
+
+def _print_text(st: State, result: RecallResult, explain: bool) -> None:
+    settings = result.settings
+    if not result.results:
+        if not result.candidates:
+            st.say("nothing recalled: no memory shares a word with the query")
+        elif result.method == "llm":
+            st.say("nothing recalled: the model picked no memory")
+        elif not result.passed_gate:
+            best = result.candidates[0]
+            st.say(
+                f"nothing recalled: the best match, {best.path} (relevance {result.top_relevance:.2f}), "
+                f"is below the relevance gate {settings.gate:g}"
+            )
+        else:
+            st.say("nothing recalled: every match is below min-relevance or --min-score")
+    width = max((len(r.path) for r in result.results), default=0)
+    for r in result.results:
+        st.write(f"{r.score:.3f}  {r.path:<{width}}  {r.description}\n")
+        if explain:
+            _explain_one(st, r, result)
+    if explain:
+        misses = _near_misses(result)
+        if misses:
+            st.write("\nnear misses:\n")
+            for r in misses:
+                st.write(f"{r.score:.3f}  {r.path}  ({result.why_not(r)})\n")
+                _explain_one(st, r, result)
+        for path, why in result.excluded:
+            st.write(f"excluded: {path} ({why})\n")
+        if result.log_path is not None:
+            st.say(f"logged to {st.show_path(result.log_path)}")
+
+
+def _explain_one(st: State, r: Recalled, result: RecallResult) -> None:
+    s = result.settings
+    st.write(
+        f"       = {s.relevance_weight:g} x relevance {r.relevance:.2f} + {s.recency_weight:g} x recency "
+        f"{r.recency:.2f} + {s.importance_weight:g} x importance {r.importance:.2f}\n"
+    )
+    if r.matched:
+        via = f" (in {r.via}, which this memory supersedes)" if r.via else ""
+        st.write(f"       matched: {', '.join(r.matched)}{via}\n")

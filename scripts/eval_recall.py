@@ -1,0 +1,264 @@
+"""Score `memdir recall` on the labelled dev queries beside a plain BM25 baseline, and time it.
+
+Usage: python scripts/eval_recall.py [DIR] [--no-timings]   (default DIR: ../shared/eval/dev/recall/)
+
+DIR holds memories.jsonl (id, name, description, type, body, importance, created, superseded,
+superseded_by) and queries.jsonl (id, query, relevant: memory ids, note). The memories are written as a
+real memory folder in a temporary directory (a superseded one gets `status: superseded` and
+`superseded_by: <file of its successor>`), "today" is the day after the newest memory, and every query
+goes through `memdir.recall` exactly as the CLI runs it, with the default settings.
+
+Metrics, over the top 5 each system returns (a system may return fewer, or nothing):
+- recall@5: per query with relevant memories, the share of them returned; averaged over those queries.
+- precision@5: relevant returned / returned, over all queries with relevant memories (micro-average:
+  a system that returns nothing for a query is not rewarded or punished there).
+- false injection: the share of queries with no relevant memory for which anything is returned.
+
+The baseline is plain Okapi BM25 (k1 1.2, b 0.75) over lower-cased words of name, description and body,
+with the same exclusions (superseded memories are never returned), at no score floor and at the lowest
+floor that keeps its false injection at or under 10%. Both systems are shown at several gates, and
+memdir's without each of its parts, so the trade-off is visible. Then `memdir recall` is timed as a fresh
+process on generated folders of 1,000 and 10,000 memories (scripts/synthetic.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memdir.config import RecallSettings  # noqa: E402
+from memdir.memory_dir import MemoryDir  # noqa: E402
+from memdir.model import slugify, yaml_scalar  # noqa: E402
+from memdir.recall import _choose, _Lazy, _score, load_index, recall  # noqa: E402
+
+DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "recall"
+K = 5
+FI_TARGET = 0.10
+System = Callable[[str], list[str]]  # query -> memory ids, best first
+
+
+def read_jsonl(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_folder(root: Path, memories: Sequence[dict[str, object]]) -> dict[str, str]:
+    """The memories as files under `root`; returns file name -> memory id."""
+    files = {str(m["id"]): f"{m['type']}_{slugify(str(m['name']))}.md" for m in memories}
+    root.mkdir(parents=True)
+    (root / "MEMORY.md").write_text("", encoding="utf-8")
+    for m in memories:
+        fields = {
+            "name": m["name"],
+            "description": m["description"],
+            "type": m["type"],
+            "created": m["created"],
+            "updated": m["created"],
+            "importance": m.get("importance"),
+        }
+        if m.get("superseded"):
+            fields["status"] = "superseded"
+            if m.get("superseded_by"):
+                fields["superseded_by"] = files[str(m["superseded_by"])]
+        front = "".join(f"{key}: {yaml_scalar(value)}\n" for key, value in fields.items() if value is not None)
+        (root / files[str(m["id"])]).write_text(f"---\n{front}---\n{m['body']}\n", encoding="utf-8")
+    return {name: key for key, name in files.items()}
+
+
+def evaluate(system: System, queries: Sequence[dict[str, object]]) -> tuple[float, float, float]:
+    recalls: list[float] = []
+    hits = returned = injected = negatives = 0
+    for q in queries:
+        got = system(str(q["query"]))[:K]
+        relevant = set(q["relevant"])  # type: ignore[call-overload]
+        if relevant:
+            hit = len(relevant & set(got))
+            recalls.append(hit / len(relevant))
+            hits, returned = hits + hit, returned + len(got)
+        else:
+            negatives += 1
+            injected += bool(got)
+    return (
+        sum(recalls) / len(recalls),
+        hits / returned if returned else 0.0,
+        injected / negatives if negatives else 0.0,
+    )
+
+
+# --- the baseline ------------------------------------------------------------------------------------
+
+
+def bm25_baseline(memories: Sequence[dict[str, object]]) -> Callable[[str], list[tuple[str, float]]]:
+    """Plain Okapi BM25 over lower-cased words; returns (id, score) of every matching live memory."""
+
+    def words(text: str) -> list[str]:
+        return re.findall(r"\w+", text.lower())
+
+    docs = {str(m["id"]): words(f"{m['name']} {m['description']} {m['body']}") for m in memories}
+    live = {str(m["id"]) for m in memories if not m.get("superseded")}
+    n, average = len(docs), sum(map(len, docs.values())) / len(docs)
+    df = Counter(t for d in docs.values() for t in set(d))
+    tfs = {key: Counter(d) for key, d in docs.items()}
+
+    def score(query: str) -> list[tuple[str, float]]:
+        out = []
+        for key in live:
+            tf, length = tfs[key], len(docs[key])
+            s = sum(
+                math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                * tf[t]
+                * 2.2
+                / (tf[t] + 1.2 * (0.25 + 0.75 * length / average))
+                for t in words(query)
+                if t in tf
+            )
+            if s > 0:
+                out.append((key, s))
+        return sorted(out, key=lambda x: (-x[1], x[0]))
+
+    return score
+
+
+def lowest_fitting_floor(
+    baseline: Callable[[str], list[tuple[str, float]]], queries: Sequence[dict[str, object]]
+) -> float | None:
+    """The lowest score floor at which the baseline's false injection is at most FI_TARGET (a query
+    injects when its best score is above the floor), or None when no floor does."""
+    floors = sorted({s for q in queries for _, s in baseline(str(q["query"]))[:1]})
+    for floor in floors:
+        if evaluate(lambda q, floor=floor: [key for key, s in baseline(q) if s > floor], queries)[2] <= FI_TARGET:
+            return floor
+    return None
+
+
+# --- the run -----------------------------------------------------------------------------------------
+
+
+def row(label: str, scores: tuple[float, float, float]) -> str:
+    r, p, fi = scores
+    return f"  {label:<52} {r:>9.3f} {p:>12.3f} {fi:>16.1%}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", nargs="?", type=Path, default=DEFAULT)
+    parser.add_argument("--no-timings", action="store_true", help="skip timing memdir recall on generated folders")
+    args = parser.parse_args()
+    if not (args.dir / "queries.jsonl").is_file():
+        print(f"eval_recall: {args.dir} not found (the labelled data lives in ../shared); nothing to evaluate")
+        return 0
+    memories = read_jsonl(args.dir / "memories.jsonl")
+    queries = read_jsonl(args.dir / "queries.jsonl")
+    today = max(dt.date.fromisoformat(str(m["created"])) for m in memories) + dt.timedelta(days=1)
+    positives = sum(bool(q["relevant"]) for q in queries)
+    print(f"{len(memories)} memories, {len(queries)} queries ({positives} with relevant memories, "
+          f"{len(queries) - positives} without); today = {today}; top {K}")  # fmt: skip
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "memory"
+        ids = write_folder(root, memories)
+        folder = MemoryDir(root, today=today)
+        default = RecallSettings()
+
+        def ours(settings: RecallSettings = default) -> System:
+            return lambda q: [ids[r.path] for r in recall(folder, q, settings=settings, log=False).results]
+
+        index = load_index(folder)
+
+        def ablated(synonyms: bool = True, successors: bool = True) -> System:
+            def run(q: str) -> list[str]:
+                candidates, _ = _score(index, q, default, today, synonyms=synonyms, successors=successors)
+                return [ids[r.path] for r in _choose(candidates, default, K, default.min_score)[0]]
+
+            return run
+
+        started = time.perf_counter()
+        mine = evaluate(ours(), queries)
+        per_query_ms = (time.perf_counter() - started) / len(queries) * 1000
+
+        baseline = bm25_baseline(memories)
+
+        def at_floor(floor: float) -> System:
+            return lambda q: [key for key, s in baseline(q) if s >= floor]
+
+        plain = evaluate(at_floor(0.0), queries)
+        fitting = lowest_fitting_floor(baseline, queries)
+
+        print(f"\n  {'system':<52} {'recall@5':>9} {'precision@5':>12} {'false injection':>16}")
+        print(row(f"memdir recall (defaults: gate {default.gate:g})", mine))
+        if fitting is not None:
+            print(row(f"plain BM25, floor {fitting:.2f} (lowest with FI <= 10%)", evaluate(at_floor(fitting + 1e-9),
+                                                                                           queries)))  # fmt: skip
+        print(row("plain BM25, no floor", plain))
+
+        print("\n  trade-off: memdir recall at other gates")
+        for gate in (0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9):
+            print(row(f"gate {gate:g}", evaluate(ours(replace(default, gate=gate)), queries)))
+        print("\n  trade-off: plain BM25 at other floors")
+        for floor in (4.0, 6.0, 8.0, 10.0, 12.0):
+            print(row(f"floor {floor:g}", evaluate(at_floor(floor), queries)))
+
+        print("\n  ablations (default gate)")
+        print(row("without the glossary of synonyms and translations", evaluate(ablated(synonyms=False), queries)))
+        print(row("without passing matches on to successors", evaluate(ablated(successors=False), queries)))
+        prior, _Lazy.prior = _Lazy.prior, {}  # every query word weighs 1
+        print(row("without the general-language prior", evaluate(ablated(), queries)))
+        _Lazy.prior = prior
+        print(f"\n  in-process recall: {per_query_ms:.1f} ms a query on this folder")
+
+    if not args.no_timings:
+        time_cli()
+    return 0
+
+
+def recall_timings(sizes: Sequence[int] = (1_000, 10_000), runs: int = 7) -> list[dict[str, float]]:
+    """Wall time of `memdir recall` as a fresh process on folders generated by scripts/synthetic.py:
+    for each size, the first run (which builds .memdir/recall-index) and the median, min and max of
+    `runs` runs after it (index warm), in seconds. scripts/bench.py can call this."""
+    from scripts.synthetic import write_folder as generate
+
+    memdir = [sys.executable, "-m", "memdir"]
+    out = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "memory"
+            generate(root, size)
+            command = [*memdir, "--dir", str(root), "recall", "deploy the release checklist", "--format", "json"]
+            started = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            first = time.perf_counter() - started
+            subprocess.run(command, check=True, capture_output=True)  # re-reads the files racy in the first build
+            times = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                subprocess.run(command, check=True, capture_output=True)
+                times.append(time.perf_counter() - started)
+            out.append({"memories": size, "first": first, "median": statistics.median(times), "min": min(times),
+                        "max": max(times)})  # fmt: skip
+    return out
+
+
+def time_cli(runs: int = 7) -> None:
+    print(f"\n  `memdir recall` as a fresh process, median of {runs} runs after a warm-up (index built)")
+    for t in recall_timings(runs=runs):
+        print(f"  {t['memories']:>6,} memories: median {t['median'] * 1000:.0f} ms "
+              f"(min {t['min'] * 1000:.0f}, max {t['max'] * 1000:.0f}); "
+              f"first run, building the index: {t['first'] * 1000:.0f} ms")  # fmt: skip
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
