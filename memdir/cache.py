@@ -185,13 +185,14 @@ class ParseCache:
             at += len(data) + len(text)
         # ASCII: a file name with undecodable bytes (a lone surrogate here) must survive the trip.
         header = json.dumps({"memdir": self._version, "files": self._toc}, separators=(",", ":"))
+        from memdir.errors import FolderNotFound
         from memdir.store import atomic_write, ensure_state_dir
 
         try:
             ensure_state_dir(self.path.parent.parent)
             atomic_write(self.path, b"\n".join([_MAGIC, header.encode("ascii"), b"".join(parts)]), durable=False)
-        except OSError:
-            pass  # a read-only folder or a full disk: the next run parses again, nothing is lost
+        except (OSError, FolderNotFound):
+            pass  # a read-only folder, a full disk, a folder removed: the next run parses again
         self._blob_read, self._new, self._changed = b"".join(parts), {}, False
 
 

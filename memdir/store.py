@@ -277,9 +277,13 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def ensure_state_dir(root: Path) -> Path:
-    """Create `<root>/.memdir/`, which ignores itself for git."""
+    """Create `<root>/.memdir/`, which ignores itself for git. Raises FolderNotFound when `root`
+    itself is gone: a lock or a log must never bring back a folder someone removed."""
     state = root / STATE_DIR
-    state.mkdir(parents=True, exist_ok=True)
+    try:
+        state.mkdir(exist_ok=True)
+    except FileNotFoundError:
+        raise FolderNotFound(f"memory folder {root} does not exist (was it removed?)") from None
     ignore = state / ".gitignore"
     if not ignore.exists():
         atomic_write(ignore, "# memdir's own state: locks, caches, logs. Not for git.\n*\n")

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memdir.errors import LockTimeout
-from memdir.store import atomic_write, folder_lock, scan_folder
+from memdir.cache import ParseCache
+from memdir.errors import FolderNotFound, LockTimeout
+from memdir.store import atomic_write, ensure_state_dir, folder_lock, load_file, scan_folder
 
 
 def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -113,3 +114,26 @@ def test_the_lock_excludes_a_second_holder(folder: Path) -> None:
         holder.wait()
     with folder_lock(folder, timeout=1):  # released when the holder dies
         pass
+
+
+def test_state_never_brings_back_a_removed_folder(tmp_path: Path) -> None:
+    gone = tmp_path / "memory"
+    with pytest.raises(FolderNotFound, match="does not exist"):
+        ensure_state_dir(gone)
+    with pytest.raises(FolderNotFound), folder_lock(gone):
+        pass
+    assert not gone.exists()
+
+
+def test_a_parse_cache_saved_after_its_folder_went_away_is_dropped_quietly(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    root.mkdir()
+    memory = root / "user_a.md"
+    memory.write_text("---\nname: a\ndescription: b\ntype: user\n---\nBody.\n")
+    os.utime(memory, (1_700_000_000, 1_700_000_000))  # old enough for the cache to keep it
+    cache = ParseCache.load(root / ".memdir")
+    load_file(str(memory), "user_a.md", cache)  # a parsed file the cache has yet to save
+    memory.unlink()
+    root.rmdir()
+    cache.save()
+    assert not root.exists()
