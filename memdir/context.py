@@ -236,7 +236,7 @@ def _body_text(memory: Memory) -> str:
     return memory.body.replace("\r\n", "\n").strip("\n") or memory.description
 
 
-def _plural(count: int, one: str, many: str) -> str:
+def plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
@@ -310,9 +310,9 @@ class _Renderer:
         if entries_out or bodies_out:
             parts = []
             if entries_out:
-                parts.append(_plural(entries_out, "index entry", "index entries"))
+                parts.append(plural(entries_out, "index entry", "index entries"))
             if bodies_out:
-                parts.append(f"the full text of {_plural(bodies_out, 'memory', 'memories')}")
+                parts.append(f"the full text of {plural(bodies_out, 'memory', 'memories')}")
             out += (
                 ("\n" if out else "")
                 + f"{_INDEX_NOTE} left out to fit the {self.budget or 0:,}-byte context budget: "

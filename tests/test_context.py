@@ -287,6 +287,14 @@ def test_cli_prints_the_context_and_reports_size_on_stderr(mixed: Path) -> None:
     assert f"{size:,} bytes, about {estimate_tokens(result.stdout):,} tokens" in result.stderr
 
 
+def test_cli_counts_one_memory_in_the_singular(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_role.md", pin="true")
+    assert invoke_memdir("--dir", str(folder), "index").exit_code == 0
+    result = invoke_memdir("--dir", str(folder), "context")
+    assert result.exit_code == 0, result.output
+    assert "(1 index entry, 1 memory in full)" in result.stderr
+
+
 def test_cli_formats_budget_and_no_index(mixed: Path) -> None:
     result = invoke_memdir("--dir", str(mixed), "context", "--format", "xml", "--budget", "700")
     assert result.exit_code == 0, result.output

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from memdir.cli.typer_app import app, state
-from memdir.context import RECALLED, ContextFormat
+from memdir.context import RECALLED, ContextFormat, plural
 
 _SHOWN_NAMES = 10  # past this many, left-out memories are counted rather than named
 
@@ -79,7 +79,8 @@ def context(
         st.warn(f"MEMORY.md is used as it is: {result.index_refused}")
     st.say(
         f"context: {result.bytes:,} bytes, about {result.estimated_tokens:,} tokens "
-        f"({len(result.entries)} index entries, {len(result.loaded)} memories in full"
+        f"({plural(len(result.entries), 'index entry', 'index entries')}, "
+        f"{plural(len(result.loaded), 'memory', 'memories')} in full"
         + (f", {sum(1 for b in result.loaded if b.reason == RECALLED)} of them recalled for the task)" if task else ")")
     )
     for part, one, many in (("entry", "index entry", "index entries"), ("body", "memory in full", "memories in full")):
@@ -87,5 +88,5 @@ def context(
         if gone:
             names = ", ".join(item.memory.title for item in gone[:_SHOWN_NAMES])
             more = f" and {len(gone) - _SHOWN_NAMES} more" if len(gone) > _SHOWN_NAMES else ""
-            noun = one if len(gone) == 1 else many
-            st.say(f"left out to fit the {result.budget or 0:,}-byte budget: {len(gone)} {noun} ({names}{more})")
+            budget = f"{result.budget or 0:,}-byte budget"
+            st.say(f"left out to fit the {budget}: {plural(len(gone), one, many)} ({names}{more})")
