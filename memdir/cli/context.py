@@ -88,5 +88,5 @@ def context(
         if gone:
             names = ", ".join(item.memory.title for item in gone[:_SHOWN_NAMES])
             more = f" and {len(gone) - _SHOWN_NAMES} more" if len(gone) > _SHOWN_NAMES else ""
-            budget = f"{result.budget or 0:,}-byte budget"
-            st.say(f"left out to fit the {budget}: {plural(len(gone), one, many)} ({names}{more})")
+            limit = f"{result.budget or 0:,}-byte budget"
+            st.say(f"left out to fit the {limit}: {plural(len(gone), one, many)} ({names}{more})")
