@@ -640,7 +640,8 @@ def record_stop(
     cwd: Path,
     now: dt.datetime | None = None,
 ) -> HookOutcome:
-    """Note the session's transcript in `.memdir/pending-extractions.jsonl` for `memdir extract`.
+    """Note the session's transcript in `.memdir/pending-extractions.jsonl` and start a detached
+    `memdir extract` on it (see `spawn_extraction`).
 
     Claude Code runs Stop hooks after every reply, so one session would add a line per turn: a
     session already pending (same id and transcript) is not added again. Lines are appended with
@@ -656,16 +657,51 @@ def record_stop(
         return outcome
     session = _string(payload, "session_id")
     pending = ensure_state_dir(folder.root) / PENDING_EXTRACTIONS
-    if any(e.get("session_id") == session and e.get("transcript_path") == transcript for e in read_pending(pending)):
-        return outcome
-    entry = {
-        "session_id": session,
-        "transcript_path": transcript,
-        "cwd": _string(payload, "cwd"),
-        "recorded_at": (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds"),
-    }
-    _append_line(pending, json.dumps(entry, ensure_ascii=False))
+    if not any(
+        e.get("session_id") == session and e.get("transcript_path") == transcript for e in read_pending(pending)
+    ):
+        entry = {
+            "session_id": session,
+            "transcript_path": transcript,
+            "cwd": _string(payload, "cwd"),
+            "recorded_at": (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds"),
+        }
+        _append_line(pending, json.dumps(entry, ensure_ascii=False))
+    sent = _string(payload, "cwd")
+    spawn_extraction(folder, transcript, env, Path(sent) if sent and Path(sent).is_dir() else cwd)
     return outcome
+
+
+EXTRACT_HOOK_LOG = "extract-hook.log"
+
+
+def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str], cwd: Path) -> bool:
+    """Start `memdir extract TRANSCRIPT --yes` detached from the hook, and return at once.
+
+    The child gets its own session and no terminal: its output goes to `.memdir/extract-hook.log`
+    (its decisions to `.memdir/log.jsonl`), never into the agent's session. Not started without an
+    API key (it could only fail) or with `extract.on-stop = false`. It runs in `cwd`, the session's
+    project, so it reads the same config as the hook. True when it was started.
+    """
+    import subprocess
+    import sys
+
+    if not folder.config.extract.on_stop or not (env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")):
+        return False
+    command = [sys.executable, "-m", "memdir", "--dir", str(folder.root), "extract", transcript, "--yes"]
+    log = ensure_state_dir(folder.root) / EXTRACT_HOOK_LOG
+    with open(log, "ab") as output:
+        subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,  # a process group of its own: the hook's end does not end it
+            close_fds=True,
+        )
+    return True
 
 
 def pending_path(root: Path) -> Path:

@@ -29,7 +29,8 @@ DEFAULT_HOW_LABELS = (
 )  # fmt: skip
 
 CONFIG_FILE = ".memdir.toml"
-_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint", "context", "recall"}
+_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint", "context", "recall", "extract"}
+_EXTRACT_KEYS = {"model", "every", "on-stop", "refresh-duplicates"}
 _CONTEXT_KEYS = {"pin-importance", "budget", "recall-on-start"}
 _RECALL_KEYS = {
     "relevance-weight", "recency-weight", "importance-weight", "half-life-days", "gate", "min-relevance",
@@ -81,6 +82,16 @@ class RecallSettings:
 
 
 @dataclass(frozen=True)
+class ExtractSettings:
+    """`[tool.memdir.extract]` (or `[extract]` in `.memdir.toml`): how `memdir extract` runs."""
+
+    model: str = "claude-haiku-4-5"
+    every: int = 1  # extract only once this many new user turns have piled up
+    on_stop: bool = True  # `memdir hook stop` starts a detached extraction (when an API key is set)
+    refresh_duplicates: bool = False  # a skipped duplicate sets `updated` on the memory it repeats
+
+
+@dataclass(frozen=True)
 class Config:
     """Settings from the nearest config file; defaults when there is none."""
 
@@ -91,6 +102,7 @@ class Config:
     lint: LintSettings = field(default_factory=LintSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
+    extract: ExtractSettings = field(default_factory=ExtractSettings)
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -148,6 +160,7 @@ def load_config(cwd: Path) -> Config:
     lint, lint_warnings = _lint_settings(path, table.get("lint", {}))
     context, context_warnings = _context_settings(path, table.get("context", {}))
     recall, recall_warnings = _recall_settings(path, table.get("recall", {}))
+    extract, extract_warnings = _extract_settings(path, table.get("extract", {}))
     return Config(
         path=path,
         dir=(path.parent / os.path.expanduser(folder)).resolve() if folder else None,
@@ -156,11 +169,13 @@ def load_config(cwd: Path) -> Config:
         lint=lint,
         context=context,
         recall=recall,
+        extract=extract,
         warnings=(
             tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown)
             + lint_warnings
             + context_warnings
             + recall_warnings
+            + extract_warnings
         ),
     )
 
@@ -190,6 +205,29 @@ def _context_settings(path: Path, table: Any) -> tuple[ContextSettings, tuple[st
         raise ConfigError(f"{path}: `context.recall-on-start` must be true or false")
     pin_importance = None if pin is None else float(pin)
     return ContextSettings(pin_importance=pin_importance, budget=budget, recall_on_start=recall_on_start), warnings
+
+
+def _extract_settings(path: Path, table: Any) -> tuple[ExtractSettings, tuple[str, ...]]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: `extract` must be a table")
+    table = {key.replace("_", "-"): value for key, value in table.items()}
+    unknown = sorted(set(table) - _EXTRACT_KEYS)
+    warnings = tuple(f"{path}: unknown setting `extract.{key}` ignored" for key in unknown)
+    model = table.get("model", ExtractSettings.model)
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(f"{path}: `extract.model` must be a model name")
+    every = table.get("every", ExtractSettings.every)
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ConfigError(f"{path}: `extract.every` must be a positive whole number of turns")
+    flags = {}
+    for key in ("on-stop", "refresh-duplicates"):
+        flags[key] = table.get(key, getattr(ExtractSettings, key.replace("-", "_")))
+        if not isinstance(flags[key], bool):
+            raise ConfigError(f"{path}: `extract.{key}` must be true or false")
+    settings = ExtractSettings(
+        model=model.strip(), every=every, on_stop=flags["on-stop"], refresh_duplicates=flags["refresh-duplicates"]
+    )
+    return settings, warnings
 
 
 def _recall_settings(path: Path, table: Any) -> tuple[RecallSettings, tuple[str, ...]]:

@@ -465,30 +465,57 @@ class MemoryDir:
         atomic_write(path, text, exclusive=True)
         return path
 
-    def add(self, new: NewMemory, template: str | None = None) -> tuple[Memory, IndexWrite]:
+    def add(
+        self, new: NewMemory, template: str | None = None, *, supersedes: str | None = None
+    ) -> tuple[Memory, IndexWrite]:
         """Write a new memory and re-index. Raises MemoryExists when the name or file is taken.
 
         Relative dates in its texts become ISO dates counted from `new.created` first
         (`new.absolutize_dates()` does it beforehand when the caller wants to show them).
+        `supersedes` names a memory the new one replaces: it gets `status: superseded` and
+        `superseded_by: <new file>` (it is kept, and leaves the index).
         """
         new.absolutize_dates()
         new.validate()
-        return self.add_text(new.file_name, render_memory(new, template))
+        if supersedes is not None:
+            new.extra = {**new.extra, "supersedes": PurePosixPath(self.get(supersedes).path).name}
+        return self.add_text(new.file_name, render_memory(new, template), supersedes=supersedes)
 
-    def add_text(self, file_name: str, text: str) -> tuple[Memory, IndexWrite]:
+    def add_text(self, file_name: str, text: str, *, supersedes: str | None = None) -> tuple[Memory, IndexWrite]:
         """Write a memory whose full text is given (e.g. edited in $EDITOR), then re-index."""
         memory = self._validated(file_name, text)
         with folder_lock(self.root):
             self.read_index()  # refuse now, not after the memory is written, if the index is unusable
             scan = self.scan()
             self._refuse_existing(scan, file_name, memory.name)
+            old = self.plan_supersede(supersedes, file_name) if supersedes is not None else None
             try:
                 atomic_write(self.root / file_name, text, exclusive=True)
             except FileExistsError:
                 raise MemoryExists(f"{file_name} already exists in {self.root}") from None
-            # The lock keeps the folder as scanned, but for the file just written.
-            scan.memories.append(memory)
+            if old is not None:
+                try:
+                    self._replace_fixed(old)
+                except BaseException:  # both or neither: the new memory goes if the old cannot be marked
+                    (self.root / file_name).unlink(missing_ok=True)
+                    raise
+                scan = self.scan()  # the superseded memory changed too
+            else:
+                scan.memories.append(memory)  # the lock keeps the folder as scanned, but for this file
             return memory, self._write_index_locked(scan=scan)
+
+    def plan_supersede(self, query: str, new_file: str) -> FileChange:
+        """The text that marks a memory superseded by `new_file`: `status: superseded`,
+        `superseded_by`, `updated`; every other byte as it was."""
+        old = self.get(query)
+        original = (self.root / old.path).read_bytes().decode("utf-8")
+        try:
+            text = set_fields(
+                original, {"status": "superseded", "superseded_by": PurePosixPath(new_file).name, "updated": self.today}
+            )
+        except FrontmatterError as exc:
+            raise InvalidMemory(f"{old.path}: {exc}") from None
+        return FileChange(old.path, original, text)
 
     def _refuse_existing(self, scan: Scan, file_name: str, name: str) -> None:
         path = self.root / file_name

@@ -36,7 +36,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     monkeypatch.setenv("MEMDIR_TODAY", TODAY.isoformat())
     monkeypatch.setenv("NO_COLOR", "1")
-    for name in ("MEMDIR_DIR", "VISUAL", "EDITOR", "MEMDIR_DEBUG"):
+    for name in ("MEMDIR_DIR", "VISUAL", "EDITOR", "MEMDIR_DEBUG", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     return home
 

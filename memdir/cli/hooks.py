@@ -205,7 +205,10 @@ def session_start(ctx: typer.Context) -> None:
 
 @hook_app.command("stop")
 def stop(ctx: typer.Context) -> None:
-    """Stop hook: record the session's transcript in .memdir/pending-extractions.jsonl.
+    """Stop hook: record the session's transcript and start a detached `memdir extract` on it.
+
+    The extraction runs in the background (with ANTHROPIC_API_KEY set and `extract.on-stop` on) and
+    logs to .memdir/; the hook returns at once and never prints into the session.
 
     One line per session (session_id, transcript_path, cwd, recorded_at), appended atomically, for
     `memdir extract` to process later. Always exits 0; problems are one line each on stderr.

@@ -15,8 +15,9 @@ from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
 from memdir.errors import InvalidMemory, MemoryChanged
+from memdir.gauntlet import SOURCES, Action, Candidate, log_decisions, prepare, screen, verdict_entry
 from memdir.memory_dir import IndexWrite, MemoryDir
-from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text
+from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text, name_key
 from memdir.templates import editor_text, unfilled_hints
 
 if TYPE_CHECKING:
@@ -80,14 +81,32 @@ def add(
             "the anchor for its relative dates.",
         ),
     ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Where the fact came from: user, agent or tool. `tool` (a file, page or tool output) is "
+            "quarantined until `memdir review accept`.",
+        ),
+    ] = None,
+    supersedes: Annotated[
+        str | None,
+        typer.Option("--supersedes", help="A memory this one replaces: it is marked superseded and leaves the index."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Add it even when it says the same as a memory.")] = False,
 ) -> None:
     """Write a new memory from its type's template and re-index.
 
     Relative dates in every text ("tomorrow", "next Thursday") become ISO dates counted from
     --today. With no --body/--why/--how on a terminal, $EDITOR opens on the template.
+    The write path's screen runs first (docs/extract.md): secrets are redacted, `--source tool` and
+    instruction-like text are quarantined, a near-duplicate is skipped and a memory on the same
+    topic is named.
     """
     st = state(ctx)
     folder = st.folder()
+    if source is not None and source not in SOURCES:
+        fail(f"--source must be one of {', '.join(SOURCES)}, not {source!r}")
     day = _parse_day(today, "--today", st.today) if today else st.today
     if body == "-":
         try:
@@ -113,11 +132,45 @@ def add(
     _report_dates(st, new.absolutize_dates())
     if not new.body.strip():
         new.body = new.description
-    memory, write = folder.add(new)
+    if not _screened(st, folder, Candidate(new, source), supersedes, force):
+        raise typer.Exit(REFUSED)
+    memory, write = folder.add(new, supersedes=supersedes)
     st.say(f"Added {st.show_path(folder.root / memory.path)}")
+    if supersedes is not None:
+        st.say(f"Superseded {folder.get(memory.fields['supersedes']).path} (it leaves the index)")
     if type.needs_why_and_how and not (new.why.strip() and new.how.strip()):
         st.warn(f"{type.value} memories should say --why and --how; `memdir lint` will flag it")
     _after_write(st, write)
+
+
+def _screened(st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool) -> bool:
+    """Run the write path's screen for `add`; report and log it. False: nothing is to be written."""
+    scan = folder.scan()
+    new = candidate.memory
+    if any(m.name and name_key(m.name) == name_key(new.name) for m in scan.memories):
+        return True  # `add` itself refuses a taken name, with its own message
+    target = folder.get(supersedes).path if supersedes is not None else None
+    verdict = screen([candidate], scan.memories, folder.today)[0]
+    if verdict.action is Action.SKIP and (force or verdict.duplicate_of == target):
+        verdict.action, verdict.duplicate_of = Action.STORE, None
+    log_decisions(folder.root, [verdict_entry(verdict, command="add")])
+    if verdict.action is Action.REFUSE:
+        fail(f"not added: {'; '.join(verdict.reasons)}", REFUSED)
+    if verdict.action is Action.SKIP:
+        st.error(f"skipped {new.name!r}: {verdict.reasons[-1]}; --force adds it anyway")
+        return False
+    prepare(verdict)
+    if verdict.redacted:
+        st.warn(f"{', '.join(sorted(set(verdict.redacted)))} redacted before writing; keep secrets out of memory")
+    if verdict.action is Action.QUARANTINE:
+        why = "; ".join(r for r in verdict.reasons if not r.startswith("redacted"))
+        st.warn(f"quarantined ({why}): not indexed until `memdir review accept {new.name}`")
+    nearest = [other for other in verdict.same_topic if other.existing and other.path != target]
+    for other in nearest[:3]:
+        st.warn(f"same topic as {other.path} ({other.reason}); if it replaces it, add with --supersedes {other.path}")
+    if len(nearest) > 3:
+        st.warn(f"... and {len(nearest) - 3} more memories on the same topic (`memdir lint` lists pairs)")
+    return True
 
 
 def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -> None:

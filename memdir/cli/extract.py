@@ -1,0 +1,208 @@
+"""`memdir extract` and `memdir review`: the write path from a session, and its quarantine."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from memdir.cli.errors import REFUSED, USAGE
+from memdir.cli.memories import _after_write
+from memdir.cli.state import OutputFormat, State, fail
+from memdir.cli.typer_app import FormatOption, app, state
+from memdir.memory_dir import MemoryDir
+
+review_app = typer.Typer(
+    help="List the quarantined memories (the default), or accept or reject one. "
+    "Quarantined memories (`source: tool`, or instruction-like text) are never indexed until accepted.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+app.add_typer(review_app, name="review")
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _hook_request(st: State) -> tuple[MemoryDir, Path]:
+    """The folder and transcript named by Stop-hook JSON on stdin."""
+    from memdir.claude_hooks import hook_folder, parse_hook_input
+
+    payload, note = parse_hook_input(sys.stdin.read())
+    if note is not None:
+        fail(f"--hook: {note.split(';')[0]}")
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        fail("--hook: the hook input has no transcript_path")
+    folder, notes = hook_folder(payload, dir_option=st.dir_option, env=os.environ, cwd=st.cwd, today=st.today)
+    if folder is None:
+        fail("--hook: " + ("; ".join(notes) or "no memory folder for this session"))
+    return folder, Path(transcript)
+
+
+@app.command()
+def extract(
+    ctx: typer.Context,
+    transcript: Annotated[
+        Path | None, typer.Argument(help="A Claude Code transcript (.jsonl).", show_default=False)
+    ] = None,
+    hook: Annotated[
+        bool, typer.Option("--hook", help="Read Claude Code's Stop-hook JSON on stdin; use its transcript_path.")
+    ] = False,
+    messages: Annotated[
+        Path | None,
+        typer.Option("--messages", help="A JSON list of {role, content} messages, from another harness."),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Write without asking, even on a terminal.")] = False,
+    model: Annotated[str | None, typer.Option("--model", help="The model (default: `extract.model`).")] = None,
+    every: Annotated[
+        int | None, typer.Option("--every", min=1, help="Extract only once N new user turns have piled up.")
+    ] = None,
+    format: FormatOption = OutputFormat.text,
+) -> None:
+    """Extract memories from a session's new messages through the Anthropic API.
+
+    Only messages after the session's cursor are sent. Every candidate goes through the write path's
+    screen (secrets, quarantine, duplicates, same-topic judge); everything is written at once or not
+    at all, and every decision is logged to .memdir/log.jsonl. Needs ANTHROPIC_API_KEY. On a
+    terminal it asks before writing unless --yes.
+    """
+    from memdir.extract import ExtractError, Extractor, NoApiKey
+
+    st = state(ctx)
+    given = [name for name, value in (("TRANSCRIPT", transcript), ("--hook", hook), ("--messages", messages)) if value]
+    if len(given) != 1:
+        fail("give one of TRANSCRIPT, --messages FILE or --hook" + (f", not {' and '.join(given)}" if given else ""))
+    if hook:
+        folder, path = _hook_request(st)
+        kind = "transcript"
+    else:
+        folder = st.folder()
+        given_path, kind = (messages, "messages") if messages is not None else (transcript, "transcript")
+        assert given_path is not None
+        path = given_path if given_path.is_absolute() else st.cwd / given_path
+    extractor = Extractor(folder, model=model, every=every)
+    confirm = None
+    if not yes and not dry_run and _interactive():
+
+        def confirm(plan: Any) -> bool:
+            _print_plan(st, plan)
+            return typer.confirm("Write these memories?", default=False, err=True)
+
+    try:
+        results = extractor.run(extractor.request(path, kind), dry_run=dry_run, confirm=confirm)
+    except NoApiKey as exc:
+        fail(str(exc), USAGE)
+    except ExtractError as exc:
+        fail(str(exc), REFUSED)
+    if format is OutputFormat.json:
+        st.write(json.dumps({"runs": [_result_json(r) for r in results]}, ensure_ascii=False, indent=2) + "\n")
+        return
+    for result in results:
+        if result.plan is not None and result.plan.session.broken_lines:
+            st.warn(f"{result.plan.session.path}: {result.plan.session.broken_lines} broken lines skipped")
+        if result.plan is not None and (dry_run or confirm is None) and result.plan.verdicts:
+            _print_plan(st, result.plan)
+        prefix = "dry run, nothing written: " if result.status == "dry-run" else ""
+        st.say(prefix + result.summary)
+        if result.status == "failed":
+            st.error(result.summary)
+
+
+def _print_plan(st: State, plan: Any) -> None:
+    from memdir.gauntlet import describe
+
+    for verdict in plan.verdicts:
+        st.say("  " + describe(verdict))
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    from memdir.gauntlet import verdict_entry
+
+    plan = result.plan
+    return {
+        "path": str(result.request.path),
+        "status": result.status,
+        "summary": result.summary,
+        "session": plan.session.key if plan else None,
+        "new_messages": plan.new_messages if plan else 0,
+        "broken_lines": plan.session.broken_lines if plan else 0,
+        "decisions": [verdict_entry(v) for v in plan.verdicts] if plan else [],
+        "judged": plan.judged if plan else [],
+        "written": result.written,
+        "error": result.error,
+    }
+
+
+@review_app.callback()
+def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None:
+    """The quarantine: memories from tools or with instruction-like text, waiting for a person."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from memdir.gauntlet import quarantined
+    from memdir.sensitive import find_instructions
+
+    st = state(ctx)
+    folder = st.folder()
+    waiting = quarantined(folder)
+    rows: list[dict[str, Any]] = []
+    for memory in waiting:
+        found = find_instructions(memory.doc.text)
+        rows.append(
+            {
+                "path": memory.path,
+                "name": memory.name,
+                "type": memory.raw_type,
+                "description": memory.description,
+                "source": str(memory.fields.get("source") or "") or None,
+                "instruction_like": [hit.masked for hit in found],
+            }
+        )
+    if format is OutputFormat.json:
+        st.write(json.dumps({"folder": str(folder.root), "quarantined": rows}, ensure_ascii=False, indent=2) + "\n")
+        return
+    if not rows:
+        st.say("Nothing in quarantine.")
+        return
+    for row in rows:
+        flags = [f"source: {row['source']}"] if row["source"] else []
+        flags += [f"instruction-like: {phrase!r}" for phrase in row["instruction_like"][:2]]
+        st.write(f"{row['path']}  {row['description']}" + (f"  [{'; '.join(flags)}]" if flags else "") + "\n")
+    st.say(f"{len(rows)} quarantined; `memdir show NAME` to read one, `memdir review accept|reject NAME` to decide")
+
+
+@review_app.command("accept")
+def accept(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+) -> None:
+    """Let a quarantined memory in: its `status` is removed and it is indexed."""
+    from memdir.gauntlet import accept as accept_memory
+
+    st = state(ctx)
+    folder = st.folder()
+    memory, write = accept_memory(folder, name)
+    st.say(f"Accepted {memory.path}; it is indexed now")
+    _after_write(st, write)
+
+
+@review_app.command("reject")
+def reject(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+    purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
+) -> None:
+    """Throw a quarantined memory out: into .archive/ (or deleted with --purge)."""
+    from memdir.gauntlet import reject as reject_memory
+
+    st = state(ctx)
+    folder = st.folder()
+    path, destination, write = reject_memory(folder, name, purge=purge)
+    st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
+    _after_write(st, write)

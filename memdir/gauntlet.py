@@ -1,0 +1,310 @@
+"""The write path's offline screen: what stands between a candidate fact and a stored memory.
+
+Shared by `memdir add` and `memdir extract`. For each candidate, in order: secrets are redacted (or
+the candidate refused when a secret is in its name or is all it says); provenance decides whether it
+is quarantined (`source: tool`, or instruction-like text whatever the source); it is compared with
+the live memories and the earlier candidates of the same batch, so a near-duplicate is skipped and
+a memory on the same topic is named (for a warning, or for a model to judge). Nothing here writes;
+the screen returns verdicts, and the caller stores them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdir.errors import MemdirError
+from memdir.model import Memory, NewMemory, Status, name_key
+from memdir.store import STATE_DIR, ensure_state_dir
+
+if TYPE_CHECKING:
+    from memdir.memory_dir import IndexWrite, MemoryDir
+
+SOURCES = ("user", "agent", "tool")
+SAME_TOPIC_FLOOR = 0.3
+"""Similarity from which two memories are in the same-topic zone, besides the pairs that
+`memdir.similarity.compare` already flags as possible contradictions. Chosen on the dev pairs
+(scripts/eval_pairs.py; docs/extract.md has the figures): 32 of 50 contradictions reach it, and
+18 of the 100 compatible or unrelated pairs."""
+LOG_NAME = "log.jsonl"
+_REDACTION = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+
+class MemoryNotQuarantined(MemdirError):
+    """`memdir review accept/reject` named a memory that is not in quarantine."""
+
+
+class Action(StrEnum):
+    STORE = "store"
+    QUARANTINE = "quarantine"  # stored with `status: quarantined`: never indexed until reviewed
+    SKIP = "skip"  # a near-duplicate of a memory (or of an earlier candidate)
+    REFUSE = "refuse"  # a secret that cannot be redacted away
+
+
+@dataclass
+class Candidate:
+    """A fact on its way in: the memory to write and where the fact came from."""
+
+    memory: NewMemory
+    source: str | None = None  # user | agent | tool; None: not said (a person at `memdir add`)
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A memory on the same topic as a candidate."""
+
+    path: str  # the memory's file, or `(batch) <file>` for an earlier candidate of the same run
+    name: str
+    score: float
+    reason: str
+    existing: bool  # a memory in the folder (not an earlier candidate)
+
+
+@dataclass
+class Verdict:
+    """What the screen decided for one candidate, and why."""
+
+    candidate: Candidate
+    action: Action
+    reasons: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)  # kinds of secret taken out
+    duplicate_of: str | None = None
+    same_topic: list[Neighbour] = field(default_factory=list)
+    supersedes: str | None = None  # path of the memory this one replaces (set by a judge or by hand)
+
+    @property
+    def writes(self) -> bool:
+        return self.action in (Action.STORE, Action.QUARANTINE)
+
+
+def _texts(new: NewMemory) -> dict[str, str]:
+    return {key: getattr(new, key) for key in ("name", "description", "body", "why", "how")}
+
+
+def _screen_secrets(verdict: Verdict) -> None:
+    from memdir.sensitive import find_secrets, redact
+
+    new = verdict.candidate.memory
+    name_hits = find_secrets(new.name)
+    if name_hits:
+        verdict.action = Action.REFUSE
+        verdict.reasons.append(f"its name holds a secret ({name_hits[0].masked})")
+        verdict.redacted += [hit.kind for hit in name_hits]
+        new.name = redact(new.name)  # the refusal is logged and shown: never with the secret in it
+        return
+    for key, text in _texts(new).items():
+        hits = find_secrets(text)
+        if hits:
+            setattr(new, key, redact(text))
+            verdict.redacted += [hit.kind for hit in hits]
+    if verdict.redacted:
+        left = _REDACTION.sub("", f"{new.description} {new.body}")
+        if not any(c.isalnum() for c in left):
+            verdict.action = Action.REFUSE
+            verdict.reasons.append("it is nothing but a secret")
+        else:
+            verdict.reasons.append(
+                f"redacted {len(verdict.redacted)} secret(s): {', '.join(sorted(set(verdict.redacted)))}"
+            )
+
+
+def _screen_provenance(verdict: Verdict) -> None:
+    from memdir.sensitive import find_instructions
+
+    source = verdict.candidate.source
+    if source == "tool":
+        verdict.action = Action.QUARANTINE
+        verdict.reasons.append("source: tool (read in a file, page or tool output)")
+    for key, text in _texts(verdict.candidate.memory).items():
+        found = find_instructions(text)
+        if found:
+            verdict.action = Action.QUARANTINE
+            verdict.reasons.append(f"instruction-like text in its {key}: {found[0].masked!r}")
+            break
+
+
+def memory_text(key: str, new: NewMemory) -> Any:
+    from memdir.similarity import MemoryText
+
+    body = "\n".join(part for part in (new.body, new.why, new.how) if part.strip())
+    return MemoryText(key=key, name=new.name, description=new.description, body=body, type=new.type.value)
+
+
+def live_memories(memories: Iterable[Memory], today: dt.date) -> list[Memory]:
+    """The memories a candidate is compared with: typed, and indexable (not superseded, expired...)."""
+    return [m for m in memories if m.type is not None and m.exclusion(today) is None]
+
+
+def screen(
+    candidates: Sequence[Candidate],
+    existing: Sequence[Memory],
+    today: dt.date,
+) -> list[Verdict]:
+    """Run every candidate through the gauntlet, in order. `existing` is the folder's memories."""
+    from memdir.similarity import MemoryText, compare, similarity
+
+    live = live_memories(existing, today)
+    texts = [MemoryText(m.path, m.name, m.description, m.body, m.raw_type) for m in live]
+    accepted: list[tuple[str, Any]] = []  # earlier candidates of the batch that will be written
+    verdicts: list[Verdict] = []
+    for candidate in candidates:
+        verdict = Verdict(candidate, Action.STORE)
+        verdicts.append(verdict)
+        _screen_secrets(verdict)
+        if verdict.action is Action.REFUSE:
+            continue
+        _screen_provenance(verdict)
+        mine = memory_text(candidate.memory.file_name, candidate.memory)
+        others = [(t, True) for t in texts] + [(t, False) for _, t in accepted]
+        for other, is_existing in others:
+            shown = other.key if is_existing else f"(batch) {other.key}"
+            pair = compare(other, mine)
+            if pair is not None and pair.label == "duplicate":
+                verdict.action = Action.SKIP
+                verdict.duplicate_of = shown
+                verdict.reasons.append(f"says the same as {shown} (similarity {pair.score:.2f})")
+                break
+            score = pair.score if pair is not None else similarity(other, mine)
+            same_name = name_key(other.name) == name_key(candidate.memory.name)
+            if pair is not None or score >= SAME_TOPIC_FLOOR or same_name:
+                reason = pair.reason if pair is not None else ("same name" if same_name else "same topic")
+                verdict.same_topic.append(Neighbour(shown, other.name, score, reason, is_existing))
+        verdict.same_topic.sort(key=lambda n: -n.score)
+        if verdict.writes:
+            accepted.append((candidate.memory.file_name, mine))
+    return verdicts
+
+
+def prepare(verdict: Verdict) -> NewMemory:
+    """The memory to write for a verdict that writes: source, status and supersedes set."""
+    new = verdict.candidate.memory
+    extra: dict[str, Any] = dict(new.extra)
+    if verdict.candidate.source:
+        extra["source"] = verdict.candidate.source
+    if verdict.action is Action.QUARANTINE:
+        extra["status"] = Status.QUARANTINED.value
+    if verdict.supersedes:
+        extra["supersedes"] = Path(verdict.supersedes).name
+    new.extra = extra
+    return new
+
+
+def describe(verdict: Verdict) -> str:
+    """One line for people: what happens to the candidate and why."""
+    name = verdict.candidate.memory.name
+    why = f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""
+    if verdict.action is Action.SKIP:
+        return f"skip {name!r}: duplicate of {verdict.duplicate_of}"
+    if verdict.action is Action.REFUSE:
+        return f"refuse {name!r}{why}"
+    what = "quarantine" if verdict.action is Action.QUARANTINE else "save"
+    line = f"{what} {name!r} as {verdict.candidate.memory.file_name}{why}"
+    if verdict.supersedes:
+        line += f"; supersedes {verdict.supersedes}"
+    return line
+
+
+# --- the decision log ------------------------------------------------------------------------
+
+
+def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.datetime | None = None) -> None:
+    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write."""
+    stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
+    lines = "".join(json.dumps({"at": stamp, **entry}, ensure_ascii=False) + "\n" for entry in entries)
+    if not lines:
+        return
+    path = ensure_state_dir(root) / LOG_NAME
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        os.write(fd, lines.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def log_path(root: Path) -> Path:
+    return root / STATE_DIR / LOG_NAME
+
+
+def read_log(root: Path) -> list[dict[str, Any]]:
+    """The logged decisions, oldest first; torn lines are skipped."""
+    try:
+        lines = log_path(root).read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    entries = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries
+
+
+def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:
+    """The log line for one verdict."""
+    new = verdict.candidate.memory
+    decision = {
+        Action.STORE: "stored",
+        Action.QUARANTINE: "quarantined",
+        Action.SKIP: "skipped-duplicate",
+        Action.REFUSE: "refused",
+    }[verdict.action]
+    entry: dict[str, Any] = {
+        **extra,
+        "decision": decision,
+        "name": new.name,
+        "type": new.type.value,
+        "file": new.file_name if verdict.writes else None,
+        "source": verdict.candidate.source,
+        "reasons": verdict.reasons,
+    }
+    if verdict.redacted:
+        entry["redacted"] = sorted(set(verdict.redacted))
+    if verdict.duplicate_of:
+        entry["duplicate_of"] = verdict.duplicate_of
+    if verdict.supersedes:
+        entry["supersedes"] = verdict.supersedes
+    if verdict.same_topic:
+        entry["same_topic"] = [n.path for n in verdict.same_topic]
+    return entry
+
+
+# --- review: what the quarantine holds, let in or thrown out ------------------------------------
+
+
+def quarantined(folder: MemoryDir) -> list[Memory]:
+    """The memories waiting for review (`status: quarantined`), in folder order."""
+    return [m for m in folder.scan().memories if m.status == Status.QUARANTINED.value]
+
+
+def _quarantined_one(folder: MemoryDir, query: str) -> Memory:
+    memory = folder.get(query)
+    if memory.status != Status.QUARANTINED.value:
+        raise MemoryNotQuarantined(f"{memory.path} is not quarantined (status: {memory.status}); nothing to review")
+    return memory
+
+
+def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
+    """Let a quarantined memory in: its `status` is removed and it is indexed."""
+    memory = _quarantined_one(folder, query)
+    result = folder.update(memory.path, status=None)
+    log_decisions(folder.root, [{"command": "review", "decision": "accepted", "file": memory.path}])
+    return result
+
+
+def reject(folder: MemoryDir, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
+    """Throw a quarantined memory out: into `.archive/` (deleted with `purge`)."""
+    memory = _quarantined_one(folder, query)
+    result = folder.remove(memory.path, purge=purge)
+    log_decisions(folder.root, [{"command": "review", "decision": "rejected", "file": memory.path, "purged": purge}])
+    return result
