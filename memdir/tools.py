@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryExists
+from memdir.gauntlet import Action, Candidate, Verdict, log_decisions, prepare, screen, verdict_entry
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, parse_document
 from memdir.store import MAX_FILE_BYTES
@@ -259,6 +260,7 @@ class MemoryTools:
         )
         new.absolutize_dates()
         new.validate()
+        verdict = self._screen(new)
         text = render_memory(new)
         _check_size(text)
         self._require_why_and_how(memory_type, text)
@@ -268,8 +270,26 @@ class MemoryTools:
             memory, write = self.folder.add_text(new.file_name, text)
         except MemoryExists as exc:
             raise ToolInputError(f"{exc}; change the existing memory with {MODIFY} instead") from None
+        log_decisions(self.folder.root, [verdict_entry(verdict, command="tool")])
         change = MemoryChange("create", memory.name, memory.path, memory, None, write)
-        return self._done(change, f"Saved memory {memory.name!r} ({memory.path}).")
+        said = f"Saved memory {memory.name!r} ({memory.path})."
+        if verdict.redacted:
+            said += " Secrets were taken out of it first; never save keys or passwords in memory."
+        if verdict.action is Action.QUARANTINE:
+            said += f" It is quarantined ({'; '.join(verdict.reasons)}): not loaded until a person accepts it."
+        return self._done(change, said)
+
+    def _screen(self, new: NewMemory) -> Verdict:
+        """The write path's screen (memdir/gauntlet.py), as for `memdir add` and `memdir extract`:
+        secrets redacted, instruction-like text quarantined, a near-duplicate refused. Sets the
+        fields the verdict asks for on `new`; raises ToolInputError when nothing is to be written."""
+        verdict = screen([Candidate(new, self.source)], self.folder.scan().memories, self.folder.today)[0]
+        if verdict.action in (Action.REFUSE, Action.SKIP):
+            log_decisions(self.folder.root, [verdict_entry(verdict, command="tool")])
+            advice = f"; change that memory with {MODIFY} instead" if verdict.action is Action.SKIP else ""
+            raise ToolInputError(f"not saved: {'; '.join(verdict.reasons)}{advice}")
+        prepare(verdict)
+        return verdict
 
     def _modify(self, input: Mapping[str, Any]) -> ToolResult:
         fields = _Input(input, MODIFY)
