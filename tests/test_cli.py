@@ -360,6 +360,39 @@ def test_add_on_a_terminal_opens_the_template_in_the_editor(
     assert "(project_freeze.md) — Deploys freeze 2026-11-27" in (folder / "MEMORY.md").read_text()
 
 
+def _fill_in_editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, description: str, body: str) -> None:
+    from memdir.cli import memories
+
+    monkeypatch.setattr(memories, "_interactive", lambda: True)
+    fill = (
+        "text = path.read_text()\n"
+        f"text = text.replace('<one line, under 150 characters: what decides whether this memory matters>', "
+        f"{description!r})\n"
+        f"text = text.replace('<the memory itself>', {body!r})\n"
+        "path.write_text(text)"
+    )
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, fill))
+
+
+def test_add_in_the_editor_goes_through_the_write_path_screen(
+    folder: Path, tmp_path: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-ant-api03-Xk2v9QmT4rL8pW1nB6yH3jF0sD5gA7cE2uK9iO4mN8bV1xZ6qR3tY0wP5lJ7hG2fS-abcdefAA"
+    _fill_in_editor(tmp_path, monkeypatch, "Staging access for the API", f"Staging uses the key {key} for now.")
+    result = memdir("--dir", str(folder), "add", "reference", "staging", "--source", "tool")
+    assert result.exit_code == 0, result.output
+    text = (folder / "reference_staging.md").read_text()
+    assert key not in text and "[REDACTED:anthropic-api-key]" in text
+    assert "source: tool" in text and "status: quarantined" in text
+    assert "reference_staging.md" not in (folder / "MEMORY.md").read_text()
+
+    make_memory("user_editor.md", description="Prefers vim for every edit", body="Prefers vim for every edit.")
+    _fill_in_editor(tmp_path, monkeypatch, "Prefers vim for every edit", "Prefers vim for every edit.")
+    result = memdir("--dir", str(folder), "add", "user", "vim")
+    assert result.exit_code == 1 and "skipped 'vim': says the same as user_editor.md" in result.stderr
+    assert "draft kept at" in result.stderr and not (folder / "user_vim.md").exists()
+
+
 def test_add_in_the_editor_with_hints_left_keeps_a_draft(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,9 +15,9 @@ from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
 from memdir.errors import InvalidMemory, MemoryChanged
-from memdir.gauntlet import SOURCES, Action, Candidate, log_decisions, prepare, screen, verdict_entry
+from memdir.gauntlet import SOURCES, Action, Candidate, Verdict, log_decisions, prepare, screen, verdict_entry
 from memdir.memory_dir import IndexWrite, MemoryDir
-from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text, name_key
+from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text, name_key, parse_document, set_fields
 from memdir.templates import editor_text, unfilled_hints
 
 if TYPE_CHECKING:
@@ -125,15 +125,16 @@ def add(
         expires=_parse_day(expires, "--expires", day) if expires else None,
     )
     if body is None and why is None and how is None and _interactive():
-        _add_in_editor(st, folder, new, day)
+        _add_in_editor(st, folder, new, day, Candidate(new, source), supersedes, force)
         return
     if not new.description.strip():
         fail("--description/-d is required: it is the line the index shows")
     _report_dates(st, new.absolutize_dates())
     if not new.body.strip():
         new.body = new.description
-    if not _screened(st, folder, Candidate(new, source), supersedes, force):
-        raise typer.Exit(REFUSED)
+    verdict = _screened(st, folder, Candidate(new, source), supersedes, force)
+    if verdict is not None and not verdict.writes:
+        fail(_refusal(verdict), REFUSED)
     memory, write = folder.add(new, supersedes=supersedes)
     st.say(f"Added {st.show_path(folder.root / memory.path)}")
     if supersedes is not None:
@@ -143,22 +144,22 @@ def add(
     _after_write(st, write)
 
 
-def _screened(st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool) -> bool:
-    """Run the write path's screen for `add`; report and log it. False: nothing is to be written."""
+def _screened(
+    st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool
+) -> Verdict | None:
+    """Run the write path's screen for `add`, report and log it, and set on the candidate what the
+    verdict asks for. None: not screened, since `add` itself refuses a taken name."""
     scan = folder.scan()
     new = candidate.memory
     if any(m.name and name_key(m.name) == name_key(new.name) for m in scan.memories):
-        return True  # `add` itself refuses a taken name, with its own message
+        return None
     target = folder.get(supersedes).path if supersedes is not None else None
     verdict = screen([candidate], scan.memories, folder.today)[0]
     if verdict.action is Action.SKIP and (force or verdict.duplicate_of == target):
         verdict.action, verdict.duplicate_of = Action.STORE, None
     log_decisions(folder.root, [verdict_entry(verdict, command="add")])
-    if verdict.action is Action.REFUSE:
-        fail(f"not added: {'; '.join(verdict.reasons)}", REFUSED)
-    if verdict.action is Action.SKIP:
-        st.error(f"skipped {new.name!r}: {verdict.reasons[-1]}; --force adds it anyway")
-        return False
+    if not verdict.writes:
+        return verdict
     prepare(verdict)
     if verdict.redacted:
         st.warn(f"{', '.join(sorted(set(verdict.redacted)))} redacted before writing; keep secrets out of memory")
@@ -170,10 +171,46 @@ def _screened(st: State, folder: MemoryDir, candidate: Candidate, supersedes: st
         st.warn(f"same topic as {other.path} ({other.reason}); if it replaces it, add with --supersedes {other.path}")
     if len(nearest) > 3:
         st.warn(f"... and {len(nearest) - 3} more memories on the same topic (`memdir lint` lists pairs)")
-    return True
+    return verdict
 
 
-def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -> None:
+def _refusal(verdict: Verdict) -> str:
+    if verdict.action is Action.SKIP:
+        return f"skipped {verdict.candidate.memory.name!r}: {verdict.reasons[-1]}; --force adds it anyway"
+    return f"not added: {'; '.join(verdict.reasons)}"
+
+
+def _edited(text: str, template: NewMemory) -> NewMemory:
+    """The memory a file edited from `template` holds, as the screen compares it."""
+    doc = parse_document(text)
+    data = doc.data
+    words = {key: " ".join(str(data.get(key) or "").split()) for key in ("name", "description", "type")}
+    kinds = {t.value: t for t in MemoryType}
+    return NewMemory(
+        type=kinds.get(words["type"].lower(), template.type),
+        name=words["name"] or template.name,
+        description=words["description"],
+        body=doc.body,
+        created=template.created,
+    )
+
+
+def _as_screened(text: str, verdict: Verdict | None) -> str:
+    """The edited text with what the screen decided: secrets out, `source` and `status` set."""
+    if verdict is None:
+        return text
+    if verdict.redacted:
+        from memdir.sensitive import redact
+
+        text = redact(text)
+    fields = {key: value for key, value in verdict.candidate.memory.extra.items() if key in ("source", "status")}
+    return set_fields(text, fields) if fields else text
+
+
+def _add_in_editor(
+    st: State, folder: MemoryDir, new: NewMemory, day: dt.date, candidate: Candidate, supersedes: str | None,
+    force: bool,
+) -> None:  # fmt: skip
     edited = edit_text(editor_text(new))
     if edited is None:
         fail("editor closed without saving; nothing written", REFUSED)
@@ -184,7 +221,12 @@ def _add_in_editor(st: State, folder: MemoryDir, new: NewMemory, day: dt.date) -
     try:
         edited, conversions = absolutize_text(edited, day)
         _report_dates(st, conversions)
-        memory, write = folder.add_text(new.file_name, edited)
+        verdict = _screened(st, folder, Candidate(_edited(edited, new), candidate.source), supersedes, force)
+        if verdict is not None and not verdict.writes:
+            draft = folder.save_draft(new.file_name, _as_screened(edited, verdict))
+            fail(f"{_refusal(verdict)}; nothing written (draft kept at {draft})", REFUSED)
+        edited = _as_screened(edited, verdict)
+        memory, write = folder.add_text(new.file_name, edited, supersedes=supersedes)
     except (InvalidMemory, FrontmatterError) as exc:
         draft = folder.save_draft(new.file_name, edited)
         fail(f"{exc}; nothing written (draft kept at {draft})")
