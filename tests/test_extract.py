@@ -841,11 +841,17 @@ def test_the_real_stop_hook_returns_and_the_detached_run_logs(folder: Path, tran
         timeout=30,
     )
     assert hook.returncode == 0 and hook.stdout == "" and hook.stderr == ""
+    hook_log = folder / ".memdir" / "extract-hook.log"
+
+    def finished() -> bool:  # the run logs its decision, then prints its error, then lets go of the lock
+        done = "failed" in _decisions(folder) and "could not be reached" in hook_log.read_text()
+        return done and not (folder / ".memdir" / "extract.lock").exists()
+
     deadline = time.monotonic() + 60  # a bounded wait for the detached run, not a timing assertion
-    while time.monotonic() < deadline and "failed" not in _decisions(folder):
+    while time.monotonic() < deadline and not finished():
         time.sleep(0.2)
     assert _decisions(folder) == ["failed"]
-    assert "could not be reached" in (folder / ".memdir" / "extract-hook.log").read_text()
+    assert "could not be reached" in hook_log.read_text()
     assert not (folder / ".memdir" / "extract.lock").exists()
 
 
