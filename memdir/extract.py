@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memdir import llm
 from memdir.errors import InvalidMemory, MemdirError
 from memdir.gauntlet import (
     Action,
@@ -455,59 +456,25 @@ JUDGE_SCHEMA: dict[str, Any] = {
 }
 
 
-def has_api_key(env: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
+_NO_KEY = "`memdir extract` needs an Anthropic API key in ANTHROPIC_API_KEY; nothing was changed"
 
 
 def make_client() -> Any:
-    """An `anthropic.Anthropic` client from the environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL),
-    retrying as the SDK does. Raises NoApiKey without a key."""
-    if not has_api_key():
-        raise NoApiKey("`memdir extract` needs an Anthropic API key in ANTHROPIC_API_KEY; nothing was changed")
-    import anthropic
-
-    return anthropic.Anthropic(max_retries=2, timeout=120.0)
+    """An Anthropic client from the environment. Raises NoApiKey without a key."""
+    if not llm.has_api_key():
+        raise NoApiKey(_NO_KEY)
+    return llm.make_client("`memdir extract`", timeout=120.0)
 
 
 def _call_tool(client: Any, model: str, system: str, content: str, tool: str, description: str,
                schema: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """One forced tool call; its input. Raises ApiFailed for every way it can go wrong."""
-    import anthropic
-
+    definition = {"name": tool, "description": description, "input_schema": schema}
     try:
-        response = client.messages.create(
-            model=model,
-            max_tokens=MAX_TOKENS,
-            system=system,
-            messages=[{"role": "user", "content": content}],
-            tools=[{"name": tool, "description": description, "input_schema": schema}],
-            tool_choice={"type": "tool", "name": tool},
-        )
-    except anthropic.APITimeoutError:
-        raise ApiFailed("the Anthropic API timed out (after the SDK's retries); nothing was changed") from None
-    except anthropic.APIStatusError as exc:
-        raise ApiFailed(
-            f"the Anthropic API answered {exc.status_code} ({_api_message(exc)}) after the SDK's retries; "
-            "nothing was changed"
-        ) from None
-    except anthropic.APIError as exc:
-        raise ApiFailed(f"the Anthropic API could not be reached ({exc}); nothing was changed") from None
-    if getattr(response, "stop_reason", None) == "max_tokens":
-        raise ApiFailed(f"the model's answer was cut off (stop_reason max_tokens, {MAX_TOKENS}); nothing was changed")
-    for block in getattr(response, "content", None) or []:
-        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == tool:
-            if not isinstance(block.input, dict):
-                raise ApiFailed(f"the model's {tool} call has no object input; nothing was changed")
-            return block.input
-    raise ApiFailed(f"the model did not call {tool}; nothing was changed")
-
-
-def _api_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("message", exc))
-    return str(getattr(exc, "message", exc))
+        return llm.forced_tool_call(client, model=model, max_tokens=MAX_TOKENS, system=system, content=content,
+                                    tool=definition)  # fmt: skip
+    except llm.LlmError as exc:
+        raise ApiFailed(f"{exc}; nothing was changed") from None
 
 
 def _text(item: Mapping[str, Any], key: str, i: int, required: bool = False) -> str:
@@ -682,8 +649,8 @@ class Extractor:
         this request fails; nothing was written for it then. A staged request that fails is logged
         and reported in its RunResult.
         """
-        if not has_api_key() and self._client is None:
-            raise NoApiKey("`memdir extract` needs an Anthropic API key in ANTHROPIC_API_KEY; nothing was changed")
+        if self._client is None and not llm.has_api_key():
+            raise NoApiKey(_NO_KEY)  # before any work
         if dry_run:
             return [self.run_one(request, dry_run=True)]
         if not try_lock(self.root):

@@ -49,6 +49,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from memdir import llm
 from memdir.bulk import paused_gc
 from memdir.cache import RACY_SECONDS, ParseCache
 from memdir.config import RecallSettings
@@ -1129,16 +1130,13 @@ def _manifest(docs: Iterable[_Doc]) -> str:
 
 def _default_client() -> Any:
     """An Anthropic client from the environment; RecallError without a key, before any work is done."""
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise RecallError("`recall --llm` needs an Anthropic API key in ANTHROPIC_API_KEY")
-    import anthropic  # only `recall --llm` pays for the SDK
-
-    return anthropic.Anthropic(max_retries=2, timeout=60.0)
+    try:
+        return llm.make_client("`recall --llm`")
+    except llm.NoApiKey as exc:
+        raise RecallError(str(exc)) from None
 
 
 def _ask_model(client: Any, model: str, query: str, docs: Sequence[_Doc], k: int) -> list[str]:
-    import anthropic
-
     tool = {
         "name": SELECT_TOOL,
         "description": "Select the memories that will clearly help with the request.",
@@ -1155,29 +1153,14 @@ def _ask_model(client: Any, model: str, query: str, docs: Sequence[_Doc], k: int
             "required": ["selected"],
         },
     }
+    content = f"Request: {query}\n\nMemories:\n{_manifest(docs)}"
     try:
-        response = client.messages.create(
-            model=model,
-            max_tokens=1024,
-            system=_LLM_SYSTEM,
-            messages=[{"role": "user", "content": f"Request: {query}\n\nMemories:\n{_manifest(docs)}"}],
-            tools=[tool],
-            tool_choice={"type": "tool", "name": SELECT_TOOL},
+        data = llm.forced_tool_call(
+            client, model=model, max_tokens=1024, system=_LLM_SYSTEM, content=content, tool=tool
         )
-    except anthropic.APIStatusError as exc:
-        raise RecallError(f"the Anthropic API refused the request ({exc.status_code}): {_api_message(exc)}") from None
-    except anthropic.APIError as exc:
-        raise RecallError(f"the Anthropic API could not be reached: {exc}") from None
-    for block in response.content:
-        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == SELECT_TOOL:
-            selected = block.input.get("selected") if isinstance(block.input, dict) else None
-            if isinstance(selected, list):
-                return [str(name).strip() for name in selected if isinstance(name, str) and name.strip()]
-    raise RecallError(f"the model did not call {SELECT_TOOL}; nothing recalled")
-
-
-def _api_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("message", exc))
-    return str(exc)
+    except llm.LlmError as exc:
+        raise RecallError(f"{exc}; nothing recalled") from None
+    selected = data.get("selected")
+    if not isinstance(selected, list):
+        raise RecallError(f"the model's {SELECT_TOOL} call has no list of names; nothing recalled")
+    return [name.strip() for name in selected if isinstance(name, str) and name.strip()]

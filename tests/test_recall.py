@@ -508,7 +508,7 @@ def test_llm_recall_keeps_at_most_k(folder: Path, deploys: None) -> None:
 
 def test_llm_recall_api_errors_become_recall_errors(folder: Path, deploys: None) -> None:
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    with pytest.raises(RecallError, match=r"refused the request \(529\): Overloaded"):
+    with pytest.raises(RecallError, match=r"answered 529 \(Overloaded\) after the SDK.s retries"):
         recall_llm(_dir(folder), "deploy", client=_client([(529, error)], []))
     text_only = _tool_reply([]) | {"content": [{"type": "text", "text": "I would pick the deploy rule."}]}
     with pytest.raises(RecallError, match="did not call select_memories"):
