@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 # Importing a command module registers its commands on the app; `memdir --help` lists them in this order.
-_COMMAND_MODULES = ("folder", "lint", "memories", "extract", "context", "recall", "watch", "hooks", "git")
+_COMMAND_MODULES = ("folder", "lint", "memories", "extract", "context", "recall", "lifecycle", "watch", "hooks", "git")
 
 
 def _typer_app() -> typer.Typer:

@@ -38,6 +38,12 @@ def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
     fail(f"{option} must be a date (YYYY-MM-DD) or a phrase like 'next month', not {value!r}")
 
 
+def _ttl_expires(ttl: str | None, day: dt.date) -> dt.date | None:
+    from memdir.lifecycle import expires_after  # raises InvalidTtl, a one-line usage error
+
+    return expires_after(ttl, day) if ttl is not None else None
+
+
 def _report_dates(st: State, conversions: list[tuple[str, DateSpan]]) -> None:
     for field_name, span in conversions:
         st.say(f"{field_name}: '{span.phrase}' -> {span.resolved.isoformat()}")
@@ -73,6 +79,10 @@ def add(
     expires: Annotated[
         str | None, typer.Option("--expires", help="YYYY-MM-DD or a phrase like 'next month'; never indexed after.")
     ] = None,
+    ttl: Annotated[
+        str | None,
+        typer.Option("--ttl", help="Time to live, e.g. 14d, 2w, 6m, 1y: becomes `expires`, counted from --today."),
+    ] = None,
     today: Annotated[
         str | None,
         typer.Option(
@@ -107,6 +117,8 @@ def add(
     folder = st.folder()
     if source is not None and source not in SOURCES:
         fail(f"--source must be one of {', '.join(SOURCES)}, not {source!r}")
+    if ttl is not None and expires is not None:
+        fail("give --expires or --ttl, not both")
     day = _parse_day(today, "--today", st.today) if today else st.today
     if body == "-":
         try:
@@ -122,7 +134,7 @@ def add(
         how=how or "",
         created=day,
         importance=importance,
-        expires=_parse_day(expires, "--expires", day) if expires else None,
+        expires=_parse_day(expires, "--expires", day) if expires else _ttl_expires(ttl, day),
     )
     if body is None and why is None and how is None and _interactive():
         _add_in_editor(st, folder, new, day, Candidate(new, source), supersedes, force)

@@ -1,0 +1,383 @@
+"""Consolidation: near-duplicate memories folded into one, without losing a word or changing a fact.
+
+Clusters come from memdir.similarity.duplicate_groups (the finder behind lint's D002), one memory
+type at a time. A cluster is proposed only when every member states exactly the same numbers and
+dates (times, weekdays and cadences count too): merging "Net 30" with "Net 45" would silently pick
+one. Offline, the most informative member is kept and the others get `status: superseded` and
+`superseded_by: <kept file>`. With a model (`llm=True`), one forced tool call per cluster writes the
+merged text into a new memory, which every member is then superseded by; a merge that drops or adds
+a number or date is refused. Superseded files stay in the folder (`memdir prune` archives them), so
+applying a plan loses no text. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from memdir import llm
+from memdir.errors import InvalidMemory, MemdirError, MemoryChanged
+from memdir.model import DESCRIPTION_MAX, FrontmatterError, Memory, NewMemory, name_key, set_fields
+from memdir.store import atomic_write, ensure_state_dir, folder_lock, read_text_if_exists
+
+if TYPE_CHECKING:
+    from memdir.memory_dir import FileChange, IndexWrite, MemoryDir
+
+__all__ = [
+    "Cluster",
+    "ConsolidateBusy",
+    "ConsolidateError",
+    "ConsolidationPlan",
+    "apply_consolidation",
+    "consolidate",
+    "consolidate_lock",
+    "plan_consolidate",
+]
+
+LOCK_NAME = "consolidate.lock"
+MERGE_TOOL = "write_merged_memory"
+
+
+class ConsolidateBusy(MemdirError):
+    """Another `memdir consolidate` holds the folder's consolidation lock."""
+
+
+class ConsolidateError(MemdirError):
+    """The model could not be asked (no key, an API error) or did not answer with the tool."""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Near-duplicates and what consolidation proposes for them."""
+
+    members: list[str]  # paths relative to the folder, in folder order
+    keeper: str | None = None  # offline: the member that stays live
+    merged: str | None = None  # with a model: the new memory written from the members
+    changes: list[FileChange] = field(default_factory=list)
+    refused: str | None = None  # why nothing is proposed for this cluster
+
+    @property
+    def successor(self) -> str | None:
+        """The file every other member is superseded by."""
+        return self.merged or self.keeper
+
+
+@dataclass
+class ConsolidationPlan:
+    clusters: list[Cluster]
+    llm: bool
+    model: str | None = None
+
+    @property
+    def proposed(self) -> list[Cluster]:
+        return [c for c in self.clusters if c.refused is None and c.changes]
+
+    @property
+    def changes(self) -> list[FileChange]:
+        return [change for cluster in self.proposed for change in cluster.changes]
+
+    def diff(self) -> str:
+        """Every proposed change as a unified diff (a new file diffs against /dev/null)."""
+        out: list[str] = []
+        for change in self.changes:
+            before = (change.before or "").splitlines(keepends=True)
+            after = change.after.splitlines(keepends=True)
+            source = "/dev/null" if change.before is None else f"a/{change.path}"
+            out += difflib.unified_diff(before, after, source, f"b/{change.path}")
+        return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+@dataclass
+class ConsolidationResult:
+    plan: ConsolidationPlan
+    applied: bool
+    index: IndexWrite | None = None
+
+
+# --- the lock: two runs never overlap -------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def consolidate_lock(root: Path) -> Iterator[None]:
+    """Hold `.memdir/consolidate.lock` for a whole run (plan, confirmation, apply).
+
+    Not the folder lock: a run may wait on a person's answer, and `memdir index` in a session-start
+    hook must not wait with it. Raises ConsolidateBusy at once when another run holds it."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no flock
+        yield
+        return
+    path = ensure_state_dir(root) / LOCK_NAME
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConsolidateBusy(
+                f"another `memdir consolidate` is running on {root} (it holds {path}); let it finish first"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+# --- planning -------------------------------------------------------------------------------------
+
+
+def plan_consolidate(
+    folder: MemoryDir, *, llm: bool = False, client: Any = None, model: str | None = None
+) -> ConsolidationPlan:
+    """Find clusters of near-duplicates and say what to do with each. Writes nothing.
+
+    `client` is an `anthropic.Anthropic` (tests pass one with a mock transport); by default, with
+    `llm`, one is made from ANTHROPIC_API_KEY. `model` defaults to the `extract.model` setting.
+    """
+    from memdir.similarity import MemoryText, duplicate_groups
+
+    scan = folder.scan()
+    live = [m for m in scan.memories if m.type is not None and m.exclusion(folder.today) is None]
+    by_path = {m.path: m for m in live}
+    groups: list[list[str]] = []
+    for memory_type in sorted({m.raw_type for m in live if m.raw_type}):
+        texts = [
+            MemoryText(key=m.path, name=m.name, description=m.description, body=m.body, type=m.raw_type)
+            for m in live
+            if m.raw_type == memory_type
+        ]
+        groups += duplicate_groups(texts)
+    order = {m.path: i for i, m in enumerate(scan.memories)}
+    groups = sorted((sorted(g, key=order.__getitem__) for g in groups), key=lambda g: order[g[0]])
+    if llm:
+        model = model or folder.config.extract.model
+        client = client if client is not None and groups else (_default_client() if groups else None)
+    taken = {name_key(m.name) for m in scan.memories if m.name}
+    clusters = []
+    for group in groups:
+        members = [by_path[p] for p in group]
+        refused = _values_differ(members)
+        if refused is not None:
+            clusters.append(Cluster(group, refused=refused))
+        elif llm:
+            clusters.append(_merge_with_model(folder, members, client, str(model), taken))
+        else:
+            clusters.append(_keep_one(folder, members))
+    return ConsolidationPlan(clusters, llm, model if llm else None)
+
+
+def fact_values(memory: Memory | str) -> frozenset[str]:
+    """The numbers, dates, times, weekdays and cadences a memory (or text) states, normalised."""
+    from memdir.similarity import _values  # the same reading of facts the duplicate finder uses
+
+    text = memory if isinstance(memory, str) else f"{memory.description}\n{memory.body}"
+    return frozenset(_values(text))
+
+
+def _values_differ(members: Sequence[Memory]) -> str | None:
+    values = {m.path: fact_values(m) for m in members}
+    if len(set(values.values())) == 1:
+        return None
+    shown = "; ".join(f"{path}: {', '.join(sorted(v)) or 'none'}" for path, v in values.items())
+    return f"not merged: their numbers or dates differ ({shown})"
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _informative(memory: Memory) -> tuple[int, int, float, str]:
+    """Larger is more informative: distinct words, then length, then importance, then newer."""
+    text = f"{memory.description}\n{memory.body}"
+    changed = memory.last_changed.isoformat() if memory.last_changed else ""
+    return len(set(_WORD.findall(text.casefold()))), len(text), memory.importance, changed
+
+
+def _keep_one(folder: MemoryDir, members: Sequence[Memory]) -> Cluster:
+    keeper = max(members, key=lambda m: (_informative(m), [-ord(c) for c in m.path]))
+    changes = [_supersede(folder, m, PurePosixPath(keeper.path).name) for m in members if m is not keeper]
+    return Cluster([m.path for m in members], keeper=keeper.path, changes=changes)
+
+
+def _supersede(folder: MemoryDir, memory: Memory, successor: str) -> FileChange:
+    from memdir.memory_dir import FileChange
+
+    original = (folder.root / memory.path).read_bytes().decode("utf-8")
+    try:
+        text = set_fields(original, {"status": "superseded", "superseded_by": successor, "updated": folder.today})
+    except FrontmatterError as exc:
+        raise InvalidMemory(f"{memory.path}: {exc}") from None
+    return FileChange(memory.path, original, text)
+
+
+# --- merging through a model ----------------------------------------------------------------------
+
+_LLM_SYSTEM = (
+    "You merge near-duplicate memories of an AI assistant into one memory. You get the memories as "
+    "markdown files. Call write_merged_memory once with a short kebab-case name, a one-line description "
+    f"(at most {DESCRIPTION_MAX} characters, specific enough to decide relevance from it alone) and a "
+    "body. Keep every fact, reason and instruction any of them gives; say each once. Copy every number, "
+    "date, time, weekday and identifier exactly as written, and add none. For a rule or a decision, end "
+    "the body with a '**Why:**' line and a '**How to apply:**' line. Write in the memories' language."
+)
+
+
+def _default_client() -> Any:
+    try:
+        return llm.make_client("`consolidate --llm`")
+    except llm.NoApiKey as exc:
+        raise ConsolidateError(str(exc)) from None
+
+
+def _merge_with_model(
+    folder: MemoryDir, members: Sequence[Memory], client: Any, model: str, taken: set[str]
+) -> Cluster:
+    from memdir.memory_dir import FileChange
+    from memdir.templates import render_memory
+
+    paths = [m.path for m in members]
+    answer = _ask_model(client, model, [(m.path, (folder.root / m.path).read_text(encoding="utf-8")) for m in members])
+    name, description = (" ".join(str(answer.get(key, "")).split()) for key in ("name", "description"))
+    body = str(answer.get("body", "")).strip()
+    if not name or not description or not body:
+        return Cluster(paths, refused="not merged: the model left the name, description or body empty")
+    if len(description) > DESCRIPTION_MAX:
+        return Cluster(paths, refused=f"not merged: the model's description is over {DESCRIPTION_MAX} characters")
+    expected, got = fact_values(members[0]), fact_values(f"{description}\n{body}")
+    if got != expected:
+        lost, added = sorted(expected - got), sorted(got - expected)
+        what = "; ".join(
+            part
+            for part in (f"drops {', '.join(lost)}" if lost else "", f"adds {', '.join(added)}" if added else "")
+            if part
+        )
+        return Cluster(paths, refused=f"not merged: the model's text changes the numbers or dates ({what})")
+    base, n = name, 1
+    memory_type = members[0].type
+    assert memory_type is not None  # only typed memories are clustered
+    new = NewMemory(memory_type, name, description, body=body, created=folder.today)
+    while name_key(new.name) in taken or (folder.root / new.file_name).exists():
+        n += 1
+        new.name = f"{base}-{n}"
+    try:
+        new.validate()
+    except InvalidMemory as exc:
+        return Cluster(paths, refused=f"not merged: {exc}")
+    taken.add(name_key(new.name))
+    importance = [m.fields["importance"] for m in members if isinstance(m.fields.get("importance"), int | float)]
+    new.importance = max(m.importance for m in members) if importance else None
+    new.extra = {"supersedes": [PurePosixPath(p).name for p in paths], "source": "agent"}
+    text = render_memory(new)
+    changes = [FileChange(new.file_name, None, text)]
+    changes += [_supersede(folder, m, new.file_name) for m in members]
+    return Cluster(paths, merged=new.file_name, changes=changes)
+
+
+def _ask_model(client: Any, model: str, files: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    tool = {
+        "name": MERGE_TOOL,
+        "description": "Write the one memory that replaces the near-duplicates.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "Short kebab-case name."},
+                "description": {"type": "string", "maxLength": DESCRIPTION_MAX, "description": "The index line."},
+                "body": {"type": "string", "description": "The merged memory text (markdown)."},
+            },
+            "required": ["name", "description", "body"],
+        },
+    }
+    shown = "\n\n".join(f"<memory file={path!r}>\n{text}\n</memory>" for path, text in files)
+    content = f"Merge these memories:\n\n{shown}"
+    try:
+        return llm.forced_tool_call(
+            client, model=model, max_tokens=2048, system=_LLM_SYSTEM, content=content, tool=tool
+        )
+    except llm.LlmError as exc:
+        raise ConsolidateError(f"{exc}; nothing merged") from None
+
+
+# --- applying -------------------------------------------------------------------------------------
+
+
+def apply_consolidation(folder: MemoryDir, plan: ConsolidationPlan) -> IndexWrite | None:
+    """Write a plan under the folder lock and re-index once; log each supersession.
+
+    Every file is checked against the text the plan was made from before anything is written, so a
+    memory edited since planning raises MemoryChanged and nothing changes. The caller holds
+    `consolidate_lock` from planning to here (`consolidate` does).
+    """
+    from memdir.gauntlet import log_decisions
+
+    changes = plan.changes
+    if not changes:
+        return None
+    with folder_lock(folder.root):
+        folder.read_index()  # refuse before writing if MEMORY.md cannot be rewritten
+        for change in changes:
+            if read_text_if_exists(folder.root / change.path) != change.before:
+                raise MemoryChanged(
+                    f"{change.path} changed since consolidate looked at it; nothing was written, run it again"
+                )
+        written: list[FileChange] = []
+        try:
+            for change in sorted(changes, key=lambda c: c.before is not None):  # new memories first
+                atomic_write(folder.root / change.path, change.after, exclusive=change.before is None)
+                written.append(change)
+        except BaseException:
+            for change in reversed(written):  # all or nothing: put back what was written
+                if change.before is None:
+                    (folder.root / change.path).unlink(missing_ok=True)
+                else:
+                    atomic_write(folder.root / change.path, change.before)
+            raise
+        entries: list[dict[str, Any]] = []
+        for cluster in plan.proposed:
+            if cluster.merged:
+                entries.append(
+                    {
+                        "command": "consolidate",
+                        "decision": "merged",
+                        "file": cluster.merged,
+                        "supersedes": cluster.members,
+                        "model": plan.model,
+                    }
+                )
+            for member in cluster.members:
+                if member != cluster.keeper:
+                    entries.append(
+                        {
+                            "command": "consolidate",
+                            "decision": "superseded",
+                            "file": member,
+                            "superseded_by": cluster.successor,
+                        }
+                    )
+        log_decisions(folder.root, entries)
+        return folder._write_index_locked()
+
+
+def consolidate(
+    folder: MemoryDir,
+    *,
+    apply: bool = False,
+    llm: bool = False,
+    client: Any = None,
+    model: str | None = None,
+    confirm: Callable[[ConsolidationPlan], bool] | None = None,
+) -> ConsolidationResult:
+    """Plan, and with `apply` write, a consolidation, holding `consolidate_lock` throughout.
+
+    `confirm` sees the plan before anything is written; when it returns False nothing is.
+    Raises ConsolidateBusy when another run is under way.
+    """
+    if not apply:
+        return ConsolidationResult(plan_consolidate(folder, llm=llm, client=client, model=model), applied=False)
+    with consolidate_lock(folder.root):
+        plan = plan_consolidate(folder, llm=llm, client=client, model=model)
+        if not plan.changes or (confirm is not None and not confirm(plan)):
+            return ConsolidationResult(plan, applied=False)
+        return ConsolidationResult(plan, applied=True, index=apply_consolidation(folder, plan))

@@ -1,0 +1,455 @@
+"""A memory's life after it is written: a TTL that becomes an `expires` date, pruning expired and
+superseded memories into `.archive/`, and the history of one memory. Nothing here prints.
+
+Pruning never deletes: each file is written into `.archive/` (with `archived` and `archived_reason`
+added to its frontmatter) before it leaves the folder, and each move is logged to `.memdir/log.jsonl`,
+where `memdir history` and `memdir stats` read it back. Consolidation lives in memdir/consolidate.py.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
+from memdir.model import FrontmatterError, Memory, Status, name_key, set_fields
+from memdir.store import ARCHIVE_DIR, FileProblem, Scan, atomic_write, folder_lock, read_text_if_exists, scan_folder
+
+if TYPE_CHECKING:
+    from memdir.memory_dir import IndexWrite, MemoryDir
+
+__all__ = [
+    "History",
+    "HistoryEvent",
+    "InvalidTtl",
+    "PruneItem",
+    "PruneKept",
+    "PruneResult",
+    "expires_after",
+    "history",
+    "parse_ttl",
+    "plan_prune",
+    "prune",
+]
+
+
+class InvalidTtl(MemdirError):
+    """A time-to-live that is not a whole number followed by d, w, m or y."""
+
+
+# --- TTL -----------------------------------------------------------------------------------------
+
+_TTL = re.compile(r"\s*(\d{1,6})\s*([a-z]+)\s*", re.IGNORECASE)
+_TTL_UNITS = {
+    "d": "d", "day": "d", "days": "d",
+    "w": "w", "wk": "w", "week": "w", "weeks": "w",
+    "m": "m", "mo": "m", "month": "m", "months": "m",
+    "y": "y", "yr": "y", "year": "y", "years": "y",
+}  # fmt: skip
+_TTL_MAX_YEARS = 100  # past that, a TTL is a typo, and a date soon runs past year 9999
+
+
+@dataclass(frozen=True)
+class Ttl:
+    """A parsed time-to-live: `count` days, weeks, months or years."""
+
+    count: int
+    unit: Literal["d", "w", "m", "y"]
+
+    def after(self, start: dt.date) -> dt.date:
+        """The day this TTL runs out, counted from `start`. Months and years keep the day of the
+        month where they can (2026-01-31 + 1m is 2026-02-28)."""
+        if self.unit == "d":
+            return start + dt.timedelta(days=self.count)
+        if self.unit == "w":
+            return start + dt.timedelta(weeks=self.count)
+        months = self.count * (12 if self.unit == "y" else 1)
+        year, month = divmod(start.month - 1 + months, 12)
+        year += start.year
+        return dt.date(year, month + 1, min(start.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def parse_ttl(text: str) -> Ttl:
+    """`14d`, `2w`, `6m`, `1y` (or `14 days`, `2 weeks`, `6 months`, `1 year`). `m` is months.
+
+    Raises InvalidTtl naming what was given."""
+    found = _TTL.fullmatch(text)
+    unit = _TTL_UNITS.get(found.group(2).lower()) if found else None
+    if found is None or unit is None:
+        raise InvalidTtl(
+            f"--ttl must be a whole number and a unit: d (days), w (weeks), m (months) or y (years), "
+            f"e.g. 14d, 2w, 6m, 1y; not {text!r}"
+        )
+    count = int(found.group(1))
+    if count < 1:
+        raise InvalidTtl(f"--ttl must be at least 1 {unit}; {text!r} would expire the memory at once")
+    years = {"d": count / 365, "w": count * 7 / 365, "m": count / 12, "y": count}[unit]
+    if years > _TTL_MAX_YEARS:
+        raise InvalidTtl(f"--ttl {text!r} is over {_TTL_MAX_YEARS} years; leave the TTL out for a memory that lasts")
+    return Ttl(count, cast(Literal["d", "w", "m", "y"], unit))
+
+
+def expires_after(ttl: str, start: dt.date) -> dt.date:
+    """The absolute `expires` date for `ttl` counted from `start` (the day the memory was written)."""
+    return parse_ttl(ttl).after(start)
+
+
+# --- prune ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PruneItem:
+    """One memory that prune moves (or, in a dry run, would move) into the archive."""
+
+    path: str  # relative to the folder
+    kind: Literal["expired", "superseded"]
+    reason: str  # "expired 2026-11-01" | "superseded by feedback_x.md": written as `archived_reason`
+    destination: str  # relative to the folder, under .archive/
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True)
+class PruneKept:
+    """A superseded memory prune leaves where it is, and why."""
+
+    path: str
+    why: str
+
+
+@dataclass
+class PruneResult:
+    moved: list[PruneItem]
+    kept: list[PruneKept]
+    dry_run: bool
+    index: IndexWrite | None = None  # the one re-index after the moves (None in a dry run or when nothing moved)
+    problems: list[FileProblem] = field(default_factory=list)  # files that failed to load as memories
+
+
+def plan_prune(folder: MemoryDir, scan: Scan | None = None) -> tuple[list[PruneItem], list[PruneKept]]:
+    """What `prune` would move, and the superseded memories it would keep.
+
+    A superseded memory is archived only when the memory that replaces it (its `superseded_by`) is
+    in the folder: archiving it otherwise could retire the only copy of a fact. Quarantined memories
+    are left to `memdir review`.
+    """
+    scan = scan or folder.scan()
+    present = {m.path for m in scan.memories} | {PurePosixPath(m.path).name for m in scan.memories}
+    taken: set[Path] = set()
+    moved: list[PruneItem] = []
+    kept: list[PruneKept] = []
+    for memory in scan.memories:
+        successor = _text(memory.fields.get("superseded_by"))
+        kind: Literal["expired", "superseded"]
+        if memory.status == Status.SUPERSEDED or successor:
+            if not successor:
+                kept.append(PruneKept(memory.path, "status: superseded, but no superseded_by names its successor"))
+                continue
+            if successor not in present and successor.removeprefix("./") not in present:
+                kept.append(PruneKept(memory.path, f"its successor {successor} is not in the folder"))
+                continue
+            kind, reason = "superseded", f"superseded by {successor}"
+        elif memory.expires is not None and memory.expires <= folder.today and memory.status == Status.ACTIVE:
+            kind, reason = "expired", f"expired {memory.expires.isoformat()}"
+        else:
+            continue
+        destination = _free_path(folder.root / ARCHIVE_DIR / memory.path, taken)
+        taken.add(destination)
+        moved.append(
+            PruneItem(
+                memory.path,
+                kind,
+                reason,
+                destination.relative_to(folder.root).as_posix(),
+                successor if kind == "superseded" else None,
+            )
+        )
+    return moved, kept
+
+
+def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
+    """Move expired and superseded memories into `.archive/`, record why, and re-index once.
+
+    Under the folder lock: each file is written into the archive with `archived: <today>` and
+    `archived_reason` added to its frontmatter (every other byte as it was) before it is removed
+    from the folder, so a crash leaves at worst two copies, never none. Each move is logged to
+    `.memdir/log.jsonl`. With `dry_run` nothing is written and no lock is taken.
+    """
+    if dry_run:
+        scan = folder.scan()
+        moved, kept = plan_prune(folder, scan)
+        return PruneResult(moved, kept, dry_run=True, problems=scan.problems)
+    from memdir.gauntlet import log_decisions
+
+    with folder_lock(folder.root):
+        folder.read_index()  # refuse before anything moves if MEMORY.md cannot be rewritten
+        scan = folder.scan()
+        moved, kept = plan_prune(folder, scan)
+        done: list[PruneItem] = []
+        write: IndexWrite | None = None
+        try:
+            for item in moved:
+                _archive(folder, item)
+                done.append(item)
+        finally:  # what moved before a failure is logged and leaves the index all the same
+            log_decisions(folder.root, [_log_entry(item, folder.today) for item in done])
+            if done:  # (remove() does the same: the lock is held, so the locked variant it is)
+                write = folder._write_index_locked(drop=[item.path for item in done])
+    return PruneResult(done, kept, dry_run=False, index=write, problems=scan.problems)
+
+
+def _archive(folder: MemoryDir, item: PruneItem) -> None:
+    source = folder.root / item.path
+    original = read_text_if_exists(source)
+    if original is None:
+        raise MemoryChanged(f"{item.path} disappeared while memdir was pruning; run prune again")
+    try:
+        text = set_fields(original, {"archived": folder.today, "archived_reason": item.reason})
+    except FrontmatterError:  # it parsed a moment ago; if it no longer does, keep it byte for byte
+        text = original
+    destination = folder.root / item.destination
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(destination, text, exclusive=True)
+    if read_text_if_exists(source) != original:  # edited meanwhile by something that ignores the lock
+        destination.unlink()
+        raise MemoryChanged(f"{item.path} changed while memdir was pruning it; left in place, run prune again")
+    source.unlink()
+
+
+def _log_entry(item: PruneItem, today: dt.date) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "command": "prune",
+        "decision": "archived",
+        "file": item.path,
+        "to": item.destination,
+        "reason": item.kind,
+        "detail": item.reason,
+        "archived": today.isoformat(),
+    }
+    if item.superseded_by:
+        entry["superseded_by"] = item.superseded_by
+    return entry
+
+
+def _free_path(path: Path, taken: set[Path]) -> Path:
+    """`path`, or `path` with -2, -3 ... before the suffix when it exists or is already planned."""
+    candidate, n = path, 1
+    while candidate.exists() or candidate in taken:
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
+
+
+def _text(value: Any) -> str:
+    return " ".join(str(value).split()) if value is not None and value != "" else ""
+
+
+def _names(value: Any) -> list[str]:
+    """A frontmatter field holding one file name or a list of them (`supersedes`)."""
+    values = value if isinstance(value, list) else [value]
+    return [_text(v) for v in values if _text(v)]
+
+
+# --- history -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    when: str  # an ISO date or date-time; "" when the record has none
+    what: str  # created | updated | supersedes | superseded | archived | expires | a logged decision
+    detail: str
+    source: str  # frontmatter | archive | chain | log
+
+
+@dataclass(frozen=True)
+class History:
+    query: str
+    path: str | None  # where the memory is now, relative to the folder (under .archive/ when archived)
+    name: str
+    state: str  # active | superseded | expired | quarantined | archived | not stored
+    superseded_by: list[str]  # the chain of successors, nearest first
+    supersedes: list[str]  # the memories this one replaced
+    events: list[HistoryEvent]
+
+
+_LOG_FILE_KEYS = ("file", "to", "path", "supersedes", "superseded_by", "duplicate_of", "keeper", "merged_into")
+
+
+def history(folder: MemoryDir, query: str) -> History:
+    """What happened to one memory: its frontmatter dates, the supersede chain both ways, the
+    decision log (`.memdir/log.jsonl`, read tolerantly) and the archive.
+
+    `query` is anything `MemoryDir.find` accepts; archived memories and names that only the log
+    knows (a candidate that was skipped) are found too. Raises MemoryNotFound when nothing matches
+    or the name is ambiguous in the folder.
+    """
+    from memdir.gauntlet import read_log
+
+    memory, where = _locate(folder, query)
+    log = read_log(folder.root)
+    if memory is None:
+        wanted = {query.strip(), PurePosixPath(query.strip()).name}
+        logged = [e for e in log if _log_mentions(e, wanted, name_key(query))]
+        if not logged:
+            raise MemoryNotFound(
+                f"no memory matches {query!r} in {folder.root}, its archive or its log; `memdir list` shows them"
+            )
+        return History(query, None, query.strip(), "not stored", [], [], _sorted(_log_event(e, wanted) for e in logged))
+
+    live, archive = folder.scan(), _archive_scan(folder)
+    everyone = {**{m.path: m for m in live.memories}, **{f"{ARCHIVE_DIR}/{m.path}": m for m in archive.memories}}
+    by_file: dict[str, str] = {}
+    for path in everyone:  # a file name points at the live copy before an archived one
+        by_file.setdefault(PurePosixPath(path).name, path)
+    me = where if where.startswith(ARCHIVE_DIR + "/") else memory.path
+    file_name = PurePosixPath(memory.path).name
+    events: list[HistoryEvent] = []
+    for key, what in (("created", "created"), ("updated", "updated")):
+        day = memory.date(key)
+        if day is not None and not (what == "updated" and day == memory.date("created")):
+            events.append(HistoryEvent(day.isoformat(), what, f"`{key}` in the frontmatter", "frontmatter"))
+    if memory.expires is not None:
+        verb = "expired" if memory.expires <= folder.today else "expires"
+        events.append(HistoryEvent(memory.expires.isoformat(), verb, f"`expires: {memory.expires}`", "frontmatter"))
+
+    successors = _chain(memory, everyone, by_file)
+    replaced = {
+        PurePosixPath(path).name
+        for path, other in everyone.items()
+        if path != me and PurePosixPath(_text(other.fields.get("superseded_by"))).name == file_name
+    }
+    predecessors = sorted(replaced | {PurePosixPath(n).name for n in _names(memory.fields.get("supersedes"))})
+    if successors:
+        when = memory.date("updated")
+        events.append(
+            HistoryEvent(when.isoformat() if when else "", "superseded", f"superseded by {successors[0]}", "chain")
+        )
+    for old in predecessors:
+        events.append(
+            HistoryEvent(_changed(everyone.get(by_file.get(old, ""))), "supersedes", f"replaces {old}", "chain")
+        )
+    archived = memory.date("archived")
+    if archived is not None or me.startswith(ARCHIVE_DIR + "/"):
+        why = _text(memory.fields.get("archived_reason")) or "moved into the archive"
+        events.append(
+            HistoryEvent(archived.isoformat() if archived else "", "archived", f"{why}; now at {me}", "archive")
+        )
+
+    wanted = {memory.path, file_name, me}
+    events += [_log_event(e, wanted) for e in log if _log_mentions(e, wanted, name_key(memory.name or memory.stem))]
+    return History(query, me, memory.title, _state(memory, me, folder.today), successors, predecessors, _sorted(events))
+
+
+def _archive_scan(folder: MemoryDir) -> Scan:
+    root = folder.root / ARCHIVE_DIR
+    return scan_folder(root) if root.is_dir() else Scan(root=root)
+
+
+def _locate(folder: MemoryDir, query: str) -> tuple[Memory | None, str]:
+    """The memory `query` names in the folder, else in the archive: (memory, path from the folder)."""
+    from memdir.memory_dir import MemoryDir
+
+    try:
+        found = folder.get(query)
+        return found, found.path
+    except MemoryNotFound as exc:
+        if not str(exc).startswith("no memory matches"):
+            raise  # ambiguous in the folder: the archive must not pick one silently
+    archive_root = folder.root / ARCHIVE_DIR
+    if not archive_root.is_dir():
+        return None, ""
+    archived = MemoryDir(archive_root, config=folder.config, today=folder.today, cache=False)
+    try:
+        found = archived.get(query)
+    except MemoryNotFound as exc:
+        if not str(exc).startswith("no memory matches"):
+            raise MemoryNotFound(f"{exc} in the archive") from None
+        return None, ""
+    return found, f"{ARCHIVE_DIR}/{found.path}"
+
+
+def _chain(memory: Memory, everyone: dict[str, Memory], by_file: dict[str, str]) -> list[str]:
+    """The successors of `memory`, following `superseded_by` until it ends (or loops)."""
+    chain: list[str] = []
+    current: Memory | None = memory
+    while current is not None:
+        successor = _text(current.fields.get("superseded_by"))
+        if not successor or PurePosixPath(successor).name in chain or successor == PurePosixPath(memory.path).name:
+            break
+        chain.append(PurePosixPath(successor).name)
+        current = everyone.get(by_file.get(PurePosixPath(successor).name, ""))
+    return chain
+
+
+def _changed(memory: Memory | None) -> str:
+    day = memory.last_changed if memory is not None else None
+    return day.isoformat() if day else ""
+
+
+def _state(memory: Memory, where: str, today: dt.date) -> str:
+    if where.startswith(ARCHIVE_DIR + "/"):
+        return "archived"
+    if memory.superseded or memory.status == Status.SUPERSEDED:
+        return "superseded"
+    if memory.status != Status.ACTIVE:
+        return memory.status
+    if memory.expires is not None and memory.expires <= today:
+        return "expired"
+    return "active"
+
+
+def _log_values(entry: dict[str, Any], key: str) -> list[str]:
+    value = entry.get(key)
+    values = value if isinstance(value, list) else [value]
+    return [v.strip() for v in values if isinstance(v, str) and v.strip()]
+
+
+def _log_mentions(entry: dict[str, Any], files: set[str], key: str) -> bool:
+    for field_name in _LOG_FILE_KEYS:
+        for value in _log_values(entry, field_name):
+            if value in files or PurePosixPath(value).name in files:
+                return True
+    name = entry.get("name")
+    return isinstance(name, str) and bool(key) and name_key(name) == key
+
+
+def _log_event(entry: dict[str, Any], files: set[str]) -> HistoryEvent:
+    """One decision-log line as an event, whatever fields it has (the log is written by several
+    commands, and by versions of memdir that may have written other fields)."""
+    when = entry.get("at") or entry.get("time") or ""
+    decision = entry.get("decision")
+    what = decision if isinstance(decision, str) and decision else "logged"
+    parts: list[str] = []
+    subject = next(iter(_log_values(entry, "file")), "")
+    if subject and subject not in files and PurePosixPath(subject).name not in files:
+        parts.append(f"{subject}:")  # a decision about another memory that names this one
+    command = entry.get("command")
+    if isinstance(command, str) and command:
+        parts.append(f"by `memdir {command}`")
+    for field_name, label in (("superseded_by", "superseded by"), ("supersedes", "supersedes"),
+                              ("duplicate_of", "duplicate of"), ("to", "to")):  # fmt: skip
+        values = [v for v in _log_values(entry, field_name) if PurePosixPath(v).name not in files or field_name == "to"]
+        if values:
+            parts.append(f"{label} {', '.join(values)}")
+    note = entry.get("detail")
+    if isinstance(note, str) and note and not any(note in part for part in parts):
+        parts.append(note)
+    reasons = entry.get("reasons")
+    if isinstance(reasons, list) and reasons:
+        parts.append("; ".join(str(r) for r in reasons[:3]))
+    detail = "; ".join(parts).replace(":; ", ": ", 1)
+    return HistoryEvent(str(when), what, detail, "log")
+
+
+def _sorted(events: Iterable[HistoryEvent]) -> list[HistoryEvent]:
+    """Oldest first; events with no date last. A date sorts before the logged times of that day."""
+    return sorted(events, key=lambda e: (e.when == "", e.when))
+
+
+def describe(events: Sequence[HistoryEvent]) -> list[str]:
+    """The events as lines of text, for people."""
+    return [f"{e.when or '?':<25}  {e.what:<12} {e.detail}" for e in events]

@@ -1,0 +1,251 @@
+"""Figures about one memory folder: what it holds, how full the index is, how old the memories are,
+what expires soon, how recall has been doing, and how much prune has cleaned up. Nothing here prints.
+
+`folder_stats(...).to_json()` is the documented, stable shape of `memdir stats --format json`
+(docs/lifecycle.md). Rates are None when there is nothing to divide by.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memdir.errors import IndexRefused
+from memdir.model import MemoryType, Status
+from memdir.store import ARCHIVE_DIR, scan_folder
+
+if TYPE_CHECKING:
+    from memdir.memory_dir import MemoryDir
+
+__all__ = ["AGE_BUCKETS", "EXPIRING_DAYS", "FolderStats", "folder_stats"]
+
+EXPIRING_DAYS = 14
+"""`expiring_soon` lists active memories whose `expires` falls within this many days from today."""
+
+AGE_BUCKETS: tuple[tuple[str, int | None], ...] = (
+    ("0-7d", 7),
+    ("8-30d", 30),
+    ("31-90d", 90),
+    ("91-365d", 365),
+    (">365d", None),
+)
+"""Age in days since a memory last changed (`updated`, else `created`), upper bounds inclusive."""
+
+
+@dataclass(frozen=True)
+class IndexFigures:
+    entries: int
+    lines: int
+    bytes: int
+    max_lines: int
+    max_bytes: int
+    left_out: int
+    refused: str | None  # why MEMORY.md could not be planned or written, if it cannot
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entries": self.entries,
+            "lines": self.lines,
+            "max_lines": self.max_lines,
+            "line_headroom": self.max_lines - self.lines,
+            "bytes": self.bytes,
+            "max_bytes": self.max_bytes,
+            "byte_headroom": self.max_bytes - self.bytes,
+            "left_out": self.left_out,
+            "refused": self.refused,
+        }
+
+
+@dataclass(frozen=True)
+class RecallFigures:
+    recalls: int
+    returned: int  # memories returned, over all recalls
+    empty: int  # recalls that returned nothing
+    distinct_recalled: int  # different memories ever returned
+
+    @property
+    def hit_rate(self) -> float | None:
+        """The share of recalls that returned at least one memory."""
+        return None if not self.recalls else (self.recalls - self.empty) / self.recalls
+
+    @property
+    def empty_rate(self) -> float | None:
+        return None if not self.recalls else self.empty / self.recalls
+
+    @property
+    def average_returned(self) -> float | None:
+        return None if not self.recalls else self.returned / self.recalls
+
+    def to_json(self) -> dict[str, Any]:
+        def rounded(value: float | None) -> float | None:
+            return None if value is None else round(value, 4)
+
+        return {
+            "recalls": self.recalls,
+            "hit_rate": rounded(self.hit_rate),
+            "average_returned": rounded(self.average_returned),
+            "empty_rate": rounded(self.empty_rate),
+            "distinct_recalled": self.distinct_recalled,
+        }
+
+
+@dataclass(frozen=True)
+class Expiring:
+    path: str
+    expires: dt.date
+    days_left: int
+
+
+@dataclass(frozen=True)
+class FolderStats:
+    folder: str
+    today: dt.date
+    memories: int
+    unreadable: int  # files that failed to load as memories (not counting plain notes without frontmatter)
+    by_type: dict[str, int]
+    by_status: dict[str, int]
+    archived: int  # memory files in .archive/
+    index: IndexFigures
+    ages: dict[str, int]
+    expiring_within_days: int
+    expiring: list[Expiring]
+    recall: RecallFigures
+    cleanup: dict[str, int]  # prune's logged moves by reason: expired, superseded
+    notes: list[str] = field(default_factory=list)  # what could not be read (a log, the archive)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "folder": self.folder,
+            "today": self.today.isoformat(),
+            "memories": self.memories,
+            "unreadable": self.unreadable,
+            "by_type": self.by_type,
+            "by_status": self.by_status,
+            "archived": self.archived,
+            "index": self.index.to_json(),
+            "age_days": self.ages,
+            "expiring_soon": {
+                "within_days": self.expiring_within_days,
+                "memories": [
+                    {"path": e.path, "expires": e.expires.isoformat(), "days_left": e.days_left} for e in self.expiring
+                ],
+            },
+            "recall": self.recall.to_json(),
+            "cleanup": {"expired_archived": self.cleanup["expired"], "superseded_archived": self.cleanup["superseded"]},
+            "notes": self.notes,
+        }
+
+
+def folder_stats(folder: MemoryDir, expiring_days: int = EXPIRING_DAYS) -> FolderStats:
+    """Count what `folder` holds and read its logs. Reads only (the parse cache aside)."""
+    scan = folder.scan()
+    today = folder.today
+    notes: list[str] = []
+    by_type: Counter[str] = Counter({t.value: 0 for t in MemoryType})
+    by_status: Counter[str] = Counter({s.value: 0 for s in Status} | {"expired": 0})
+    ages: Counter[str] = Counter({label: 0 for label, _ in AGE_BUCKETS} | {"undated": 0})
+    expiring: list[Expiring] = []
+    for memory in scan.memories:
+        by_type[memory.type.value if memory.type else "invalid"] += 1
+        status = memory.status
+        if memory.superseded and status == Status.ACTIVE:
+            status = Status.SUPERSEDED.value
+        elif status == Status.ACTIVE and memory.expires is not None and memory.expires <= today:
+            status = "expired"
+        by_status[status] += 1
+        ages[_age_bucket(memory.last_changed, today)] += 1
+        if status == Status.ACTIVE and memory.expires is not None and (memory.expires - today).days <= expiring_days:
+            expiring.append(Expiring(memory.path, memory.expires, (memory.expires - today).days))
+    expiring.sort(key=lambda e: (e.expires, e.path))
+    return FolderStats(
+        folder=str(folder.root),
+        today=today,
+        memories=len(scan.memories),
+        unreadable=sum(1 for p in scan.problems if p.kind != "no-frontmatter"),
+        by_type=dict(by_type),
+        by_status=dict(by_status),
+        archived=_archived_count(folder, notes),
+        index=_index_figures(folder, scan),
+        ages=dict(ages),
+        expiring_within_days=expiring_days,
+        expiring=expiring,
+        recall=_recall_figures(folder, notes),
+        cleanup=_cleanup(folder, notes),
+        notes=notes,
+    )
+
+
+def _age_bucket(day: dt.date | None, today: dt.date) -> str:
+    if day is None:
+        return "undated"
+    age = max((today - day).days, 0)
+    for label, upper in AGE_BUCKETS:
+        if upper is None or age <= upper:
+            return label
+    raise AssertionError("the last bucket has no upper bound")
+
+
+def _index_figures(folder: MemoryDir, scan: Any) -> IndexFigures:
+    caps = folder.caps
+    try:
+        planned = folder.plan_index(scan=scan)
+    except IndexRefused as exc:
+        return IndexFigures(0, 0, 0, caps.max_lines, caps.max_bytes, 0, str(exc))
+    return IndexFigures(
+        len(planned.entries),
+        planned.lines,
+        planned.bytes,
+        caps.max_lines,
+        caps.max_bytes,
+        len(planned.left_out),
+        planned.refused,
+    )
+
+
+def _archived_count(folder: MemoryDir, notes: list[str]) -> int:
+    root = folder.root / ARCHIVE_DIR
+    if not root.is_dir():
+        return 0
+    try:
+        return len(scan_folder(root).memories)
+    except OSError as exc:
+        notes.append(f"{root} could not be read: {exc.strerror or exc}")
+        return 0
+
+
+def _recall_figures(folder: MemoryDir, notes: list[str]) -> RecallFigures:
+    from memdir.recall import read_log  # the recall module is large; only stats and recall need it
+
+    try:
+        entries = read_log(folder.root)
+    except (OSError, UnicodeDecodeError) as exc:
+        notes.append(f"the recall log could not be read: {exc}")
+        entries = []
+    recalls = returned = empty = 0
+    recalled: set[str] = set()
+    for entry in entries:
+        chosen = entry.get("chosen") if isinstance(entry, dict) else None
+        if not isinstance(chosen, list):
+            continue  # a torn or foreign line
+        recalls += 1
+        returned += len(chosen)
+        empty += not chosen
+        recalled.update(c for c in chosen if isinstance(c, str))
+    return RecallFigures(recalls, returned, empty, len(recalled))
+
+
+def _cleanup(folder: MemoryDir, notes: list[str]) -> dict[str, int]:
+    from memdir.gauntlet import read_log
+
+    counts = {"expired": 0, "superseded": 0}
+    try:
+        entries = read_log(folder.root)
+    except OSError as exc:
+        notes.append(f"the decision log could not be read: {exc.strerror or exc}")
+        return counts
+    for entry in entries:
+        if entry.get("command") == "prune" and entry.get("decision") == "archived" and entry.get("reason") in counts:
+            counts[entry["reason"]] += 1
+    return counts

@@ -1,0 +1,114 @@
+"""memdir.stats and `memdir stats`: the figures of a small folder whose answers are known."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import TODAY, MakeMemory, invoke_memdir
+
+from memdir.cli.lifecycle import _bar
+from memdir.gauntlet import log_decisions
+from memdir.memory_dir import MemoryDir
+from memdir.stats import folder_stats
+
+
+@pytest.fixture
+def known(folder: Path, make_memory: MakeMemory) -> Path:
+    make_memory("feedback_a.md", created="2026-11-20")  # 2 days old
+    make_memory("feedback_b.md", created="2026-10-01", updated="2026-11-01", expires="2026-11-30")  # 21; expiring
+    make_memory("project_c.md", created="2026-08-01", expires="2026-11-10")  # 113 days; expired
+    make_memory("user_d.md", created="2025-01-01", status="superseded", superseded_by="feedback_a.md")  # > 365
+    make_memory("reference_e.md", status="quarantined")  # undated
+    make_memory("team/project_f.md", type="project", created="2026-10-15", expires="2027-01-01")  # 38 days; not soon
+    (folder / "broken.md").write_text("---\nname: [unclosed\n---\nBody\n")
+    (folder / "notes.md").write_text("Plain notes, no frontmatter: not a memory, not a problem.\n")
+    make_memory("project_old.md", root=folder / ".archive", created="2026-01-01")
+    state = folder / ".memdir"
+    state.mkdir(exist_ok=True)
+    (state / "recall.jsonl").write_text(
+        '{"query": "lint", "chosen": ["feedback_a.md", "feedback_b.md"]}\n'
+        '{"query": "tcp", "chosen": []}\n'
+        '{"query": "deploy", "chosen": ["feedback_a.md"]}\n'
+        '{"torn": \n'
+    )
+    log_decisions(folder, [
+        {"command": "prune", "decision": "archived", "file": "project_x.md", "reason": "expired"},
+        {"command": "prune", "decision": "archived", "file": "user_y.md", "reason": "superseded"},
+        {"command": "prune", "decision": "archived", "file": "user_z.md", "reason": "superseded"},
+        {"command": "add", "decision": "stored", "file": "feedback_a.md"},
+    ])  # fmt: skip
+    return folder
+
+
+def test_figures_of_a_known_folder(known: Path) -> None:
+    stats = folder_stats(MemoryDir(known, today=TODAY))
+    assert stats.memories == 6 and stats.unreadable == 1 and stats.archived == 1
+    assert stats.by_type == {"user": 1, "feedback": 2, "project": 2, "reference": 1}
+    assert stats.by_status == {"active": 3, "superseded": 1, "quarantined": 1, "archived": 0, "expired": 1}
+    assert stats.ages == {"0-7d": 1, "8-30d": 1, "31-90d": 1, "91-365d": 1, ">365d": 1, "undated": 1}
+    assert [(e.path, e.days_left) for e in stats.expiring] == [("feedback_b.md", 8)]
+    assert (stats.index.entries, stats.index.lines, stats.index.left_out) == (3, 3, 0)
+    assert stats.index.bytes == len((MemoryDir(known, today=TODAY).plan_index().text).encode())
+    recall = stats.recall
+    assert (recall.recalls, recall.returned, recall.empty, recall.distinct_recalled) == (3, 3, 1, 2)
+    assert recall.hit_rate == pytest.approx(2 / 3) and recall.empty_rate == pytest.approx(1 / 3)
+    assert recall.average_returned == pytest.approx(1.0)
+    assert stats.cleanup == {"expired": 1, "superseded": 2}
+
+
+def test_expiring_window_is_configurable(known: Path) -> None:
+    assert folder_stats(MemoryDir(known, today=TODAY), expiring_days=7).expiring == []
+    wide = folder_stats(MemoryDir(known, today=TODAY), expiring_days=60).expiring
+    assert [e.path for e in wide] == ["feedback_b.md", "team/project_f.md"]
+
+
+def test_json_shape(known: Path) -> None:
+    result = invoke_memdir("--dir", str(known), "stats", "--format", "json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert set(payload) == {
+        "folder", "today", "memories", "unreadable", "by_type", "by_status", "archived", "index", "age_days",
+        "expiring_soon", "recall", "cleanup", "notes",
+    }  # fmt: skip
+    assert set(payload["index"]) == {
+        "entries", "lines", "max_lines", "line_headroom", "bytes", "max_bytes", "byte_headroom", "left_out", "refused",
+    }  # fmt: skip
+    assert payload["index"]["max_lines"] == 200 and payload["index"]["max_bytes"] == 25_000
+    assert payload["index"]["line_headroom"] == 197
+    assert payload["expiring_soon"] == {
+        "within_days": 14,
+        "memories": [{"path": "feedback_b.md", "expires": "2026-11-30", "days_left": 8}],
+    }
+    assert payload["recall"] == {
+        "recalls": 3, "hit_rate": 0.6667, "average_returned": 1.0, "empty_rate": 0.3333, "distinct_recalled": 2,
+    }  # fmt: skip
+    assert payload["cleanup"] == {"expired_archived": 1, "superseded_archived": 2}
+
+
+def test_empty_folder_has_no_rates(folder: Path) -> None:
+    payload = json.loads(invoke_memdir("--dir", str(folder), "stats", "--format", "json").stdout)
+    assert payload["memories"] == 0 and payload["recall"]["hit_rate"] is None
+    assert payload["recall"]["average_returned"] is None and payload["cleanup"]["expired_archived"] == 0
+
+
+def test_text_output(known: Path) -> None:
+    result = invoke_memdir("--dir", str(known), "stats")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "memories   6 (user 1, feedback 2, project 2, reference 1)" in out
+    assert "3 / 200 (2%)" in out and "█" not in out  # no bars when not a terminal
+    assert "expiring   1 within 14 days: feedback_b.md (2026-11-30)" in out
+    assert "hit rate 67%" in out and "prune archived 1 expired and 2 superseded" in out
+
+
+def test_bars_on_a_terminal() -> None:
+    assert _bar(100, 200, tty=True) == "[" + "█" * 15 + "·" * 15 + "] 100 / 200 (50%)"
+    assert _bar(300, 200, tty=True).startswith("[" + "█" * 30 + "]")  # over the cap: a full bar, 150%
+    assert _bar(100, 200, tty=False) == "100 / 200 (50%)"
+
+
+def test_missing_folder_is_one_line(tmp_path: Path) -> None:
+    result = invoke_memdir("--dir", str(tmp_path / "nowhere"), "stats")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.output
