@@ -19,7 +19,7 @@ import datetime as dt
 import json
 import os
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -27,7 +27,7 @@ from typing import Any
 
 from memdir.config import claude_home, find_repo_root, load_config, locate
 from memdir.errors import ConfigError, LockTimeout, MemdirError
-from memdir.index import Caps
+from memdir.index import Caps, Indexable, build_index
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import INDEX_NAME
 from memdir.store import STATE_DIR, atomic_write, ensure_state_dir, folder_lock, read_text_if_exists
@@ -499,7 +499,7 @@ def session_start(
     index_text = write.previous if write.result.refused is not None else write.result.text
     if not (index_text or "").strip():
         return outcome
-    context = session_context(folder, index_text or "")
+    context = session_context(folder, index_text or "", write.inputs)
     if folder.config.context.recall_on_start:
         where = _string(payload, "cwd")
         topic = session_topic(Path(where) if where and Path(where).is_dir() else cwd)
@@ -528,8 +528,9 @@ def _reindex(folder: MemoryDir, notes: list[str]) -> IndexWrite:
     return write
 
 
-def session_context(folder: MemoryDir, index_text: str) -> str:
+def session_context(folder: MemoryDir, index_text: str, inputs: Sequence[Indexable]) -> str:
     """The text a new session starts with: a short header and the index, within CONTEXT_LIMIT.
+    `inputs` are the memories the index was built from (IndexWrite.inputs), to fit it smaller.
 
     The one place that decides what the session sees; a richer renderer can replace it.
     """
@@ -540,7 +541,7 @@ def session_context(folder: MemoryDir, index_text: str) -> str:
     )
     if _length(header + index_text) > CONTEXT_LIMIT:
         header += f"Some entries are left out here to stay short; the full index is {folder.index_path}.\n\n"
-    return header + _fit_index(folder, index_text, CONTEXT_LIMIT - _length(header))
+    return header + _fit_index(folder, index_text, CONTEXT_LIMIT - _length(header), inputs)
 
 
 # Branches that say nothing about the work on them.
@@ -603,7 +604,7 @@ def _length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _fit_index(folder: MemoryDir, text: str, budget: int) -> str:
+def _fit_index(folder: MemoryDir, text: str, budget: int, inputs: Sequence[Indexable]) -> str:
     """The index within `budget` characters: left out least valuable first, as `memdir index` does
     for its own caps (so never a blind cut), else cut at a line with a note when hand-written text
     alone is too long."""
@@ -613,9 +614,8 @@ def _fit_index(folder: MemoryDir, text: str, budget: int) -> str:
     # Caps count UTF-8 bytes; aim the byte cap at the character budget, then tighten if needed.
     max_bytes = int(budget * len(text.encode("utf-8")) / length)
     for _ in range(4):
-        caps = Caps(max_lines=folder.caps.max_lines, max_bytes=max_bytes)
-        smaller = MemoryDir(folder.root, config=folder.config, today=folder.today, caps=caps, cache=folder.cache)
-        result = smaller.plan_index()
+        # Built again from the same memories, not by reading the folder a second time.
+        result = build_index(text, inputs, folder.today, Caps(max_lines=folder.caps.max_lines, max_bytes=max_bytes))
         if result.refused is not None:
             break
         fitted = _length(result.text)

@@ -83,6 +83,7 @@ class IndexWrite:
     changed: bool
     previous: str | None  # what MEMORY.md held before
     problems: list[FileProblem]  # the files that failed to load as memories
+    inputs: Sequence[Indexable] = ()  # the memories it was built from, to build it again (smaller)
 
     @property
     def unreadable(self) -> list[FileProblem]:
@@ -432,7 +433,7 @@ class MemoryDir:
             if previous:
                 self._keep_history(previous, result.text)
             atomic_write(self.index_path, result.text)
-        return IndexWrite(result, changed, previous, problems)
+        return IndexWrite(result, changed, previous, problems, memories)
 
     def _keep_history(self, previous: str, new: str) -> None:
         """Keep what a rewrite removes: the whole last version, and every removed line for good.
