@@ -42,6 +42,7 @@ from memdir.store import (
     folder_lock,
     index_inputs,
     read_text_if_exists,
+    refresh_inputs,
     resolved,
     scan_folder,
 )
@@ -391,16 +392,28 @@ class MemoryDir:
                 created.append(str(self.index_path))
         return created
 
-    def write_index(self, drop_missing: bool = False, dry_run: bool = False) -> IndexWrite:
+    def write_index(
+        self,
+        drop_missing: bool = False,
+        dry_run: bool = False,
+        *,
+        since: IndexWrite | None = None,
+        changed_files: Iterable[str] = (),
+    ) -> IndexWrite:
         """Regenerate MEMORY.md. Nothing is written when the result is refused (see IndexResult).
 
         With `drop_missing`, list entries linking to files that no longer exist are removed too.
         With `dry_run`, nothing is written (and no lock taken): `changed` says whether it would be.
+        With `since`, this folder's last IndexWrite, and `changed_files`, every file (relative path)
+        changed after it, only those files are read (as `memdir watch` does); when a change is
+        more than a file's, the folder is listed as usual.
         """
         if dry_run:
-            return self._write_index_locked(drop_missing=drop_missing, dry_run=True)
+            return self._write_index_locked(
+                drop_missing=drop_missing, dry_run=True, since=since, changed_files=changed_files
+            )
         with folder_lock(self.root):
-            return self._write_index_locked(drop_missing=drop_missing)
+            return self._write_index_locked(drop_missing=drop_missing, since=since, changed_files=changed_files)
 
     def _write_index_locked(
         self,
@@ -409,6 +422,8 @@ class MemoryDir:
         dry_run: bool = False,
         scan: Scan | None = None,
         previous: str | _Unread | None = UNREAD,
+        since: IndexWrite | None = None,
+        changed_files: Iterable[str] = (),
     ) -> IndexWrite:
         """The one place the index is computed (and, unless `dry_run`, written).
 
@@ -422,8 +437,13 @@ class MemoryDir:
         if drop_missing:
             drop = [*drop, *self._missing_targets(previous or "")]
         memories: Sequence[Indexable]
+        refreshed = None
+        if scan is None and since is not None:
+            refreshed = refresh_inputs(self.root, since.inputs, since.problems, changed_files)
         if scan is not None:
             memories, problems = scan.memories, scan.problems
+        elif refreshed is not None:
+            memories, problems = refreshed
         else:  # unchanged files come from the cache's index rows, without reading them
             with paused_gc():
                 memories, problems = index_inputs(self.root, self._cache())

@@ -9,9 +9,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,6 +109,46 @@ def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[F
             rows.append(loaded)
     cache.save()
     return rows, problems
+
+
+def refresh_inputs(
+    root: Path, memories: Sequence[Indexable], problems: Sequence[FileProblem], changed: Iterable[str]
+) -> tuple[list[Indexable], list[FileProblem]] | None:
+    """What index_inputs would return now, from what it returned before and the files changed
+    since, which are the only ones read (a watcher knows them). None when a change is more than
+    a file's, such as a folder or a symlink appearing or going: then the folder must be listed.
+    `changed` must be the whole truth; a change it misses stays missed."""
+    items: dict[str, Indexable | FileProblem] = {m.path: m for m in memories}
+    items.update((p.path, p) for p in problems)
+    folders = {rel.rpartition("/")[0] for rel in items}
+    for rel in changed:
+        parts = rel.split("/")
+        if not rel.endswith(".md") or rel in folders or any(p.startswith(".") or p in ("", "..") for p in parts):
+            return None
+        path = os.path.join(root, rel)
+        try:
+            status = os.stat(path, follow_symlinks=False)
+            if any(os.path.islink(os.path.join(root, *parts[:i])) for i in range(1, len(parts))):
+                return None  # a file inside a symlinked folder, which the listing does not enter
+        except FileNotFoundError:
+            items.pop(rel, None)
+            continue
+        except OSError:
+            return None
+        if not stat.S_ISREG(status.st_mode) or parts[-1] == INDEX_NAME:
+            return None
+        items[rel] = load_file(path, rel, ParseCache.disabled(), status)
+    ordered = sorted(items.items(), key=lambda item: _listing_order(item[0]))
+    return (
+        [item for _, item in ordered if not isinstance(item, FileProblem)],
+        [item for _, item in ordered if isinstance(item, FileProblem)],
+    )
+
+
+def _listing_order(rel: str) -> tuple[tuple[int, str], ...]:
+    """Where `_listing` puts `rel`: by name, a folder's own files before its sub-folders'."""
+    *folders, name = rel.split("/")
+    return (*((1, folder) for folder in folders), (0, name))
 
 
 def _listing(root: Path) -> list[tuple[str, str] | FileProblem]:

@@ -170,6 +170,7 @@ class FolderWatcher:
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # guards what the observer's thread records below
         self._paths: set[str] = set()
+        self._unknown = False  # a change whose files are unknown (a lost event queue, a switch to polling)
         self._first_change: float | None = None
         self._last_change = 0.0
         self._root_event = False  # the watched folder itself was deleted
@@ -180,6 +181,7 @@ class FolderWatcher:
         self._watched_root = ""  # the resolved path the observer watches; events are relative to it
         self._identity: tuple[int, int] | None = None
         self._generation = 0  # counts index runs; a lint result for an older one is stale
+        self._last_write: IndexWrite | None = None  # the last index run, for the next incremental one
 
     # --- public --------------------------------------------------------------------------
 
@@ -250,9 +252,12 @@ class FolderWatcher:
             now = time.monotonic()
             if now < self._last_change + self._debounce and now < self._first_change + self._max_delay:
                 return None
-            paths, since = tuple(sorted(self._paths)), self._first_change
+            # No paths: index everything; a change whose files are unknown hides among the known ones.
+            paths = () if self._unknown else tuple(sorted(self._paths))
+            since = self._first_change
             self._paths.clear()
             self._first_change = None
+            self._unknown = False
             return paths, since
 
     def _index(self, paths: tuple[str, ...], since: float | None) -> None:
@@ -264,8 +269,12 @@ class FolderWatcher:
             self.folder.today = self._today()
         start = time.monotonic()
         try:
-            write = self.folder.write_index()
+            # Incremental: only the files that changed are read (all of them, with no paths: the
+            # first run, a lost event queue, the folder back).
+            write = self.folder.write_index(since=self._last_write if paths else None, changed_files=paths)
+            self._last_write = write
         except (MemdirError, OSError) as exc:
+            self._last_write = None
             if not self.root.is_dir():  # removed while being read: the next tick notices
                 self._wake.set()
                 return
@@ -339,6 +348,8 @@ class FolderWatcher:
             self._paths.clear()
             self._first_change = None
             self._root_event = False
+            self._unknown = False
+        self._last_write = None  # what changed meanwhile is unknown: the next run reads everything
 
     # --- the observer --------------------------------------------------------------------
 
@@ -368,6 +379,7 @@ class FolderWatcher:
                 self._first_change = now
             self._last_change = now
             self._paths.update(paths)
+            self._unknown = self._unknown or not paths
         self._wake.set()
 
     def _events_lost(self) -> None:

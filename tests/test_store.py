@@ -11,7 +11,15 @@ import pytest
 
 from memdir.cache import ParseCache
 from memdir.errors import FolderNotFound, LockTimeout
-from memdir.store import atomic_write, ensure_state_dir, folder_lock, load_file, scan_folder
+from memdir.store import (
+    atomic_write,
+    ensure_state_dir,
+    folder_lock,
+    index_inputs,
+    load_file,
+    refresh_inputs,
+    scan_folder,
+)
 
 
 def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -137,3 +145,47 @@ def test_a_parse_cache_saved_after_its_folder_went_away_is_dropped_quietly(tmp_p
     root.rmdir()
     cache.save()
     assert not root.exists()
+
+
+def _inputs(root: Path) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    """index_inputs, as comparable values."""
+    memories, problems = index_inputs(root, ParseCache.disabled())
+    return [(m.path, m.title, m.description) for m in memories], [(p.path, p.kind) for p in problems]
+
+
+def _memory(path: Path, name: str, description: str = "about it") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nname: {name}\ndescription: {description}\ntype: user\n---\nBody.\n")
+
+
+def test_refreshing_the_changed_files_gives_what_a_full_listing_gives(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    for rel in ("user_b.md", "user_d.md", "sub/user_c.md", "sub/deeper/user_e.md", "zz/user_f.md"):
+        _memory(root / rel, Path(rel).stem)
+    (root / "broken.md").write_text("---\nname: [unclosed\n---\n")
+    memories, problems = index_inputs(root, ParseCache.disabled())
+    _memory(root / "user_a.md", "a")  # added
+    _memory(root / "sub/user_c.md", "c", "changed")  # changed
+    (root / "user_d.md").unlink()  # removed
+    (root / "broken.md").write_text("---\nname: fixed\ndescription: now fine\ntype: user\n---\n")  # repaired
+    (root / "zz/user_f.md").write_text("\x00binary")  # broken
+    changed = ["user_a.md", "sub/user_c.md", "user_d.md", "broken.md", "zz/user_f.md", "gone/never.md"]
+    refreshed = refresh_inputs(root, memories, problems, changed)
+    assert refreshed is not None
+    assert (
+        [(m.path, m.title, m.description) for m in refreshed[0]],
+        [(p.path, p.kind) for p in refreshed[1]],
+    ) == _inputs(root)
+    assert refreshed[0][0].path == "broken.md" and refreshed[1][0].path == "zz/user_f.md"
+
+
+@pytest.mark.parametrize("change", ["folder", "folder.md", "link.md", "sub", "nested.md"])
+def test_a_change_that_is_more_than_a_file_asks_for_a_full_listing(tmp_path: Path, change: str) -> None:
+    root = tmp_path / "memory"
+    _memory(root / "user_a.md", "a")
+    _memory(root / "nested.md/user_b.md", "b")
+    _memory(root / "sub/user_c.md", "c")
+    memories, problems = index_inputs(root, ParseCache.disabled())
+    (root / "folder.md").mkdir()
+    (root / "link.md").symlink_to(root / "user_a.md")
+    assert refresh_inputs(root, memories, problems, [change]) is None

@@ -287,6 +287,32 @@ def test_a_burst_of_saves_is_indexed_once(folder: Path) -> None:
         assert len(run.write.result.entries) == 10
 
 
+def test_a_run_reads_only_the_changed_files_unless_some_change_is_unknown(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir import store
+
+    (folder / "user_a.md").write_text(memory("a", "First"))
+    (folder / "user_b.md").write_text(memory("b", "Second"))
+    listed = []
+    full_listing = store.index_inputs
+    monkeypatch.setattr(store, "index_inputs", lambda *args: listed.append(1) or full_listing(*args))
+    monkeypatch.setattr("memdir.memory_dir.index_inputs", store.index_inputs)
+    with watching(folder, debounce=0.3, lint=False) as (watcher, events):
+        assert listed == [1]  # the first run lists the folder
+        mark = events.mark()
+        (folder / "user_a.md").write_text(memory("a", "First, changed"))
+        run = events.wait(Indexed, mark)
+        assert run.paths == ("user_a.md",) and listed == [1]  # read that file alone
+        assert "First, changed" in (folder / "MEMORY.md").read_text()
+        mark = events.mark()
+        (folder / "user_b.md").write_text(memory("b", "Second, changed"))
+        watcher._events_lost()  # the kernel's queue overflowed meanwhile: what else changed is unknown
+        run = events.wait(Indexed, mark)
+        assert run.paths == () and listed == [1, 1]
+        assert "Second, changed" in (folder / "MEMORY.md").read_text()
+
+
 def test_sub_folders_created_and_moved_in_are_watched(folder: Path, tmp_path: Path) -> None:
     with watching(folder):
         (folder / "team").mkdir()
