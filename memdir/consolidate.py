@@ -172,10 +172,10 @@ def plan_consolidate(
 
 def fact_values(memory: Memory | str) -> frozenset[str]:
     """The numbers, dates, times, weekdays and cadences a memory (or text) states, normalised."""
-    from memdir.similarity import _values  # the same reading of facts the duplicate finder uses
+    from memdir.similarity import stated_values  # the same reading of facts the duplicate finder uses
 
     text = memory if isinstance(memory, str) else f"{memory.description}\n{memory.body}"
-    return frozenset(_values(text))
+    return frozenset(stated_values(text))
 
 
 def _values_differ(members: Sequence[Memory]) -> str | None:

@@ -195,11 +195,11 @@ class _Profile:
     # ("k8s-131-upgrade" for 1.31).
     @cached_property
     def values(self) -> dict[str, str]:
-        return _values(self.memory.description + "\n" + self.memory.body)
+        return stated_values(self.memory.description + "\n" + self.memory.body)
 
     @cached_property
     def head_values(self) -> dict[str, str]:
-        return _values(self.memory.description)
+        return stated_values(self.memory.description)
 
     @cached_property
     def names(self) -> dict[str, str]:
@@ -342,7 +342,7 @@ def _date(year: str, month: int, day: str) -> str:
     return f"{int(year):04d}-{month:02d}-{int(day):02d}"
 
 
-def _values(text: str) -> dict[str, str]:
+def stated_values(text: str) -> dict[str, str]:
     """Numbers, dates, times, weekdays and cadences in `text`, normalised -> as written."""
     found: dict[str, str] = {}
     folded = _fold(text)
