@@ -29,6 +29,8 @@ run: $(VENV)/.installed
 	@$(BIN)/memdir --dir $(EXAMPLE) list
 	@echo; echo "\$$ memdir --dir $(EXAMPLE) lint"
 	@$(BIN)/memdir --dir $(EXAMPLE) lint
+	@echo; echo "\$$ memdir --dir $(EXAMPLE) recall \"we are about to ship the mobile release\""
+	@$(BIN)/memdir --dir $(EXAMPLE) recall "we are about to ship the mobile release"
 	@echo; echo "\$$ cat $(EXAMPLE)/MEMORY.md"
 	@cat $(EXAMPLE)/MEMORY.md
 
