@@ -563,3 +563,12 @@ def test_dev_set_recall_stays_above_its_floor_and_beats_bm25(tmp_path: Path) -> 
     assert floor is not None
     plain = ev.evaluate(lambda q: [key for key, s in baseline(q) if s > floor], queries)
     assert plain[2] <= 0.10 and recall_at_5 > plain[0] + 0.1
+
+
+def test_other_commands_do_not_load_recall() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, memdir.cli; memdir.cli._typer_app(); print('memdir.recall' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

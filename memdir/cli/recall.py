@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memdir.cli.state import OutputFormat, State
 from memdir.cli.typer_app import FormatOption, app, state
-from memdir.recall import Recalled, RecallResult
+
+if TYPE_CHECKING:  # memdir.recall is loaded by `recall` itself, not by every other command
+    from memdir.recall import Recalled, RecallResult
 
 _EXPLAIN_NEAR_MISSES = 5  # candidates shown with --explain after the chosen ones
 
