@@ -44,7 +44,7 @@ import mmap
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -57,8 +57,8 @@ from memdir.errors import MemdirError
 from memdir.model import Memory, exclusion, name_key
 
 # The terms duplicate detection uses, made the same way (and as fast).
-from memdir.similarity import _ASCII_SEPARATORS, _CJK_STOP, _TERM_OF, _TOKEN, _fold
-from memdir.store import STATE_DIR, FileProblem, _listing, atomic_write, ensure_state_dir, load_file
+from memdir.similarity import is_cjk, term_list, term_sequence
+from memdir.store import STATE_DIR, FileProblem, atomic_write, ensure_state_dir, list_files, load_file
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
@@ -96,43 +96,9 @@ class RecallError(MemdirError):
 # --- terms ---------------------------------------------------------------------------------------
 
 
-def _is_cjk(term: str) -> bool:
-    return term[0] >= "\u3040"
-
-
-def _tokens(text: str) -> Iterator[tuple[str, str]]:
-    """(term, the text it came from) for each term of `text`, in order."""
-    folded = _fold(text)
-    if folded.isascii():  # the common case, several times faster than the regular expression
-        for token in folded.encode().translate(_ASCII_SEPARATORS).decode().split():
-            term = _TERM_OF[token]
-            if term:
-                yield term, token
-        return
-    for token in _TOKEN.findall(folded):
-        if _is_cjk(token):  # no spaces to split on: characters and bigrams stand in for words
-            for char in token:
-                if char not in _CJK_STOP:
-                    yield char, char
-            for i in range(len(token) - 1):
-                yield token[i : i + 2], token[i : i + 2]
-        else:
-            term = _TERM_OF[token]
-            if term:
-                yield term, token
-
-
-def _terms(text: str) -> list[str]:
-    folded = _fold(text)
-    if folded.isascii():
-        terms = map(_TERM_OF.__getitem__, folded.encode().translate(_ASCII_SEPARATORS).decode().split())
-        return [term for term in terms if term]
-    return [term for term, _ in _tokens(text)]
-
-
 def _pairs(terms: Sequence[str]) -> list[str]:
     """Adjacent word terms joined by '_' (never inside a term: tokens have no underscores)."""
-    words = [t for t in terms if not _is_cjk(t)]
+    words = [t for t in terms if not is_cjk(t)]
     return [f"{a}_{b}" for a, b in itertools.pairwise(words)]
 
 
@@ -285,7 +251,7 @@ def _prior() -> dict[str, float]:
         prior: dict[str, float] = {}
         for weight, words in _COMMON_WORDS.items():
             for word in words.split():
-                for term in _terms(word):
+                for term in term_list(word):
                     prior[term] = min(prior.get(term, 1.0), weight)
         _Lazy.prior = prior
     return _Lazy.prior
@@ -364,8 +330,8 @@ def _glossary(extra: tuple[tuple[str, ...], ...]) -> dict[str, dict[str, tuple[s
         for group, weight in groups:
             keys: dict[str, str] = {}
             for phrase in (p.strip() for p in group):
-                terms = _terms(phrase)
-                if terms and _is_cjk(terms[0]):
+                terms = term_list(phrase)
+                if terms and is_cjk(terms[0]):
                     if len(phrase) == 2:  # a two-character word is one bigram term; longer ones would be several
                         keys.setdefault(phrase, phrase)
                 elif len(terms) == 1:
@@ -388,11 +354,11 @@ class _Slot:
 
 def _query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synonyms: bool = True) -> list[_Slot]:
     prior, glossary = _prior(), _glossary(extra_synonyms)
-    tokens = list(_tokens(query))
+    tokens = list(term_sequence(query))
     shown: dict[str, str] = {}
     for term, text in tokens:
         shown.setdefault(term, text)
-    words = [term for term, _ in tokens if not _is_cjk(term)]
+    words = [term for term, _ in tokens if not is_cjk(term)]
     weights = {term: prior.get(term, 1.0) for term, _ in tokens if not (term.isdigit() and len(term) <= 2)}
     for a, b in itertools.pairwise(words):
         if a != b:
@@ -491,7 +457,7 @@ class _Index:
 
 
 def _adjacent(terms: Sequence[str], first: str, second: str) -> int:
-    words = [t for t in terms if not _is_cjk(t)]
+    words = [t for t in terms if not is_cjk(t)]
     return sum(1 for a, b in itertools.pairwise(words) if a == first and b == second)
 
 
@@ -670,7 +636,7 @@ def _doc_of(memory: Memory) -> tuple[_Doc, tuple[list[str], list[str]]]:
         expires=memory.expires.isoformat() if memory.expires else "",
         successor=-1,
     )
-    return doc, (_terms(f"{memory.name}\n{memory.description}"), _terms(memory.body))
+    return doc, (term_list(f"{memory.name}\n{memory.description}"), term_list(memory.body))
 
 
 def _link_successors(docs: list[_Doc]) -> list[_Doc]:
@@ -704,7 +670,7 @@ Listed = list[tuple[str, str, list[int] | None]]  # (rel, path, key) of each fil
 def _listed(root: Path) -> Listed:
     """Every candidate memory file, as `scan` lists them, with its key (size, mtime, ctime, inode)."""
     out: Listed = []
-    for item in _listing(root):
+    for item in list_files(root):
         if isinstance(item, FileProblem):
             continue
         rel, path = item

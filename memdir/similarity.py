@@ -35,7 +35,7 @@ import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -162,20 +162,50 @@ _ASCII_SEPARATORS = bytes.maketrans(
 )
 
 
+def is_cjk(term: str) -> bool:
+    """Whether a term is Chinese, Japanese or Korean text (a character or a bigram, not a word)."""
+    return term[0] >= "\u3040"
+
+
+def term_sequence(text: str) -> Iterator[tuple[str, str]]:
+    """(term, the text it came from) for each term of `text`, in order: case- and accent-folded,
+    stopwords dropped, lightly stemmed; CJK runs as characters and bigrams, having no spaces."""
+    folded = _fold(text)
+    if folded.isascii():  # the common case, several times faster than the regular expression
+        for token in folded.encode().translate(_ASCII_SEPARATORS).decode().split():
+            term = _TERM_OF[token]
+            if term:
+                yield term, token
+        return
+    for token in _TOKEN.findall(folded):
+        if is_cjk(token):
+            for char in token:
+                if char not in _CJK_STOP:
+                    yield char, char
+            for i in range(len(token) - 1):
+                yield token[i : i + 2], token[i : i + 2]
+        else:
+            term = _TERM_OF[token]
+            if term:
+                yield term, token
+
+
+def term_list(text: str) -> list[str]:
+    """The terms of `text` in order (term_sequence without the source text, faster on ASCII)."""
+    folded = _fold(text)
+    if folded.isascii():
+        terms = map(_TERM_OF.__getitem__, folded.encode().translate(_ASCII_SEPARATORS).decode().split())
+        return [term for term in terms if term]
+    return [term for term, _ in term_sequence(text)]
+
+
 def _terms(text: str) -> set[str]:
     folded = _fold(text)
     if folded.isascii():
         terms = set(map(_TERM_OF.__getitem__, set(folded.encode().translate(_ASCII_SEPARATORS).decode().split())))
         terms.discard("")
         return terms
-    tokens = set(_TOKEN.findall(folded))
-    cjk = {t for t in tokens if t[0] >= "\u3040"}
-    terms = set(map(_TERM_OF.__getitem__, tokens - cjk))
-    terms.discard("")
-    for run in cjk:  # CJK has no spaces: single characters and bigrams stand in for words
-        terms.update(c for c in run if c not in _CJK_STOP)
-        terms.update(run[i : i + 2] for i in range(len(run) - 1))
-    return terms
+    return {term for term, _ in term_sequence(text)}
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ def scan_folder(root: Path, cache: ParseCache | None = None) -> Scan:
     """
     scan = Scan(root=Path(root))
     cache = cache or ParseCache.disabled()
-    for item in _listing(Path(root)):
+    for item in list_files(Path(root)):
         loaded = item if isinstance(item, FileProblem) else load_file(item[1], item[0], cache)
         if isinstance(loaded, Memory):
             scan.memories.append(loaded)
@@ -92,7 +92,7 @@ def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[F
     neither read nor decoded. The memories that had to be loaded are returned whole."""
     rows: list[Indexable] = []
     problems: list[FileProblem] = []
-    for item in _listing(Path(root)):
+    for item in list_files(Path(root)):
         if isinstance(item, FileProblem):
             problems.append(item)
             continue
@@ -146,12 +146,12 @@ def refresh_inputs(
 
 
 def _listing_order(rel: str) -> tuple[tuple[int, str], ...]:
-    """Where `_listing` puts `rel`: by name, a folder's own files before its sub-folders'."""
+    """Where `list_files` puts `rel`: by name, a folder's own files before its sub-folders'."""
     *folders, name = rel.split("/")
     return (*((1, folder) for folder in folders), (0, name))
 
 
-def _listing(root: Path) -> list[tuple[str, str] | FileProblem]:
+def list_files(root: Path) -> list[tuple[str, str] | FileProblem]:
     """The candidate memory files under `root` as (relative path, path), in scan order, with the
     entries that are problems in themselves (symlinks out of the folder, folders named *.md)."""
     if not root.is_dir():
