@@ -232,8 +232,8 @@ class FolderWatcher:
                 continue
             due = self._due_changes()
             if due is not None:
-                paths, since = due
-                self._index(paths, since)
+                paths, since, known = due
+                self._index(paths, since, incremental=known)
 
     def _next_timeout(self) -> float:
         with self._lock:
@@ -244,7 +244,7 @@ class FolderWatcher:
             forced = self._first_change + self._max_delay - now
             return max(0.0, min(quiet, forced, TICK_SECONDS))
 
-    def _due_changes(self) -> tuple[tuple[str, ...], float] | None:
+    def _due_changes(self) -> tuple[tuple[str, ...], float, bool] | None:
         """The changes to index now: once they have stopped for `debounce`, or waited `max_delay`."""
         with self._lock:
             if self._first_change is None:
@@ -252,15 +252,15 @@ class FolderWatcher:
             now = time.monotonic()
             if now < self._last_change + self._debounce and now < self._first_change + self._max_delay:
                 return None
-            # No paths: index everything; a change whose files are unknown hides among the known ones.
-            paths = () if self._unknown else tuple(sorted(self._paths))
-            since = self._first_change
+            paths, since, known = tuple(sorted(self._paths)), self._first_change, not self._unknown
             self._paths.clear()
             self._first_change = None
             self._unknown = False
-            return paths, since
+            return paths, since, known
 
-    def _index(self, paths: tuple[str, ...], since: float | None) -> None:
+    def _index(self, paths: tuple[str, ...], since: float | None, incremental: bool = False) -> None:
+        """Re-index and report it. `incremental`: `paths` are every file changed since the last
+        run, so only they are read; else (a change whose files are unknown) the folder is."""
         if not self.root.is_dir():
             # Gone: the next tick reports it. Indexing now would recreate it (the lock lives in it).
             self._wake.set()
@@ -269,9 +269,8 @@ class FolderWatcher:
             self.folder.today = self._today()
         start = time.monotonic()
         try:
-            # Incremental: only the files that changed are read (all of them, with no paths: the
-            # first run, a lost event queue, the folder back).
-            write = self.folder.write_index(since=self._last_write if paths else None, changed_files=paths)
+            last = self._last_write if incremental and paths else None
+            write = self.folder.write_index(since=last, changed_files=paths)
             self._last_write = write
         except (MemdirError, OSError) as exc:
             self._last_write = None

@@ -308,8 +308,8 @@ def test_a_run_reads_only_the_changed_files_unless_some_change_is_unknown(
         mark = events.mark()
         (folder / "user_b.md").write_text(memory("b", "Second, changed"))
         watcher._events_lost()  # the kernel's queue overflowed meanwhile: what else changed is unknown
-        run = events.wait(Indexed, mark)
-        assert run.paths == () and listed == [1, 1]
+        events.wait(Indexed, mark)
+        assert listed == [1, 1]  # the folder was listed again
         assert "Second, changed" in (folder / "MEMORY.md").read_text()
 
 
