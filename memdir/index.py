@@ -333,6 +333,9 @@ def _render(
             if memory.path in keep:
                 emit(memory)
     tail = [m for m in points.get(len(lines), []) if m.path in keep]
+    fence = _open_fence(out) if tail else None
+    if fence is not None:  # a code block left open would swallow the entries (and grow every run)
+        out.append(fence)
     if tail and out and out[-1].strip() and not _LIST_ITEM.match(out[-1]):
         out.append("")  # a list needs a blank line to start after a paragraph or heading
     for memory in tail:
@@ -340,6 +343,17 @@ def _render(
     if note is not None:
         out.append(note)
     return _Rendered(newline.join(out) + newline if out else "", shown, rewritten)
+
+
+def _open_fence(texts: list[str]) -> str | None:
+    """The line that closes a code fence left open at the end of `texts` (read as _parse reads
+    fences), else None."""
+    opener = None
+    for text in texts:
+        stripped = text.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            opener = None if opener else stripped[:3]
+    return opener
 
 
 def build_index(
@@ -389,13 +403,14 @@ def build_index(
         note = left_out_note(dropped, caps) if dropped else None
         rendered = _render(lines, points, keep, note, newline)
         over_lines = count_lines(rendered.text) - caps.max_lines
-        over_bytes = len(rendered.text.encode("utf-8")) - caps.max_bytes
+        over_bytes = len(bom.encode()) + len(rendered.text.encode("utf-8")) - caps.max_bytes  # the BOM is kept
         if over_lines <= 0 and over_bytes <= 0:
             break
         if keep_count == 0:
             if note is not None:  # the hand-written text fits, only the note does not
                 rendered = _render(lines, points, set(), None, newline)
-                if count_lines(rendered.text) <= caps.max_lines and len(rendered.text.encode()) <= caps.max_bytes:
+                fits = len(bom.encode()) + len(rendered.text.encode()) <= caps.max_bytes
+                if count_lines(rendered.text) <= caps.max_lines and fits:
                     break
             refused = (
                 f"the hand-written text in MEMORY.md alone is {count_lines(rendered.text)} lines and "

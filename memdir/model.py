@@ -125,6 +125,9 @@ _QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"[^\"\\\t]*\"")
 _INT = re.compile(r"0|[1-9][0-9]*")
 _FLOAT = re.compile(r"(?:0|[1-9][0-9]*)\.[0-9]+")
 _YAML_REJECTS = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# A bare CR, NEL, U+2028 and U+2029 are line breaks to YAML but not to the line-by-line reading
+# below: a value holding one goes to YAML.
+_YAML_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def _risky(value: str) -> bool:
@@ -185,7 +188,7 @@ def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
 
     Simple: `key: value` lines, and one level of `key:` followed by indented `key: value` lines
     (Claude Code's `metadata:` block)."""
-    if _YAML_REJECTS.search(yaml_text):
+    if _YAML_REJECTS.search(yaml_text) or _YAML_BREAKS.search(yaml_text):
         return None
     data: dict[str, Any] = {}
     block: dict[str, Any] | None = None  # the nested mapping being read
@@ -483,15 +486,26 @@ def _key_line(yaml_text: str, key: str) -> int | None:
 # --- writing -------------------------------------------------------------------------------
 
 
-def yaml_scalar(value: Any) -> str:
+_LINE_BREAKS = re.compile("[\n\r\x85\u2028\u2029]")
+
+
+def yaml_scalar(value: Any, *, _in_flow: bool = False) -> str:
     """One YAML value on one line, quoted only when YAML needs it."""
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+        return "[" + ", ".join(yaml_scalar(v, _in_flow=True) for v in value) + "]"
     import yaml
 
-    dumped = yaml.safe_dump(value, allow_unicode=True, width=2**31, default_flow_style=True)
+    # A line break of any kind goes out escaped in double quotes: on one line, and read back as it
+    # was (PyYAML's single-quoted style folds NEL into a space on the way back).
+    style = '"' if isinstance(value, str) and _LINE_BREAKS.search(value) else None
+    if _in_flow and style is None:
+        # Inside `[...]` fewer plain values are allowed (`[a, b]` for the one tag "a, b"; `[?0]`, a
+        # mapping): PyYAML knows which, so it writes a list of one and the brackets come off.
+        listed = yaml.safe_dump([value], allow_unicode=True, width=2**31, default_flow_style=True)
+        return listed.strip()[1:-1]
+    dumped = yaml.safe_dump(value, allow_unicode=True, width=2**31, default_flow_style=True, default_style=style)
     return dumped.removesuffix("\n").removesuffix("\n...").strip()
 
 
@@ -505,7 +519,9 @@ def set_fields(text: str, updates: dict[str, Any]) -> str:
     if not doc.has_frontmatter:
         raise FrontmatterError("file has no frontmatter to update")
     newline = "\r\n" if "\r\n" in doc.yaml_text else "\n"
-    lines = doc.yaml_text.splitlines(keepends=True)
+    # Lines end at \n only: str.splitlines() also breaks at U+2028, NEL and form feeds, which can
+    # sit inside a quoted value.
+    lines = re.findall(r"[^\n]*\n|[^\n]+", doc.yaml_text)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += newline
     for key, value in updates.items():
@@ -518,7 +534,24 @@ def set_fields(text: str, updates: dict[str, Any]) -> str:
         while end < len(lines) and _continues_value(lines, end):
             end += 1
         lines[start:end] = new
-    return text[: doc.fm_start] + "".join(lines) + text[doc.fm_end :]
+    edited = text[: doc.fm_start] + "".join(lines) + text[doc.fm_end :]
+    _check_only_updated(doc.data, edited, updates)
+    return edited
+
+
+def _check_only_updated(before: dict[str, Any], edited: str, updates: dict[str, Any]) -> None:
+    """Raise FrontmatterError unless `edited` reads as `before` but for the keys in `updates`.
+
+    set_fields edits lines, YAML reads tokens: a line break YAML sees where a line does not (a bare
+    CR, U+2028 in a plain value) could make a rewrite drop or corrupt a field nobody asked to touch.
+    """
+    after = parse_document(edited).data
+    kept = [key for key in before if key not in updates]
+    if any(key not in after or repr(after[key]) != repr(before[key]) for key in kept) or any(
+        (key in after) == (value is None) for key, value in updates.items()
+    ):
+        keys = ", ".join(updates)
+        raise FrontmatterError(f"cannot set {keys} without changing other fields (a line break inside a value?)")
 
 
 def _is_key_line(line: str, key: str) -> bool:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-__all__ = ["Hit", "find_instructions", "find_pii", "find_secrets", "mask", "redact"]
+__all__ = ["Hit", "find_instructions", "find_pii", "find_secrets", "mask", "mask_secrets", "redact"]
 
 
 @dataclass(frozen=True)
@@ -331,6 +331,14 @@ def find_secrets(text: str) -> list[Hit]:
     return hits
 
 
+def mask_secrets(text: str) -> str:
+    """`text` with every secret in it replaced by its masked form (`sk-ant-api03-…(108 chars)`): for
+    messages that quote a value a person wrote, such as a lint finding or an error."""
+    for hit in reversed(find_secrets(text)):
+        text = text[: hit.start] + hit.masked + text[hit.end :]
+    return text
+
+
 def redact(text: str) -> str:
     """`text` with every secret value replaced by `[REDACTED:<kind>]`; keys, labels and the rest stay."""
     parts: list[str] = []
@@ -383,6 +391,11 @@ _NOT_TLDS = _words(
 )
 
 
+# What comes before the password of `scheme://user:password@host`, which is no e-mail address
+# (and whose masked form would show the password's first characters).
+_URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@]*:\Z")
+
+
 def _email_hit(text: str, at: int) -> Hit | None:
     local_m = _EMAIL_LOCAL_TAIL.search(text, max(0, at - 64), at)
     domain_m = _EMAIL_DOMAIN.match(text, at + 1)
@@ -393,6 +406,8 @@ def _email_hit(text: str, at: int) -> Hit | None:
     end = domain_m.end()
     domain = domain_m.group().lower()
     if not local or text[start - 1 : start] == "/":  # `https://token@host`, not an address
+        return None
+    if _URL_USERINFO.search(text, max(0, start - 256), start):  # `scheme://user:password@host`: S002's
         return None
     # `git@github.com:org/repo`: an SSH login, as is anything followed by scp's `:path`.
     if local == "git" or (text[end : end + 1] == ":" and text[end + 1 : end + 2].strip()):

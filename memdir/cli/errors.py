@@ -39,7 +39,9 @@ def exit_code(error: MemdirError) -> int:
 
 
 def print_error(message: str) -> None:
-    print(f"memdir: error: {message}", file=sys.stderr)
+    from memdir.sensitive import mask_secrets  # an error can quote a name or value holding a key
+
+    print(f"memdir: error: {mask_secrets(message)}", file=sys.stderr)
 
 
 GLOBAL_WITH_VALUE = ("--dir", "-C")

@@ -123,12 +123,16 @@ def lint(
 
 
 def _unified_diff(changes: list[FileChange]) -> str:
+    """The changes as a unified diff, with every secret in them redacted: lint found them, so lint
+    must not print them (the files themselves are written as the diff says, secrets and all)."""
     import difflib
+
+    from memdir.sensitive import redact
 
     out: list[str] = []
     for change in changes:
-        before = (change.before or "").splitlines(keepends=True)
-        after = change.after.splitlines(keepends=True)
+        before = redact(change.before or "").splitlines(keepends=True)
+        after = redact(change.after).splitlines(keepends=True)
         for line in difflib.unified_diff(before, after, f"a/{change.path}", f"b/{change.path}"):
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)

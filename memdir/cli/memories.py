@@ -315,22 +315,46 @@ def show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
     format: FormatOption = OutputFormat.text,
+    redact: Annotated[
+        bool, typer.Option("--redact", help="Replace secrets (keys, tokens, passwords) with [REDACTED:<kind>].")
+    ] = False,
 ) -> None:
-    """Print one memory file as it is on disk."""
+    """Print one memory file as it is on disk (with --redact, without its secrets)."""
+    from memdir.sensitive import find_secrets
+    from memdir.sensitive import redact as redacted
+
     st = state(ctx)
     folder = st.folder()
     found = folder.find(name)
+    path = folder.root / found.path
+    text = path.read_bytes().decode("utf-8", "replace") if path.is_file() or format is OutputFormat.text else ""
+    # A field's value alone may not look secret (`password: hunter2x9Q`): what was found in the
+    # whole file is masked wherever it appears.
+    secrets = {text[h.start : h.end]: h.kind for h in find_secrets(text)} if redact else {}
+
+    def clean(value: Any) -> Any:
+        if not redact:
+            return value
+        if isinstance(value, str):
+            value = redacted(value)
+            for secret, kind in secrets.items():
+                value = value.replace(secret, f"[REDACTED:{kind}]")
+            return value
+        if isinstance(value, dict):
+            return {clean(k): clean(v) for k, v in value.items()}
+        return [clean(v) for v in value] if isinstance(value, list) else value
+
     if format is OutputFormat.json:
         payload: dict[str, Any] = {"path": found.path}
         if found.memory is not None:
-            payload |= {"fields": _jsonable(found.memory.fields), "body": found.memory.body}
+            payload |= {"fields": clean(_jsonable(found.memory.fields)), "body": clean(found.memory.body)}
         else:
             payload |= {"problem": found.problem.message if found.problem else None}
         st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     if found.problem is not None:
         st.warn(f"{found.path} {found.problem.message}")
-    st.write((folder.root / found.path).read_bytes().decode("utf-8", errors="replace"))
+    st.write(clean(text))
 
 
 @app.command()

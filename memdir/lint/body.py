@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from memdir.dates import find_relative_dates_in
-from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, rule
+from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, line_at, rule
 from memdir.model import Memory
 
 
@@ -139,7 +139,7 @@ def relative_date(ctx: LintContext) -> Iterator[Hit]:
             yield _date_hit(memory, description_line, span.phrase, span.resolved, anchored_on, anchor, edit)
         for span in in_body:
             start = memory.doc.body_start + span.start
-            line = memory.doc.body_line + memory.body.count("\n", 0, span.start)
+            line = line_at(memory.doc.text, start)  # the whole text: memory.body is a new string each time
             edit = Edit(start, memory.doc.body_start + span.end, span.resolved.isoformat())
             yield _date_hit(memory, line, span.phrase, span.resolved, anchored_on, anchor, edit)
 
@@ -187,7 +187,7 @@ def label_format(ctx: LintContext) -> Iterator[Hit]:
             label = body[found.start("label") : end]
             wanted = f"**{found['word']}{found['colon']}**"
             edit = Edit(memory.doc.body_start + found.start("label"), memory.doc.body_start + end, wanted)
-            line = memory.doc.body_line + body.count("\n", 0, found.start())
+            line = memory.doc.body_line + line_at(body, found.start()) - 1
             fix = Fix(Applicability.SAFE, f"write {label.strip()!r} as {wanted!r}", (edit,))
             yield Hit(memory.path, line, f"label {label.strip()!r} is not in the form {wanted!r}", fix)
 

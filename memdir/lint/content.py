@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from memdir.lint.registry import Hit, LintContext, Severity, rule
+from memdir.lint.registry import Hit, LintContext, Severity, line_at, rule
 from memdir.model import Memory, MemoryType
 
 CODE_BLOCK_MAX_LINES = 15
@@ -41,7 +41,7 @@ def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
     """(first line index, line count) of each fenced code block, by 0-based body line."""
     opened: tuple[str, int] | None = None
     for found in _FENCE.finditer(body):
-        line = body.count("\n", 0, found.start())
+        line = line_at(body, found.start()) - 1
         fence = found.group(1)
         if opened is None:
             opened = (fence, line)
@@ -53,7 +53,7 @@ def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
 
 
 def _body_line(memory: Memory, body_offset: int) -> int:
-    return memory.doc.body_line + memory.body.count("\n", 0, body_offset)
+    return line_at(memory.doc.text, memory.doc.body_start + body_offset)  # memory.body is a new string each time
 
 
 def _repeated(ctx: LintContext, pattern: re.Pattern[str], describe: Callable[[int], str]) -> Iterator[Hit]:

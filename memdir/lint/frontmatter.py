@@ -186,10 +186,12 @@ _TOP_KEY = re.compile(r"""^(?!-\s|#)("[^"\n]*"|'[^'\n]*'|[^\s:#'"][^:\n]*?)[ \t]
 def repeated_key(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
         yaml_text, seen = memory.doc.yaml_text, dict[str, int]()
-        first_line = memory.doc.text.count("\n", 0, memory.doc.fm_start) + 1
+        line = memory.doc.text.count("\n", 0, memory.doc.fm_start) + 1
+        counted = 0  # lines are counted on from the last key: from the start, 50,000 keys took seconds
         for found in _TOP_KEY.finditer(yaml_text):
             key = found.group(1).strip("\"'")
-            line = first_line + yaml_text.count("\n", 0, found.start())
+            line += yaml_text.count("\n", counted, found.start())
+            counted = found.start()
             if key in seen:
                 yield Hit(memory.path, line, f"`{key}` repeats line {seen[key]}; YAML keeps only the last value")
             else:

@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from memdir.lint.registry import Hit, LintContext, Severity, rule
+from memdir.lint.registry import Hit, LintContext, Severity, line_at, rule
 from memdir.model import Memory
 from memdir.store import resolved
 
@@ -54,7 +54,7 @@ def _candidates(memory: Memory) -> Iterator[tuple[int, str]]:
         first = path.split("/", 1)[0]
         if "." in first.strip(".") and not first.startswith("."):
             continue  # example.com/docs/page.html: a host, not a folder
-        yield text.count("\n", 0, found.start()) + 1, path
+        yield line_at(text, found.start()), path
 
 
 def _exists(path: str, memory: Memory, ctx: LintContext, known: frozenset[str]) -> bool:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from memdir.index import find_links
-from memdir.lint.registry import Hit, LintContext, Severity, rule
+from memdir.lint.registry import Hit, LintContext, Severity, line_at, rule
 from memdir.model import INDEX_NAME
 
 
@@ -41,7 +41,7 @@ def _texts(ctx: LintContext) -> Iterator[tuple[str, str]]:
 
 
 def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+    return line_at(text, offset)
 
 
 @rule(

@@ -1,0 +1,299 @@
+"""Crash safety: `memdir index`, `add`, `lint --fix` and `consolidate` killed at any moment leave
+every memory file and MEMORY.md as its old or its new complete version, nothing visible but memory
+files, and a folder the next run recovers (its lock included: an flock dies with its holder).
+
+Two ways to die: SIGKILL after a random delay (seeded), on a folder large enough to take a while;
+and os._exit() at each write step in turn (before a temporary file's fsync, before its rename,
+right after it), which reaches the moments a random delay rarely hits.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir import MemoryDir
+
+pytestmark = pytest.mark.slow
+
+SEED = 20261122
+RUNS = int(os.environ.get("MEMDIR_CRASH_RUNS", "5"))  # random kills per command
+BIG, SMALL = 1500, 120  # memories: random kills need a run that takes a while; write steps do not
+STEPS = int(os.environ.get("MEMDIR_CRASH_STEPS", "6"))  # write steps to die at, per command (before and after)
+TODAY = dt.date(2026, 11, 22)
+RECOVERY_BOUND = 10.0  # seconds: far below the 30 s lock timeout a live holder would cost
+
+ADD = ["add", "feedback", "crash survivor", "-d", "Survive a crash", "--why", "kill -9", "--how", "always"]
+CONSOLIDATE = ["consolidate", "--yes"]  # offline: marks near-duplicates superseded
+COMMANDS = {"index": ["index"], "add": ADD, "lint-fix": ["lint", "--fix"], "consolidate": CONSOLIDATE}
+# What brings a killed run's folder to where a complete run would have left it.
+RECOVERY = {
+    "index": [["index"]],
+    "add": [ADD, ["index"]],
+    "lint-fix": [["lint", "--fix"]],
+    "consolidate": [CONSOLIDATE, ["index"]],
+}
+
+_WORDS = ["deploy", "lint", "cache", "token", "branch", "review", "release", "schema", "backup", "queue", "budget"]
+
+
+def _write_base(root: Path, memories: int) -> None:
+    """A folder with a lot to index and, in every third memory, something for `lint --fix` to fix
+    (a relative date, a label in the wrong form), so --fix rewrites hundreds of files."""
+    rng = random.Random(SEED)
+    root.mkdir(parents=True)
+    types = ["user", "feedback", "project", "reference"]
+    for i in range(memories):
+        kind = types[i % 4]
+        words = " ".join(rng.choice(_WORDS) for _ in range(8))
+        body = f"{words.capitalize()}.\n"
+        if kind in ("feedback", "project"):
+            body += "\nWhy: it broke once\n\n**How to apply:** always\n" if i % 3 == 0 else ""
+            body += "\n**Why:** it broke\n\n**How to apply:** always\n" if i % 3 else ""
+        if i % 3 == 0:
+            body += "We ship it tomorrow.\n"
+        for copy in ("", "-again") if i % 40 == 0 else ("",):  # near-duplicates for `consolidate`
+            (root / f"{kind}_m{i}{copy}.md").write_text(
+                f"---\nname: m{i}{copy}\ndescription: {words} {i}\ntype: {kind}\n"
+                f"created: 2026-01-{1 + i % 28:02d}\n---\n{body}"
+            )
+    (root / "MEMORY.md").write_text("# Memory\n\nNotes a person wrote.\n")
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where the folders go: a tmpfs when there is one (fsync costs nothing there, and what a kill
+    leaves behind is the same: the page cache outlives the process), else pytest's tmp_path."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        path = Path(tempfile.mkdtemp(prefix="memdir-crash-", dir=shm))
+        yield path
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        yield tmp_path_factory.mktemp("crash")
+
+
+def _reference(base: Path, scratch: Path) -> dict[str, tuple[dict[str, bytes], float]]:
+    """For each command: the files a complete run leaves in a copy of `base`, and how long it took."""
+    results = {}
+    for name, args in COMMANDS.items():
+        root = scratch / f"ref-{base.name}-{name}"
+        shutil.copytree(base, root)
+        start = time.monotonic()
+        done = _run(root, args)
+        elapsed = time.monotonic() - start
+        assert done.returncode in (0, 1), done.stderr
+        results[name] = (_files(root), elapsed)
+        shutil.rmtree(root)
+    assert results["lint-fix"][0] != _files(base)  # --fix really rewrites files
+    assert results["consolidate"][0] != _files(base)  # and consolidate marks duplicates
+    return results
+
+
+Reference = tuple[Path, dict[str, tuple[dict[str, bytes], float]]]
+
+
+@pytest.fixture(scope="module")
+def big(scratch: Path) -> Reference:
+    _write_base(scratch / "big", BIG)
+    return scratch / "big", _reference(scratch / "big", scratch)
+
+
+@pytest.fixture(scope="module")
+def small(scratch: Path) -> Reference:
+    _write_base(scratch / "small", SMALL)
+    return scratch / "small", _reference(scratch / "small", scratch)
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "MEMDIR_TODAY": "2026-11-22", "NO_COLOR": "1", "MEMDIR_DEBUG": ""}
+
+
+def _memdir(root: Path, args: list[str]) -> list[str]:
+    return [sys.executable, "-m", "memdir", "--dir", str(root), "-q", *args]
+
+
+def _run(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_memdir(root, args), capture_output=True, text=True, env=_env(), timeout=120)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """What a user sees: every file outside `.memdir/`, by relative path (dot-files included, so a
+    leftover temporary file shows up here and is then judged by its name)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".memdir" not in p.relative_to(root).parts
+    }
+
+
+def _visible(files: dict[str, bytes]) -> dict[str, bytes]:
+    return {path: raw for path, raw in files.items() if not any(part.startswith(".") for part in path.split("/"))}
+
+
+def _check_old_or_new(after: dict[str, bytes], old: dict[str, bytes], new: dict[str, bytes], what: str) -> None:
+    visible = _visible(after)
+    assert set(visible) <= set(old) | set(new), f"{what}: unexpected files {set(visible) - set(old) - set(new)}"
+    for path in set(old) | set(new):
+        state = visible.get(path)
+        assert state in (old.get(path), new.get(path)), f"{what}: {path} is neither its old nor its new version"
+    hidden = set(after) - set(visible)
+    assert all(Path(p).name.startswith(".") and p.endswith(".tmp") for p in hidden), hidden
+
+
+def _recover(root: Path, name: str, new: dict[str, bytes], what: str) -> None:
+    start = time.monotonic()
+    for args in RECOVERY[name]:
+        done = _run(root, args)
+        assert done.returncode in (0, 1), f"{what}: {args}: {done.stderr}"
+        assert "Traceback" not in done.stderr
+        assert ".tmp" not in done.stdout + done.stderr  # a leftover temporary file is never listed
+    assert time.monotonic() - start < RECOVERY_BOUND * len(RECOVERY[name]), f"{what}: recovery waited on a lock"
+    files = _files(root)
+    assert _visible(files) == _visible(new), f"{what}: recovery did not reach the complete run's result"
+    folder = MemoryDir(root, today=TODAY)  # `index --check` and lint I001/I003, in-process: faster
+    assert not folder.write_index(dry_run=True).changed, what
+    assert not folder.lint(select=["I001", "I003"]).findings, what
+    if set(files) != set(_visible(files)):  # a temporary file was left: what a user sees of it
+        for args in (["lint", "--select", "ALL", "--format", "concise"], ["list"], ["index", "--check"]):
+            seen = _run(root, args)
+            assert ".tmp" not in seen.stdout + seen.stderr, f"{what}: {args} lists a temporary file"
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_sigkill_at_random_moments_leaves_old_or_new_and_recovers(name: str, big: Reference, scratch: Path) -> None:
+    base, reference = big
+    old = _files(base)
+    new, elapsed = reference[name]
+    rng = random.Random(f"{SEED}-{name}")
+    for run in range(RUNS):
+        root = scratch / f"kill-{name}-{run}"
+        shutil.copytree(base, root)
+        delay = rng.uniform(0.05, elapsed * 1.1)
+        child = subprocess.Popen(
+            _memdir(root, COMMANDS[name]),
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            time.sleep(delay)
+            child.send_signal(signal.SIGKILL)
+        finally:
+            child.wait(timeout=60)
+        what = f"{name} killed after {delay:.2f}s (run {run})"
+        _check_old_or_new(_files(root), old, new, what)
+        _recover(root, name, new, what)
+        shutil.rmtree(root)
+
+
+# Dies at the k-th step of writing: the k-th call of os.fsync, os.replace or os.link (the three
+# steps of atomic_write, and of the append to the decision log), before or after the call.
+_DIE_AT_STEP = """
+import os, sys
+step, when = int(sys.argv[1]), sys.argv[2]
+count = [0]
+
+def dying(real):
+    def call(*args, **kwargs):
+        count[0] += 1
+        if count[0] == step and when == "before":
+            os._exit(137)
+        result = real(*args, **kwargs)
+        if count[0] == step and when == "after":
+            os._exit(137)
+        return result
+    return call
+
+for name in ("fsync", "replace", "link"):
+    setattr(os, name, dying(getattr(os, name)))
+try:
+    from memdir.cli import main
+    sys.argv = ["memdir", *sys.argv[3:]]
+    main()
+finally:
+    sys.stderr.write(f"steps={count[0]}\\n")
+"""
+
+
+def _die_at(root: Path, args: list[str], step: int, when: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", _DIE_AT_STEP, str(step), when, "--dir", str(root), "-q", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=120)
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_death_at_each_write_step_leaves_old_or_new_and_recovers(name: str, small: Reference, scratch: Path) -> None:
+    base, reference = small
+    old = _files(base)
+    new, _ = reference[name]
+    probe = scratch / f"probe-{name}"
+    shutil.copytree(base, probe)
+    steps = int(_die_at(probe, COMMANDS[name], 0, "never").stderr.rsplit("steps=", 1)[1])
+    assert steps >= 2
+    shutil.rmtree(probe)
+    # Every step of a short command; a seeded sample of a long one's (lint --fix writes hundreds).
+    chosen = range(1, steps + 1) if steps <= STEPS else sorted(random.Random(SEED).sample(range(1, steps + 1), STEPS))
+    seen_steps: list[str] = []
+    for step in chosen:
+        for when in ("before", "after"):
+            root = scratch / f"step-{name}-{step}-{when}"
+            shutil.copytree(base, root)
+            died = _die_at(root, COMMANDS[name], step, when)
+            assert died.returncode == 137, died.stderr
+            hidden_before = len(_files(root)) - len(_visible(_files(root)))
+            seen_steps.append(f"{step}{when[0]}:{hidden_before}")
+            what = f"{name} died {when} write step {step} of {steps}"
+            _check_old_or_new(_files(root), old, new, what)
+            _recover(root, name, new, what)
+            shutil.rmtree(root)
+    if os.environ.get("MEMDIR_CRASH_VERBOSE"):
+        print(name, steps, "steps; step+when:hidden temp files left =", " ".join(seen_steps))
+
+
+def test_a_lock_left_by_a_killed_holder_is_free_at_once(small: Reference, tmp_path: Path) -> None:
+    """folder_lock is an flock on .memdir/lock: the kernel releases it when its holder dies, so the
+    lock file left behind is never stale. A live holder makes the next writer wait (up to 30 s)."""
+    root = tmp_path / "memory"
+    shutil.copytree(small[0], root)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom pathlib import Path\nfrom memdir.store import folder_lock\n"
+            "with folder_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(600)\n",
+            str(root),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        start_new_session=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        blocked = subprocess.Popen(_memdir(root, ["index"]), env=_env(), stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        assert blocked.poll() is None  # waiting for the live holder
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+        start = time.monotonic()
+        assert blocked.wait(timeout=RECOVERY_BOUND) == 0
+        assert time.monotonic() - start < 5.0
+    finally:
+        for process in (holder, locals().get("blocked")):
+            if isinstance(process, subprocess.Popen) and process.poll() is None:
+                process.kill()
+                process.wait()
+    assert (root / ".memdir" / "lock").exists()  # left behind, and harmless
+    assert _run(root, ["index", "--check"]).returncode == 0
