@@ -834,8 +834,10 @@ class Extractor:
             refreshed = self._refreshes(plan, {c.path for c in changes})
             changes += refreshed
             _move_all(self.root, changes, self.run_id)
+            # The index before the cursor: a run that dies between the two is done again by the
+            # next one (which skips what is already saved), and re-indexes then.
+            write = self.folder._write_index_locked()
             _save_cursor(self.root, plan.session, self.now())
-        write = self.folder.write_index()  # takes the folder lock itself; regenerating is idempotent
         entries = [verdict_entry(v, session=plan.session.key) for v in plan.verdicts]
         entries += [{"decision": "judged", **j} for j in plan.judged]
         entries += [{"decision": "superseded", "file": old, "superseded_by": new} for old, new in superseded.items()]
