@@ -201,7 +201,7 @@ def test_sigkill_at_random_moments_leaves_old_or_new_and_recovers(name: str, big
 
 # Dies at the k-th step of writing: the k-th call of os.fsync, os.replace or os.link (the three
 # steps of atomic_write, and of the append to the decision log), before or after the call.
-_DIE_AT_STEP = """
+DYING = """
 import os, sys
 step, when = int(sys.argv[1]), sys.argv[2]
 count = [0]
@@ -217,15 +217,17 @@ def dying(real):
         return result
     return call
 
-for name in ("fsync", "replace", "link"):
-    setattr(os, name, dying(getattr(os, name)))
-try:
-    from memdir.cli import main
-    sys.argv = ["memdir", *sys.argv[3:]]
-    main()
-finally:
-    sys.stderr.write(f"steps={count[0]}\\n")
+def run_memdir(first_arg):
+    for name in ("fsync", "replace", "link"):
+        setattr(os, name, dying(getattr(os, name)))
+    try:
+        from memdir.cli import main
+        sys.argv = ["memdir", *sys.argv[first_arg:]]
+        main()
+    finally:
+        sys.stderr.write(f"steps={count[0]}\\n")
 """
+_DIE_AT_STEP = DYING + "run_memdir(3)\n"
 
 
 def _die_at(root: Path, args: list[str], step: int, when: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_crash import _check_old_or_new, _env, _files, _visible
+from test_crash import DYING, _check_old_or_new, _env, _files, _visible
 
 pytestmark = pytest.mark.slow
 
@@ -40,22 +40,10 @@ MEMORIES = [
 
 # The child: the anthropic client answers from a mock transport, and the process dies at the
 # `step`-th write step, `when` is before or after it ("never": count the steps).
-_CHILD = """
-import json, os, sys
-step, when, reply = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
-count = [0]
-
-def dying(real):
-    def call(*args, **kwargs):
-        count[0] += 1
-        if count[0] == step and when == "before":
-            os._exit(137)
-        result = real(*args, **kwargs)
-        if count[0] == step and when == "after":
-            os._exit(137)
-        return result
-    return call
-
+_CHILD = (
+    DYING
+    + """
+import json
 import anthropic
 try:
     import httpx2 as http
@@ -63,21 +51,17 @@ except ImportError:
     import httpx as http
 import memdir.extract
 
+reply = json.loads(sys.argv[3])
+
 def client():
     transport = http.MockTransport(lambda request: http.Response(200, json=reply))
     http_client = anthropic.DefaultHttpxClient(transport=transport)
     return anthropic.Anthropic(api_key="k", max_retries=0, http_client=http_client)
 
 memdir.extract.make_client = client
-for name in ("fsync", "replace", "link"):
-    setattr(os, name, dying(getattr(os, name)))
-try:
-    from memdir.cli import main
-    sys.argv = ["memdir", *sys.argv[4:]]
-    main()
-finally:
-    sys.stderr.write(f"steps={count[0]}\\n")
+run_memdir(4)
 """
+)
 
 
 def _reply() -> str:
