@@ -30,7 +30,7 @@ from memdir.errors import ConfigError, LockTimeout, MemdirError
 from memdir.index import Caps, Indexable, build_index
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import INDEX_NAME
-from memdir.store import STATE_DIR, atomic_write, ensure_state_dir, folder_lock, read_text_if_exists
+from memdir.store import STATE_DIR, atomic_write, ensure_state_dir, folder_lock, read_text_if_exists, rotate_log
 
 # --- what memdir installs ------------------------------------------------------------------
 
@@ -679,7 +679,8 @@ def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str],
     """Start `memdir extract TRANSCRIPT --yes` detached from the hook, and return at once.
 
     The child gets its own session and no terminal: its output goes to `.memdir/extract-hook.log`
-    (its decisions to `.memdir/log.jsonl`), never into the agent's session. Not started without an
+    (its decisions to `.memdir/log.jsonl`), never into the agent's session; past 10 MiB that log
+    starts afresh, keeping one old generation. Not started without an
     API key (it could only fail) or with `extract.on-stop = false`. It runs in `cwd`, the session's
     project, so it reads the same config as the hook. True when it was started.
     """
@@ -690,6 +691,7 @@ def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str],
         return False
     command = [sys.executable, "-m", "memdir", "--dir", str(folder.root), "extract", transcript, "--yes"]
     log = ensure_state_dir(folder.root) / EXTRACT_HOOK_LOG
+    rotate_log(log)
     with open(log, "ab") as output:
         subprocess.Popen(
             command,

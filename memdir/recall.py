@@ -58,7 +58,7 @@ from memdir.model import Memory, exclusion, name_key
 
 # The terms duplicate detection uses, made the same way (and as fast).
 from memdir.similarity import is_cjk, term_list, term_sequence
-from memdir.store import STATE_DIR, FileProblem, atomic_write, ensure_state_dir, list_files, load_file
+from memdir.store import STATE_DIR, FileProblem, atomic_write, ensure_state_dir, list_files, load_file, rotate_log
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
@@ -77,7 +77,6 @@ __all__ = [
 
 INDEX_FILE = "recall-index"
 LOG_FILE = "recall.jsonl"
-LOG_MAX_BYTES = 10 * 1024 * 1024  # then recall.jsonl becomes recall.jsonl.1 (one generation kept)
 LOG_CANDIDATES = 50  # candidates written to the log per recall, best first (all chosen ones included)
 
 # BM25F. The head is the memory's claim in one line: a word there says more than one in the body.
@@ -978,14 +977,10 @@ def write_log(root: Path, result: RecallResult) -> Path:
     """Append `result` to `<root>/.memdir/recall.jsonl` (one JSON object a line) and return its path.
 
     One write() of one line in append mode, so concurrent recalls never interleave within a line. Past
-    LOG_MAX_BYTES the log is renamed to recall.jsonl.1 (replacing an older one) and starts afresh."""
+    store.LOG_MAX_BYTES (10 MiB) the log is renamed to recall.jsonl.1 (replacing an older one) and starts afresh."""
     path = ensure_state_dir(root) / LOG_FILE
     line = (json.dumps(log_entry(result), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    try:
-        if path.stat().st_size + len(line) > LOG_MAX_BYTES:
-            os.replace(path, path.with_name(LOG_FILE + ".1"))
-    except FileNotFoundError:
-        pass
+    rotate_log(path, len(line))
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
         os.write(fd, line)

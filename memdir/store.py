@@ -317,6 +317,19 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+LOG_MAX_BYTES = 10 * 1024 * 1024  # a log in .memdir/ past this starts afresh, keeping one old generation
+
+
+def rotate_log(path: Path, incoming: int = 0) -> None:
+    """When `incoming` more bytes would take the log at `path` past LOG_MAX_BYTES, rename it to
+    `<name>.1` (replacing an older one), so that a log memdir appends to never grows without bound."""
+    try:
+        if path.stat().st_size + incoming > LOG_MAX_BYTES:
+            os.replace(path, path.with_name(path.name + ".1"))
+    except FileNotFoundError:
+        pass
+
+
 def ensure_state_dir(root: Path) -> Path:
     """Create `<root>/.memdir/`, which ignores itself for git. Raises FolderNotFound when `root`
     itself is gone: a lock or a log must never bring back a folder someone removed."""

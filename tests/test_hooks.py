@@ -30,6 +30,7 @@ from memdir.claude_hooks import (
     uninstall_hooks,
 )
 from memdir.cli.fast import _parse, _parse_hook, run_fast
+from memdir.memory_dir import MemoryDir
 from memdir.store import folder_lock
 
 REPO = Path(__file__).resolve().parents[1]
@@ -785,3 +786,17 @@ def test_recall_on_start_must_be_a_boolean(tmp_path: Path) -> None:
     (tmp_path / ".memdir.toml").write_text('[context]\nrecall-on-start = "yes"\n')
     with pytest.raises(ConfigError, match="recall-on-start"):
         load_config(tmp_path)
+
+
+def test_the_extraction_log_starts_afresh_past_its_size(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdir import store
+
+    folder = MemoryDir(project / ".claude" / "memory")
+    log = store.ensure_state_dir(folder.root) / claude_hooks.EXTRACT_HOOK_LOG
+    log.write_bytes(b"x" * 200)
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 100)
+    started: list[list[str]] = []
+    monkeypatch.setattr("subprocess.Popen", lambda command, **kwargs: started.append(command))
+    assert claude_hooks.spawn_extraction(folder, "t.jsonl", {"ANTHROPIC_API_KEY": "k"}, project)
+    assert started and log.with_name(log.name + ".1").read_bytes() == b"x" * 200
+    assert log.read_bytes() == b""

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import SHARED, TODAY, MakeMemory, invoke_memdir
 
-from memdir import recall as recall_module
+from memdir import store
 from memdir.config import Config, RecallSettings, load_config
 from memdir.memory_dir import MemoryDir
 from memdir.recall import INDEX_FILE, LOG_FILE, RecallError, read_log, recall, recall_llm, recalled_memories
@@ -252,7 +252,7 @@ def test_no_log_when_asked(folder: Path, deploys: None) -> None:
 
 
 def test_the_log_rotates_past_its_size(folder: Path, deploys: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recall_module, "LOG_MAX_BYTES", 1500)
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 1500)
     for n in range(6):
         recall(_dir(folder), f"deploy to production on friday {n}")
     log = folder / STATE_DIR / LOG_FILE
