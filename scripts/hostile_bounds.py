@@ -24,11 +24,12 @@ from pathlib import Path
 MiB = 1024 * 1024
 
 
-def _frontmatter(extra: str) -> str:
+def frontmatter(extra: str) -> str:
     return f"---\nname: hostile\ndescription: a hostile file\ntype: user\n{extra}\n---\nBody.\n"
 
 
-def _billion_laughs(levels: int = 9) -> str:
+def billion_laughs(levels: int = 9) -> str:
+    """A few hundred bytes of YAML whose aliases expand to 9 ** (levels + 1) values."""
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for i in range(1, levels + 1):
         name, previous = chr(ord("a") + i), chr(ord("a") + i - 1)
@@ -49,7 +50,7 @@ def _write(name: str, text: str | bytes) -> Callable[[Path], None]:
 
 def _sparse(root: Path) -> None:
     with (root / "user_big.md").open("wb") as handle:
-        handle.write(_frontmatter("").encode())
+        handle.write(frontmatter("").encode())
         handle.truncate(60 * MiB)
 
 
@@ -63,7 +64,7 @@ def _just_under_the_limit(value: Callable[[int], str]) -> Callable[[Path], None]
             lines.append(line)
             size += len(line.encode())
             i += 1
-        (root / "user_huge_yaml.md").write_text(_frontmatter("".join(lines[:-1])), encoding="utf-8")
+        (root / "user_huge_yaml.md").write_text(frontmatter("".join(lines[:-1])), encoding="utf-8")
 
     return make
 
@@ -72,13 +73,13 @@ def _big_body(root: Path) -> None:
     words = ["deploy", "lint", "cache", "token", "branch", "review", "release", "schema", "backup", "queue"]
     rng = random.Random(7)
     body = " ".join(rng.choice(words) for _ in range(150_000))[: MiB - 200]
-    (root / "user_big_body.md").write_text(_frontmatter("") + body, encoding="utf-8")
+    (root / "user_big_body.md").write_text(frontmatter("") + body, encoding="utf-8")
 
 
 def _full_of(unit: str) -> Callable[[Path], None]:
     """A memory of just under 1 MiB that repeats `unit`: one lint finding (or fence) per repeat."""
     body = unit * ((MiB - 300) // len(unit.encode()))
-    return _write("feedback_full.md", _frontmatter("").replace("type: user", "type: feedback") + body)
+    return _write("feedback_full.md", frontmatter("").replace("type: user", "type: feedback") + body)
 
 
 def _symlinks(root: Path) -> None:
@@ -90,13 +91,13 @@ def _symlinks(root: Path) -> None:
 
 CASES: list[tuple[str, Callable[[Path], None]]] = [
     ("baseline: one good memory", lambda root: None),
-    ("alias bomb (9 levels, 10^9 values)", _write("user_bomb.md", _frontmatter(_billion_laughs()))),
-    ("alias inside itself", _write("user_loop.md", _frontmatter("loop: &x [*x]"))),
-    ("200,000 nested brackets", _write("user_deep.md", _frontmatter("nest: " + "[" * 200_000 + "]" * 200_000))),
-    ("200,000 nested `- `", _write("user_dashes.md", _frontmatter("nest:\n" + "- " * 200_000 + "x"))),
+    ("alias bomb (9 levels, 10^9 values)", _write("user_bomb.md", frontmatter(billion_laughs()))),
+    ("alias inside itself", _write("user_loop.md", frontmatter("loop: &x [*x]"))),
+    ("200,000 nested brackets", _write("user_deep.md", frontmatter("nest: " + "[" * 200_000 + "]" * 200_000))),
+    ("200,000 nested `- `", _write("user_dashes.md", frontmatter("nest:\n" + "- " * 200_000 + "x"))),
     (
         "2,000 indented levels",
-        _write("user_indent.md", _frontmatter("nest:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 2_000)))),
+        _write("user_indent.md", frontmatter("nest:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 2_000)))),
     ),
     ("60 MB sparse file", _sparse),
     ("1 MiB frontmatter: 60,000 `k: 'v'` lines (fast path)", _just_under_the_limit(lambda i: f"'v {i}'")),
@@ -105,7 +106,7 @@ CASES: list[tuple[str, Callable[[Path], None]]] = [
     ("1 MiB random bytes", _write("random.md", random.Random(1).randbytes(MiB - 1))),
     ("directory named x.md", lambda root: (root / "folder.md").mkdir()),
     ("symlink loops and a link outside", _symlinks),
-    ("BOM and CRLF", _write("user_bom.md", "\ufeff" + _frontmatter("").replace("\n", "\r\n"))),
+    ("BOM and CRLF", _write("user_bom.md", "\ufeff" + frontmatter("").replace("\n", "\r\n"))),
     ("1 MiB: 150,000 `Why:` labels (B004)", _full_of("Why: x\n")),
     ("1 MiB: 58,000 relative dates (B003)", _full_of("We ship tomorrow.\n")),
     ("1 MiB: 39,000 secrets (S002)", _full_of("API_KEY=Zq8vT2mXr4Lp9WnB6y\n")),
@@ -155,7 +156,7 @@ def main() -> None:
     for label, make in CASES:
         root = Path(tempfile.mkdtemp(prefix="memdir-bounds-")) / "memory"
         root.mkdir()
-        (root / "user_fine.md").write_text(_frontmatter("").replace("hostile", "fine"), encoding="utf-8")
+        (root / "user_fine.md").write_text(frontmatter("").replace("hostile", "fine"), encoding="utf-8")
         (root / "MEMORY.md").write_text("")
         make(root)
         row = []

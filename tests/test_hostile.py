@@ -14,20 +14,9 @@ from conftest import MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
 from memdir.model import YAML_MAX_VALUES, FrontmatterError, parse_document
+from scripts.hostile_bounds import billion_laughs, frontmatter
 
 TIME_BOUND = 10.0  # seconds for any one hostile file; each takes well under one here
-
-
-def _frontmatter(extra: str) -> str:
-    return f"---\nname: hostile\ndescription: a hostile file\ntype: user\n{extra}\n---\nBody.\n"
-
-
-def _billion_laughs(levels: int = 9) -> str:
-    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for i in range(1, levels + 1):
-        name, previous = chr(ord("a") + i), chr(ord("a") + i - 1)
-        lines.append(f"{name}: &{name} [{', '.join(f'*{previous}' for _ in range(9))}]")
-    return "\n".join(lines) + f"\nbomb: *{chr(ord('a') + levels)}"
 
 
 def _parse_error(text: str) -> str:
@@ -39,23 +28,23 @@ def _parse_error(text: str) -> str:
 
 
 def test_an_alias_bomb_is_refused_before_it_expands() -> None:
-    assert "expands to more than" in _parse_error(_frontmatter(_billion_laughs()))
+    assert "expands to more than" in _parse_error(frontmatter(billion_laughs()))
 
 
 def test_an_alias_inside_itself_is_refused() -> None:
-    assert "expands to more than" in _parse_error(_frontmatter("loop: &x [*x]"))
+    assert "expands to more than" in _parse_error(frontmatter("loop: &x [*x]"))
 
 
 def test_aliases_that_stay_small_still_load() -> None:
-    doc = parse_document(_frontmatter("base: &b {x: 1}\nmore: [*b, *b]"))
+    doc = parse_document(frontmatter("base: &b {x: 1}\nmore: [*b, *b]"))
     assert doc.data["more"] == [{"x": 1}, {"x": 1}]
 
 
 def test_the_value_bound_counts_every_copy_of_an_alias() -> None:
     items = ", ".join(["*a"] * 10)
-    small = _frontmatter(f"a: &a [{', '.join(['x'] * 99)}]\nb: [{items}]")  # 10 x 100 values: fine
+    small = frontmatter(f"a: &a [{', '.join(['x'] * 99)}]\nb: [{items}]")  # 10 x 100 values: fine
     assert len(parse_document(small).data["b"]) == 10
-    big = _frontmatter(f"a: &a [{', '.join(['x'] * (YAML_MAX_VALUES // 10))}]\nb: [{items}, *a]")
+    big = frontmatter(f"a: &a [{', '.join(['x'] * (YAML_MAX_VALUES // 10))}]\nb: [{items}, *a]")
     assert "expands" in _parse_error(big)
 
 
@@ -71,7 +60,7 @@ def test_deep_nesting_is_an_error_not_a_crash(tmp_path: Path, nesting: str) -> N
     # libyaml's composer segfaults on nesting this deep, which no except clause catches: run it in
     # a child process, so that a crash fails this test instead of killing the test run.
     path = tmp_path / "user_deep.md"
-    path.write_text(_frontmatter(f"nest: {nesting}"), encoding="utf-8")
+    path.write_text(frontmatter(f"nest: {nesting}"), encoding="utf-8")
     code = (
         "import sys; from memdir.model import parse_document, FrontmatterError\n"
         "try: parse_document(open(sys.argv[1], encoding='utf-8').read())\n"
@@ -84,7 +73,7 @@ def test_deep_nesting_is_an_error_not_a_crash(tmp_path: Path, nesting: str) -> N
 
 
 def test_shallow_nesting_still_loads() -> None:
-    doc = parse_document(_frontmatter("nest: " + "[" * 20 + "x" + "]" * 20))
+    doc = parse_document(frontmatter("nest: " + "[" * 20 + "x" + "]" * 20))
     value = doc.data["nest"]
     for _ in range(19):
         value = value[0]
@@ -93,11 +82,11 @@ def test_shallow_nesting_still_loads() -> None:
 
 def _hostile_folder(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("user_fine.md", description="the one good memory")
-    (folder / "user_bomb.md").write_text(_frontmatter(_billion_laughs()))
-    (folder / "user_deep.md").write_text(_frontmatter("nest: " + "[" * 5_000 + "]" * 5_000))
+    (folder / "user_bomb.md").write_text(frontmatter(billion_laughs()))
+    (folder / "user_deep.md").write_text(frontmatter("nest: " + "[" * 5_000 + "]" * 5_000))
     (folder / "random.md").write_bytes(bytes(range(256)) * 8)
     (folder / "folder.md").mkdir()
-    (folder / "user_bom.md").write_text("\ufeff" + _frontmatter("").replace("\n", "\r\n").replace("hostile", "bom"))
+    (folder / "user_bom.md").write_text("\ufeff" + frontmatter("").replace("\n", "\r\n").replace("hostile", "bom"))
     (folder / "loop1.md").symlink_to("loop2.md")
     (folder / "loop2.md").symlink_to("loop1.md")
     (folder / "user_outside.md").symlink_to("/etc/hostname")
@@ -117,7 +106,7 @@ def test_index_reports_each_hostile_file_and_indexes_the_rest(folder: Path, make
 
 def test_lint_reports_each_hostile_file_without_a_traceback(folder: Path, make_memory: MakeMemory) -> None:
     _hostile_folder(folder, make_memory)
-    (folder / "user_fine.md").write_text(_frontmatter("") + "See ./loopdir/x.md and ./loop1.md for more.\n")
+    (folder / "user_fine.md").write_text(frontmatter("") + "See ./loopdir/x.md and ./loop1.md for more.\n")
     result = invoke_memdir("--dir", str(folder), "lint", "--extend-select", "ALL", "--format", "concise")
     assert result.exit_code == 1
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
@@ -139,7 +128,7 @@ def test_a_memory_too_large_to_be_one_is_reported_without_reading_it(folder: Pat
     make_memory("user_fine.md")
     big = folder / "user_big.md"
     with big.open("wb") as handle:  # 60 MB, sparse: written in no time, never read
-        handle.write(_frontmatter("").encode())
+        handle.write(frontmatter("").encode())
         handle.truncate(60 * 1024 * 1024)
     write = MemoryDir(folder).write_index()
     assert [p.path for p in write.unreadable] == ["user_big.md"]
