@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from memdir.errors import ConfigError
 
@@ -180,129 +180,127 @@ def load_config(cwd: Path) -> Config:
     )
 
 
-def _selectors(path: Path, key: str, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
-        raise ConfigError(f"{path}: `lint.{key}` must be a list of rule codes or names")
-    return tuple(x.strip() for x in value)
+class _Table:
+    """One `[section]` of the config: the checks every setting shares, and errors that name it."""
+
+    def __init__(self, path: Path, name: str, table: Any, known: set[str]) -> None:
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: `{name}` must be a table")
+        self.path, self.name = path, name
+        self.values = {key.replace("_", "-"): value for key, value in table.items()}
+        unknown = sorted(set(self.values) - known)
+        self.warnings = tuple(f"{path}: unknown setting `{name}.{key}` ignored" for key in unknown)
+
+    def fail(self, key: str, what: str) -> NoReturn:
+        raise ConfigError(f"{self.path}: `{self.name}.{key}` must be {what}")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.get(key, default)
+        if not isinstance(value, bool):
+            self.fail(key, "true or false")
+        return value
+
+    def count(self, key: str, default: int | None, unit: str) -> int:
+        value = self.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.fail(key, f"a positive whole number{unit}")
+        return value
+
+    def number(self, key: str, default: float, low: float, high: float | None = None) -> float:
+        value = self.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < low or (high and value > high):
+            self.fail(key, f"a number from {low:g} to {high:g}" if high else f"a number of at least {low:g}")
+        return float(value)
+
+    def model(self, key: str, default: str) -> str:
+        value = self.get(key, default)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(key, "a model name")
+        return value.strip()
+
+    def selectors(self, key: str, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+            self.fail(key, "a list of rule codes or names")
+        return tuple(x.strip() for x in value)
 
 
 def _context_settings(path: Path, table: Any) -> tuple[ContextSettings, tuple[str, ...]]:
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: `context` must be a table")
-    table = {key.replace("_", "-"): value for key, value in table.items()}
-    unknown = sorted(set(table) - _CONTEXT_KEYS)
-    warnings = tuple(f"{path}: unknown setting `context.{key}` ignored" for key in unknown)
-    pin = table.get("pin-importance", ContextSettings.pin_importance)
+    section = _Table(path, "context", table, _CONTEXT_KEYS)
+    pin = section.get("pin-importance", ContextSettings.pin_importance)
     if pin is False:  # TOML has no null: `false` turns pinning by importance off
         pin = None
     elif isinstance(pin, bool) or not isinstance(pin, int | float) or not 0 <= pin <= 1:
-        raise ConfigError(f"{path}: `context.pin-importance` must be a number from 0 to 1, or false")
-    budget = table.get("budget")
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
-        raise ConfigError(f"{path}: `context.budget` must be a positive whole number of bytes")
-    recall_on_start = table.get("recall-on-start", ContextSettings.recall_on_start)
-    if not isinstance(recall_on_start, bool):
-        raise ConfigError(f"{path}: `context.recall-on-start` must be true or false")
-    pin_importance = None if pin is None else float(pin)
-    return ContextSettings(pin_importance=pin_importance, budget=budget, recall_on_start=recall_on_start), warnings
+        section.fail("pin-importance", "a number from 0 to 1, or false")
+    budget = None if section.get("budget") is None else section.count("budget", None, " of bytes")
+    settings = ContextSettings(
+        pin_importance=None if pin is None else float(pin),
+        budget=budget,
+        recall_on_start=section.flag("recall-on-start", ContextSettings.recall_on_start),
+    )
+    return settings, section.warnings
 
 
 def _extract_settings(path: Path, table: Any) -> tuple[ExtractSettings, tuple[str, ...]]:
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: `extract` must be a table")
-    table = {key.replace("_", "-"): value for key, value in table.items()}
-    unknown = sorted(set(table) - _EXTRACT_KEYS)
-    warnings = tuple(f"{path}: unknown setting `extract.{key}` ignored" for key in unknown)
-    model = table.get("model", ExtractSettings.model)
-    if not isinstance(model, str) or not model.strip():
-        raise ConfigError(f"{path}: `extract.model` must be a model name")
-    every = table.get("every", ExtractSettings.every)
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ConfigError(f"{path}: `extract.every` must be a positive whole number of turns")
-    flags = {}
-    for key in ("on-stop", "refresh-duplicates"):
-        flags[key] = table.get(key, getattr(ExtractSettings, key.replace("-", "_")))
-        if not isinstance(flags[key], bool):
-            raise ConfigError(f"{path}: `extract.{key}` must be true or false")
+    section = _Table(path, "extract", table, _EXTRACT_KEYS)
     settings = ExtractSettings(
-        model=model.strip(), every=every, on_stop=flags["on-stop"], refresh_duplicates=flags["refresh-duplicates"]
+        model=section.model("model", ExtractSettings.model),
+        every=section.count("every", ExtractSettings.every, " of turns"),
+        on_stop=section.flag("on-stop", ExtractSettings.on_stop),
+        refresh_duplicates=section.flag("refresh-duplicates", ExtractSettings.refresh_duplicates),
     )
-    return settings, warnings
+    return settings, section.warnings
 
 
 def _recall_settings(path: Path, table: Any) -> tuple[RecallSettings, tuple[str, ...]]:
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: `recall` must be a table")
-    table = {key.replace("_", "-"): value for key, value in table.items()}
-    warnings = tuple(f"{path}: unknown setting `recall.{key}` ignored" for key in sorted(set(table) - _RECALL_KEYS))
+    section = _Table(path, "recall", table, _RECALL_KEYS)
     defaults = RecallSettings()
-
-    def number(key: str, default: float, low: float, high: float | None = None) -> float:
-        value = table.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < low or (high and value > high):
-            span = f"from {low:g} to {high:g}" if high else f"of at least {low:g}"
-            raise ConfigError(f"{path}: `recall.{key}` must be a number {span}")
-        return float(value)
-
     parts = ("relevance", "recency", "importance")
-    weights = [number(f"{part}-weight", getattr(defaults, f"{part}_weight"), 0) for part in parts]
+    weights = [section.number(f"{part}-weight", getattr(defaults, f"{part}_weight"), 0) for part in parts]
     if not any(weights):
         raise ConfigError(f"{path}: the `recall.*-weight` settings cannot all be 0")
-    half_life = number("half-life-days", defaults.half_life_days, 0)
+    half_life = section.number("half-life-days", defaults.half_life_days, 0)
     if half_life <= 0:
-        raise ConfigError(f"{path}: `recall.half-life-days` must be a positive number of days")
-    k = table.get("k", defaults.k)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"{path}: `recall.k` must be a positive whole number")
-    synonyms = table.get("synonyms", [])
+        section.fail("half-life-days", "a positive number of days")
+    synonyms = section.get("synonyms", [])
     if not isinstance(synonyms, list) or not all(
         isinstance(group, list) and len(group) > 1 and all(isinstance(w, str) and w.strip() for w in group)
         for group in synonyms
     ):
-        raise ConfigError(f'{path}: `recall.synonyms` must be a list of word lists, e.g. [["ship", "deploy"]]')
-    model = table.get("model", defaults.model)
-    if not isinstance(model, str) or not model.strip():
-        raise ConfigError(f"{path}: `recall.model` must be a model name")
-    log = table.get("log", defaults.log)
-    if not isinstance(log, bool):
-        raise ConfigError(f"{path}: `recall.log` must be true or false")
+        section.fail("synonyms", 'a list of word lists, e.g. [["ship", "deploy"]]')
     settings = RecallSettings(
         relevance_weight=weights[0],
         recency_weight=weights[1],
         importance_weight=weights[2],
         half_life_days=half_life,
-        gate=number("gate", defaults.gate, 0, 1),
-        min_relevance=number("min-relevance", defaults.min_relevance, 0, 1),
-        min_score=number("min-score", defaults.min_score, 0),
-        k=k,
+        gate=section.number("gate", defaults.gate, 0, 1),
+        min_relevance=section.number("min-relevance", defaults.min_relevance, 0, 1),
+        min_score=section.number("min-score", defaults.min_score, 0),
+        k=section.count("k", defaults.k, ""),
         synonyms=tuple(tuple(w.strip() for w in group) for group in synonyms),
-        model=model.strip(),
-        log=log,
+        model=section.model("model", defaults.model),
+        log=section.flag("log", defaults.log),
     )
-    return settings, warnings
+    return settings, section.warnings
 
 
 def _lint_settings(path: Path, table: Any) -> tuple[LintSettings, tuple[str, ...]]:
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: `lint` must be a table")
-    table = {key.replace("_", "-"): value for key, value in table.items()}
-    warnings = tuple(f"{path}: unknown setting `lint.{key}` ignored" for key in sorted(set(table) - _LINT_KEYS))
-    ignores = table.get("per-file-ignores", {})
+    section = _Table(path, "lint", table, _LINT_KEYS)
+    ignores = section.get("per-file-ignores", {})
     if not isinstance(ignores, dict):
-        raise ConfigError(f"{path}: `lint.per-file-ignores` must be a table of glob = [codes]")
-    days = table.get("stale-project-days", 90)
-    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-        raise ConfigError(f"{path}: `lint.stale-project-days` must be a positive whole number of days")
+        section.fail("per-file-ignores", "a table of glob = [codes]")
     settings = LintSettings(
-        select=_selectors(path, "select", table.get("select", [])),
-        ignore=_selectors(path, "ignore", table.get("ignore", [])),
-        extend_select=_selectors(path, "extend-select", table.get("extend-select", [])),
+        select=section.selectors("select", section.get("select", [])),
+        ignore=section.selectors("ignore", section.get("ignore", [])),
+        extend_select=section.selectors("extend-select", section.get("extend-select", [])),
         per_file_ignores=tuple(
-            (glob, _selectors(path, f"per-file-ignores.{glob!r}", codes)) for glob, codes in ignores.items()
+            (glob, section.selectors(f"per-file-ignores.{glob!r}", codes)) for glob, codes in ignores.items()
         ),
-        stale_project_days=days,
+        stale_project_days=section.count("stale-project-days", 90, " of days"),
     )
-    return settings, warnings
+    return settings, section.warnings
 
 
 def find_repo_root(start: Path) -> Path | None:
