@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError
 from memdir.index import render_entry, split_lines, value_key
-from memdir.model import Memory
+from memdir.model import Memory, plural
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
@@ -234,10 +234,6 @@ def _clean(text: str) -> str:
 def _body_text(memory: Memory) -> str:
     # Line endings are normalised: the context is read, not written back to the file.
     return memory.body.replace("\r\n", "\n").strip("\n") or memory.description
-
-
-def plural(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
 
 
 class _Renderer:

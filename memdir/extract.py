@@ -38,7 +38,7 @@ from memdir.gauntlet import (
     verdict_entry,
 )
 from memdir.memory_dir import FileChange, MemoryDir
-from memdir.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, slugify
+from memdir.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, plural, slugify
 from memdir.store import STATE_DIR, atomic_write, ensure_state_dir, folder_lock
 from memdir.templates import render_memory
 
@@ -591,7 +591,7 @@ class Plan:
         parts = [f"saved {counts['saved']}"]
         parts += [f"{key} {n}" for key, n in counts.items() if key != "saved" and n]
         if skipped:
-            parts.append(f"skipped {skipped} duplicate{'s' if skipped != 1 else ''}")
+            parts.append(f"skipped {plural(skipped, 'duplicate', 'duplicates')}")
         return ", ".join(parts)
 
 
@@ -742,7 +742,7 @@ class Extractor:
             return plan
         if turns < request.every:
             plan.status = "throttled"
-            plan.note = f"{turns} new turn{'s' if turns != 1 else ''}; extracting every {request.every}"
+            plan.note = f"{plural(turns, 'new turn', 'new turns')}; extracting every {request.every}"
             return plan
         scan = self.folder.scan()
         live = live_memories(scan.memories, self.folder.today)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import unquote
 
-from memdir.model import TYPE_ORDER, Memory, MemoryType, exclusion
+from memdir.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -142,9 +142,8 @@ class IndexResult:
 
     def size_note(self) -> str:
         """'12 entries, 15 lines, 1,234 bytes': what people are told after an index run."""
-        count, lines = len(self.entries), self.lines
-        entries = "1 entry" if count == 1 else f"{count:,} entries"
-        return f"{entries}, {lines} line{'' if lines == 1 else 's'}, {self.bytes:,} bytes"
+        entries, lines = plural(len(self.entries), "entry", "entries"), plural(self.lines, "line", "lines")
+        return f"{entries}, {lines}, {self.bytes:,} bytes"
 
 
 def split_lines(text: str) -> list[str]:

@@ -572,6 +572,11 @@ _SLUG_DROP = re.compile(r"[^\w]+", re.UNICODE)
 SLUG_MAX_BYTES = 100
 
 
+def plural(count: int, one: str, many: str) -> str:
+    """'1 entry', '2 entries', '1,234 entries': a count with its noun, for messages."""
+    return f"{count:,} {one if count == 1 else many}"
+
+
 def slugify(name: str) -> str:
     """A file-name-safe slug: letters and digits of any script, joined by '-'.
 

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from memdir.cli.typer_app import app, state
-from memdir.context import RECALLED, ContextFormat, plural
+from memdir.context import RECALLED, ContextFormat
+from memdir.model import plural
 
 _SHOWN_NAMES = 10  # past this many, left-out memories are counted rather than named
 

@@ -16,6 +16,7 @@ from memdir.cli.errors import REFUSED
 from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
+from memdir.model import plural
 
 if TYPE_CHECKING:
     from memdir.consolidate import ConsolidationPlan
@@ -163,8 +164,7 @@ def consolidate(
     if not plan.changes:
         st.say("Nothing to consolidate." if not plan.clusters else "Nothing to apply.")
     elif result.applied:
-        count = len(plan.changes)
-        st.say(f"Applied: {count} file{'' if count == 1 else 's'} written.")
+        st.say(f"Applied: {plural(len(plan.changes), 'file', 'files')} written.")
         if format is OutputFormat.text:
             _reindexed(st, result.index)
     elif dry_run:
@@ -282,7 +282,7 @@ def _print_stats(st: State, f: FolderStats, tty: bool) -> None:
         lines.append(f"index      cannot be written: {index.refused}")
     else:
         lines.append(
-            f"index      {index.entries:,} {'entry' if index.entries == 1 else 'entries'}"
+            f"index      {plural(index.entries, 'entry', 'entries')}"
             + (f", {index.left_out:,} left out" if index.left_out else "")
         )
         lines.append(f"  lines    {_bar(index.lines, index.max_lines, tty)}")
