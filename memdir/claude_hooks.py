@@ -687,7 +687,9 @@ def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str],
     import subprocess
     import sys
 
-    if not folder.config.extract.on_stop or not (env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")):
+    from memdir.llm import has_api_key
+
+    if not folder.config.extract.on_stop or not has_api_key(env):
         return False
     command = [sys.executable, "-m", "memdir", "--dir", str(folder.root), "extract", transcript, "--yes"]
     log = ensure_state_dir(folder.root) / EXTRACT_HOOK_LOG

@@ -461,9 +461,10 @@ _NO_KEY = "`memdir extract` needs an Anthropic API key in ANTHROPIC_API_KEY; not
 
 def make_client() -> Any:
     """An Anthropic client from the environment. Raises NoApiKey without a key."""
-    if not llm.has_api_key():
-        raise NoApiKey(_NO_KEY)
-    return llm.make_client("`memdir extract`", timeout=120.0)
+    try:
+        return llm.make_client("`memdir extract`", timeout=120.0)
+    except llm.NoApiKey:
+        raise NoApiKey(_NO_KEY) from None
 
 
 def _call_tool(client: Any, model: str, system: str, content: str, tool: str, description: str,
