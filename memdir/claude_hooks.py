@@ -30,7 +30,7 @@ from memdir.errors import ConfigError, LockTimeout, MemdirError
 from memdir.index import Caps, Indexable, build_index
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import INDEX_NAME
-from memdir.store import STATE_DIR, atomic_write, ensure_state_dir, folder_lock, read_text_if_exists, rotate_log
+from memdir.store import atomic_write, ensure_state_dir, folder_lock, read_text_if_exists, rotate_log
 
 # --- what memdir installs ------------------------------------------------------------------
 
@@ -706,10 +706,6 @@ def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str],
             close_fds=True,
         )
     return True
-
-
-def pending_path(root: Path) -> Path:
-    return root / STATE_DIR / PENDING_EXTRACTIONS
 
 
 def read_pending(path: Path) -> list[dict[str, Any]]:
