@@ -235,7 +235,11 @@ class MemoryTools:
         fields.only("type", "name", "description", "body", "why", "how", "importance", "expires")
         memory_type = MemoryType(fields.choice("type", [t.value for t in MemoryType]))
         name = " ".join(fields.text("name", required=True).split())  # one line, whatever the model sent
-        live = self._live_memories()
+        expired = len(self._expired)
+        memories = self.folder.scan().memories
+        live = self._live_memories(memories)
+        if self.on_expire is not None and len(self._expired) > expired:
+            memories = self.folder.scan().memories  # the callback may have archived or renewed some
         if self.allowed_names is not None:
             allowed = {name_key(n): n for n in self.allowed_names}
             if name_key(name) not in allowed:
@@ -260,7 +264,7 @@ class MemoryTools:
         )
         new.absolutize_dates()
         new.validate()
-        verdict = self._screen(new)
+        verdict = self._screen(new, memories)
         text = render_memory(new)
         _check_size(text)
         self._require_why_and_how(memory_type, text)
@@ -279,11 +283,11 @@ class MemoryTools:
             said += f" It is quarantined ({'; '.join(verdict.reasons)}): not loaded until a person accepts it."
         return self._done(change, said)
 
-    def _screen(self, new: NewMemory) -> Verdict:
+    def _screen(self, new: NewMemory, memories: Sequence[Memory]) -> Verdict:
         """The write path's screen (memdir/gauntlet.py), as for `memdir add` and `memdir extract`:
         secrets redacted, instruction-like text quarantined, a near-duplicate refused. Sets the
         fields the verdict asks for on `new`; raises ToolInputError when nothing is to be written."""
-        verdict = screen([Candidate(new, self.source)], self.folder.scan().memories, self.folder.today)[0]
+        verdict = screen([Candidate(new, self.source)], memories, self.folder.today)[0]
         if verdict.action in (Action.REFUSE, Action.SKIP):
             log_decisions(self.folder.root, [verdict_entry(verdict, command="tool")])
             advice = f"; change that memory with {MODIFY} instead" if verdict.action is Action.SKIP else ""
@@ -331,11 +335,12 @@ class MemoryTools:
 
     # --- helpers -----------------------------------------------------------------------------
 
-    def _live_memories(self) -> list[Memory]:
+    def _live_memories(self, memories: Sequence[Memory] | None = None) -> list[Memory]:
         """Memories the model may change: valid and named, not superseded, quarantined or archived
-        (an expired one is kept, so it can be renewed or deleted). Reports new expiries."""
+        (an expired one is kept, so it can be renewed or deleted). Reports new expiries.
+        `memories`: the folder's, when the caller has just scanned it."""
         live, reported = [], False
-        for memory in self.folder.scan().memories:
+        for memory in self.folder.scan().memories if memories is None else memories:
             if memory.type is None or not memory.name:
                 continue
             excluded = memory.exclusion(self.folder.today)
