@@ -13,7 +13,6 @@ Nothing here imports typer or rich: the hooks run before every session (see cli/
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import datetime as dt
 import json
@@ -30,7 +29,15 @@ from memdir.errors import ConfigError, LockTimeout, MemdirError
 from memdir.index import Caps, Indexable, build_index
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import INDEX_NAME
-from memdir.store import atomic_write, ensure_state_dir, folder_lock, read_text_if_exists, rotate_log
+from memdir.store import (
+    append_lines,
+    atomic_write,
+    ensure_state_dir,
+    folder_lock,
+    read_jsonl,
+    read_text_if_exists,
+    rotate_log,
+)
 
 # --- what memdir installs ------------------------------------------------------------------
 
@@ -666,7 +673,7 @@ def record_stop(
             "cwd": _string(payload, "cwd"),
             "recorded_at": (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds"),
         }
-        _append_line(pending, json.dumps(entry, ensure_ascii=False))
+        append_lines(pending, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"), durable=True)
     sent = _string(payload, "cwd")
     spawn_extraction(folder, transcript, env, Path(sent) if sent and Path(sent).is_dir() else cwd)
     return outcome
@@ -710,28 +717,7 @@ def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str],
 
 def read_pending(path: Path) -> list[dict[str, Any]]:
     """The recorded entries, oldest first; lines that do not parse (a torn disk) are skipped."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.readlines()
-    except FileNotFoundError:
-        return []
-    entries = []
-    for line in lines:
-        with contextlib.suppress(ValueError):
-            entry = json.loads(line)
-            if isinstance(entry, dict):
-                entries.append(entry)
-    return entries
-
-
-def _append_line(path: Path, line: str) -> None:
-    data = (line + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    return read_jsonl(path)
 
 
 def run_hook(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError
 from memdir.model import Memory, NewMemory, Status, name_key
-from memdir.store import STATE_DIR, ensure_state_dir
+from memdir.store import STATE_DIR, append_lines, ensure_state_dir, read_jsonl
 
 if TYPE_CHECKING:
     from memdir.memory_dir import IndexWrite, MemoryDir
@@ -220,13 +219,7 @@ def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.date
     lines = "".join(json.dumps({"at": stamp, **entry}, ensure_ascii=False) + "\n" for entry in entries)
     if not lines:
         return
-    path = ensure_state_dir(root) / LOG_NAME
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-    try:
-        os.write(fd, lines.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_lines(ensure_state_dir(root) / LOG_NAME, lines.encode("utf-8"), durable=True)
 
 
 def log_path(root: Path) -> Path:
@@ -235,19 +228,7 @@ def log_path(root: Path) -> Path:
 
 def read_log(root: Path) -> list[dict[str, Any]]:
     """The logged decisions, oldest first; torn lines are skipped."""
-    try:
-        lines = log_path(root).read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return []
-    entries = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            entries.append(entry)
-    return entries
+    return read_jsonl(log_path(root))
 
 
 def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:

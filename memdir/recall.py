@@ -58,7 +58,17 @@ from memdir.model import Memory, exclusion, name_key
 
 # The terms duplicate detection uses, made the same way (and as fast).
 from memdir.similarity import is_cjk, term_list, term_sequence
-from memdir.store import STATE_DIR, FileProblem, atomic_write, ensure_state_dir, list_files, load_file, rotate_log
+from memdir.store import (
+    STATE_DIR,
+    FileProblem,
+    append_lines,
+    atomic_write,
+    ensure_state_dir,
+    list_files,
+    load_file,
+    read_jsonl,
+    rotate_log,
+)
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
@@ -981,28 +991,13 @@ def write_log(root: Path, result: RecallResult) -> Path:
     path = ensure_state_dir(root) / LOG_FILE
     line = (json.dumps(log_entry(result), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     rotate_log(path, len(line))
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    append_lines(path, line)
     return path
 
 
 def read_log(root: Path) -> list[dict[str, Any]]:
     """The recalls logged in `<root>/.memdir/recall.jsonl`, oldest first (unreadable lines skipped)."""
-    path = root / STATE_DIR / LOG_FILE
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
+    return read_jsonl(root / STATE_DIR / LOG_FILE)
 
 
 def recalled_memories(folder: MemoryDir, result: RecallResult) -> list[Memory]:

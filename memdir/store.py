@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 import tempfile
@@ -15,6 +16,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memdir.cache import ParseCache, file_key
 from memdir.errors import FolderNotFound, LockTimeout
@@ -328,6 +330,35 @@ def rotate_log(path: Path, incoming: int = 0) -> None:
             os.replace(path, path.with_name(path.name + ".1"))
     except FileNotFoundError:
         pass
+
+
+def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """Append whole lines to a log in one O_APPEND write, so that writers at once never interleave
+    within a line; `durable` waits for the disk."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        os.write(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a log, one a line, oldest first; a torn or foreign line is skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    entries = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries
 
 
 def ensure_state_dir(root: Path) -> Path:

@@ -572,3 +572,12 @@ def test_other_commands_do_not_load_recall() -> None:
     code = "import sys, memdir.cli; memdir.cli._typer_app(); print('memdir.recall' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_damaged_log_line_is_skipped_not_fatal(folder: Path, deploys: None) -> None:
+    recall(_dir(folder), "deploy to production on friday")
+    log = folder / STATE_DIR / LOG_FILE
+    with log.open("ab") as handle:
+        handle.write(b'{"query": "torn\n\xff\xfe not utf-8\n[1, 2]\n')
+    recall(_dir(folder), "friday deploy")
+    assert [entry["query"] for entry in read_log(folder)] == ["deploy to production on friday", "friday deploy"]
