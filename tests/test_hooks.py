@@ -800,3 +800,9 @@ def test_the_extraction_log_starts_afresh_past_its_size(project: Path, monkeypat
     assert claude_hooks.spawn_extraction(folder, "t.jsonl", {"ANTHROPIC_API_KEY": "k"}, project)
     assert started and log.with_name(log.name + ".1").read_bytes() == b"x" * 200
     assert log.read_bytes() == b""
+
+
+def test_the_fast_path_knows_the_same_hook_events() -> None:
+    from memdir.cli import fast
+
+    assert tuple(claude_hooks.EVENTS) == fast._HOOKS
