@@ -345,12 +345,25 @@ def _glossary(extra: tuple[tuple[str, ...], ...]) -> dict[str, dict[str, tuple[s
                         keys.setdefault(phrase, phrase)
                 elif len(terms) == 1:
                     keys.setdefault(terms[0], phrase)
+                    if head := _compound_head(phrase):
+                        keys.setdefault(head, phrase)
                 elif len(terms) == 2:
                     keys.setdefault(_pairs(terms)[0], phrase)
             for key in keys:
                 synonyms[key].update({other: (word, weight) for other, word in keys.items() if other != key})
         _Lazy.glossaries[extra] = dict(synonyms)
     return _Lazy.glossaries[extra]
+
+
+def _compound_head(word: str) -> str | None:
+    """The term of a longer word that starts with `word`, when it is not `word`'s own term. The stemmer
+    cuts a long word to six letters, so a German compound ("Steuerberatung") becomes "steuer", while
+    "Steuer" alone first loses its ending and becomes "steu": without this the two would never meet."""
+    tokens = list(term_sequence(word))
+    if len(tokens) != 1 or len(tokens[0][1]) < 6 or is_cjk(tokens[0][0]):
+        return None
+    head = tokens[0][1][:6]
+    return head if head != tokens[0][0] else None
 
 
 @dataclass(frozen=True)
@@ -376,6 +389,8 @@ def _query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synony
     slots = []
     for term, weight in weights.items():
         alternatives = {term: (weight, shown[term])}
+        if synonyms and (head := _compound_head(shown[term])) and head not in weights:
+            alternatives[head] = (weight * _SYNONYM_WEIGHT, f"{shown[term]}-")  # "Steuer" finds "Steuerberatung"
         if synonyms:
             for other, (word, factor) in glossary.get(term, {}).items():
                 if other not in weights and other not in alternatives:
