@@ -324,10 +324,14 @@ def _expanded_size(root: Any) -> int:
     return sizes[id(root)]
 
 
+# Plain strings: recall asks once per matching memory, and comparing with enum members is slow.
+_EXCLUDED_STATUSES = frozenset(s.value for s in (Status.SUPERSEDED, Status.QUARANTINED, Status.ARCHIVED))
+
+
 def exclusion(status: str, superseded: bool, expires: dt.date | None, today: dt.date) -> str | None:
     """Why a memory with these fields must not be indexed, or None when it may be."""
-    if status in (Status.SUPERSEDED, Status.QUARANTINED, Status.ARCHIVED):
-        return status
+    if status in _EXCLUDED_STATUSES:
+        return str(status)
     if superseded:
         return "superseded"
     if expires is not None and expires <= today:
