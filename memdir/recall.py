@@ -25,13 +25,19 @@ RecallResult and append it to `.memdir/recall.jsonl`. Nothing here prints.
 #   folder's own vocabulary at full weight (its owner says the words mean the same).
 # - A superseded memory is never recalled, but what matched it passes (at 0.8) to the memory that
 #   replaced it: a question in the old memory's words is about the topic its successor now covers.
+# - The best matches lend their names. The rare words in the heads of the three best matches (a word in
+#   at most 5% of the folder, and at most 50 memories, and not common English) count as query words
+#   at half the weight of the match that lent them: "the vineyard pilot" is a FieldSense task when the
+#   pilot's memory says so, and FieldSense's supplier bears on it. This runs only once the query has
+#   passed the gate, and the gate weighs the query's own words alone.
 # - Raw BM25 grows with log(folder size); it is divided by the largest IDF the folder can give, so that
 #   one rare word matched in a head scores about 1 whatever the size, then mapped to 0..1 as
 #   relevance = 1 - exp(-score).
 # - Two gates. A query whose best memory has relevance below `gate` (0.75: about one and a half rare
 #   words) recalls nothing: it is about something the folder does not know, and recency and importance
 #   must not inject a memory into it. And each recalled memory needs a relevance of its own of at least
-#   `min-relevance` (0.1), however new or important it is.
+#   `min-relevance` (0.1), however new or important it is. The query gate looks at `direct`: the
+#   relevance from the query's own words and their synonyms, before any names are lent.
 
 from __future__ import annotations
 
@@ -94,6 +100,9 @@ _K1 = 1.2
 _HEAD_WEIGHT, _BODY_WEIGHT = 2.0, 1.0
 _HEAD_B, _BODY_B = 0.5, 0.75  # length normalisation: heads are all about as long, bodies are not
 _SYNONYM_WEIGHT = 0.5  # a synonym or translation is weaker evidence than the word itself
+_NEIGHBOUR_WEIGHT = 0.5  # a name the best matches carry in their heads, as evidence for another memory
+_NEIGHBOUR_SOURCES = 3  # the best matches whose heads lend their names
+_NEIGHBOUR_SHARE, _NEIGHBOUR_MOST = 0.05, 50  # a word in more memories than these is a topic, not a name
 _SUCCESSOR_SHARE = 0.8  # what a superseded memory's match passes to the memory that replaced it
 _MIN_FOLDER = 100  # folders smaller than this get the IDF of a folder this size (see _idf)
 
@@ -470,6 +479,10 @@ class _Index:
     def _postings(self, term: str) -> list[Posting]:
         raise NotImplementedError
 
+    def df(self, term: str) -> int:
+        """How many memories contain the word `term` (not a pair)."""
+        return len(self._postings(term))
+
     def terms(self, i: int) -> tuple[list[str], list[str]]:
         raise NotImplementedError
 
@@ -594,6 +607,21 @@ class _Stored(_Index):
         return self._tables
 
     def _postings(self, term: str) -> list[Posting]:
+        found = self._line(term)
+        if found is None:
+            return []
+        out = []
+        for posting in self.data[found[0] : found[1]].split():
+            i, h, b = posting.split(b":")
+            out.append((int(i), int(h), int(b)))
+        return out
+
+    def df(self, term: str) -> int:
+        found = self._line(term)
+        return 0 if found is None else self.data[found[0] : found[1]].count(b" ") + 1  # no decoding
+
+    def _line(self, term: str) -> tuple[int, int] | None:
+        """Where the postings of `term` are in the file (a binary search of its sorted lines), if there."""
         key, data = term.encode(), self.data
         lo, hi = self.postings_at, self.end
         while lo < hi:  # lo is always the start of a line
@@ -603,16 +631,12 @@ class _Stored(_Index):
             tab = data.find(b"\t", start, stop)
             found = data[start:tab]
             if found == key:
-                out = []
-                for posting in data[tab + 1 : stop].split():
-                    i, h, b = posting.split(b":")
-                    out.append((int(i), int(h), int(b)))
-                return out
+                return tab + 1, stop
             if found < key:
                 lo = stop + 1
             else:
                 hi = start
-        return []
+        return None
 
     def terms(self, i: int) -> tuple[list[str], list[str]]:
         start = self.terms_at + self.tables[0][i]
@@ -790,6 +814,7 @@ class Recalled:
     importance: float  # 0..1, 0.5 when not set
     matched: tuple[str, ...] = ()  # the query's words that matched ("ship=deploy": through a synonym)
     via: str | None = None  # the superseded memory whose match this memory inherits
+    direct: float = 0.0  # the relevance from the query's own words and synonyms: what the gate weighs
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -867,6 +892,27 @@ def _relevance(index: _Index, slots: Sequence[_Slot]) -> tuple[dict[int, float],
     return scores, matched
 
 
+def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float]) -> list[_Slot]:
+    """Query slots for the names the best matches carry: the rare words in their heads ("FieldSense",
+    "Build Notes") that the query did not use. A task about the vineyard pilot is about FieldSense when
+    the pilot's memory says so, and FieldSense's supplier and schematics bear on it too."""
+    used = {term for slot in slots for term in slot.alternatives}
+    prior, most = _prior(), min(_NEIGHBOUR_MOST, max(2, int(_NEIGHBOUR_SHARE * max(index.n, _MIN_FOLDER))))
+    lent: dict[str, tuple[float, str]] = {}  # term -> (weight, the words it came from)
+    for i in sorted(scores, key=lambda i: (-scores[i], i))[:_NEIGHBOUR_SOURCES]:
+        share = 1 - math.exp(-scores[i])  # a name is worth what its memory's match is worth
+        doc = index.doc(i)
+        words = dict(reversed(list(term_sequence(f"{doc.name}\n{doc.description}"))))
+        head, _ = index.terms(i)
+        for term in set(head):
+            if term in used or is_cjk(term) or term.isdigit() or prior.get(term, 1.0) < 1:
+                continue
+            if 2 <= index.df(term) <= most and share > lent.get(term, (0.0, ""))[0]:
+                lent[term] = (share, words.get(term, term))
+    return [_Slot(f"~{word}", {term: (_NEIGHBOUR_WEIGHT * share, f"~{word}")})
+            for term, (share, word) in sorted(lent.items())]  # fmt: skip
+
+
 def _score(
     index: _Index,
     query: str,
@@ -874,17 +920,25 @@ def _score(
     today: dt.date,
     synonyms: bool = True,
     successors: bool = True,
+    neighbours: bool = True,
 ) -> tuple[list[Recalled], list[tuple[str, str]]]:
     """Every live memory with some relevance to `query`, best first, and the excluded ones that matched."""
-    scores, matched = _relevance(index, _query_slots(query, settings.synonyms, synonyms))
-    live: dict[int, tuple[float, int]] = {}  # memory -> (score, the superseded memory it inherits from or -1)
+    slots = _query_slots(query, settings.synonyms, synonyms)
+    direct, matched = _relevance(index, slots)
+    scores = dict(direct)
+    if neighbours and direct and 1 - math.exp(-max(direct.values())) >= settings.gate:
+        lent, lent_matched = _relevance(index, _neighbours(index, slots, direct))
+        for i, value in lent.items():
+            scores[i] = scores.get(i, 0.0) + value
+            matched[i].extend(lent_matched[i])
+    live: dict[int, tuple[float, float, int]] = {}  # memory -> (score, its direct part, inherited from or -1)
     excluded: list[tuple[str, str]] = []
     for i, value in scores.items():
         doc = index.doc(i)
         why = doc.exclusion(today)
         if why is None:
-            if value > live.get(i, (0.0, -1))[0]:
-                live[i] = (value, -1)
+            if value > live.get(i, (0.0, 0.0, -1))[0]:
+                live[i] = (value, direct.get(i, 0.0), -1)
             continue
         excluded.append((doc.path, why))
         successor, seen = doc.successor, {i}
@@ -893,12 +947,12 @@ def _score(
             following = index.doc(successor)
             if following.exclusion(today) is None:
                 inherited = _SUCCESSOR_SHARE * value
-                if inherited > live.get(successor, (0.0, -1))[0]:
-                    live[successor] = (inherited, i)
+                if inherited > live.get(successor, (0.0, 0.0, -1))[0]:
+                    live[successor] = (inherited, _SUCCESSOR_SHARE * direct.get(i, 0.0), i)
                 break
             successor = following.successor
     out = []
-    for i, (value, via) in live.items():
+    for i, (value, own, via) in live.items():
         doc = index.doc(i)
         relevance = 1 - math.exp(-value)
         recency = _recency(doc.date, today, settings.half_life_days)
@@ -909,7 +963,7 @@ def _score(
         )
         words = tuple(matched[i] if via < 0 else matched[via])
         out.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, relevance, recency, doc.importance,
-                            words, index.doc(via).path if via >= 0 else None))  # fmt: skip
+                            words, index.doc(via).path if via >= 0 else None, 1 - math.exp(-own)))  # fmt: skip
     out.sort(key=lambda r: (-r.score, -r.relevance, r.path))
     excluded.sort()
     return out, excluded
@@ -948,7 +1002,7 @@ def _choose(
     candidates: Sequence[Recalled], settings: RecallSettings, k: int, min_score: float
 ) -> tuple[list[Recalled], float, bool]:
     """The gates and the cut: (chosen, best relevance, whether it reached the gate)."""
-    top = max((c.relevance for c in candidates), default=0.0)
+    top = max((c.direct for c in candidates), default=0.0)
     if top <= 0 or top < settings.gate:
         return [], top, False
     chosen = [c for c in candidates if c.relevance >= settings.min_relevance and c.score >= min_score]
@@ -1087,7 +1141,7 @@ def recall_llm(
             score = settings.relevance_weight + settings.recency_weight * recency
             score += settings.importance_weight * doc.importance
             chosen.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, 1.0, recency,
-                                   doc.importance, ("picked by " + model,)))  # fmt: skip
+                                   doc.importance, ("picked by " + model,), None, 1.0))  # fmt: skip
     llm = {"model": model, "picked": picked, "unknown": unknown, "manifest": len(shown),
            "left_out_of_manifest": max(left_out, 0)}  # fmt: skip
     result = RecallResult(query, chosen, list(chosen), [], 1.0 if chosen else 0.0, bool(chosen), settings, "llm", k,

@@ -179,9 +179,9 @@ def main() -> int:
 
         index = load_index(folder)
 
-        def ablated(synonyms: bool = True, successors: bool = True) -> System:
+        def ablated(synonyms: bool = True, successors: bool = True, neighbours: bool = True) -> System:
             def run(q: str) -> list[str]:
-                candidates, _ = _score(index, q, default, today, synonyms=synonyms, successors=successors)
+                candidates, _ = _score(index, q, default, today, synonyms, successors, neighbours)
                 return [ids[r.path] for r in _choose(candidates, default, K, default.min_score)[0]]
 
             return run
@@ -215,6 +215,7 @@ def main() -> int:
         print("\n  ablations (default gate)")
         print(row("without the glossary of synonyms and translations", evaluate(ablated(synonyms=False), queries)))
         print(row("without passing matches on to successors", evaluate(ablated(successors=False), queries)))
+        print(row("without the names the best matches lend", evaluate(ablated(neighbours=False), queries)))
         prior, _Lazy.prior = _Lazy.prior, {}  # every query word weighs 1
         print(row("without the general-language prior", evaluate(ablated(), queries)))
         _Lazy.prior = prior

@@ -16,7 +16,16 @@ from conftest import SHARED, TODAY, MakeMemory, invoke_memdir
 from memdir import store
 from memdir.config import Config, RecallSettings, load_config
 from memdir.memory_dir import MemoryDir
-from memdir.recall import INDEX_FILE, LOG_FILE, RecallError, read_log, recall, recall_llm, recalled_memories
+from memdir.recall import (
+    INDEX_FILE,
+    LOG_FILE,
+    RecallError,
+    _Stored,
+    read_log,
+    recall,
+    recall_llm,
+    recalled_memories,
+)
 from memdir.store import STATE_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +94,37 @@ def test_a_new_important_memory_with_no_relevance_is_never_returned(folder: Path
     assert _paths(folder, "write the commit message for this conventional commits change") == ["feedback_commits.md"]
     # a min-score of 0 does not let it in either
     assert _paths(folder, "Explain the difference between TCP and UDP", min_score=0.0) == []
+
+
+@pytest.fixture
+def pilot(make_memory: MakeMemory) -> None:
+    make_memory("project_vineyard-pilot.md", description="FieldSense vineyard pilot with 40 nodes at Weingut Kranz",
+                body="Soil moisture nodes in three rows of the vineyard until harvest.\n")  # fmt: skip
+    make_memory("reference_fieldsense-supplier.md", description="FieldSense boards are assembled by Huaxin PCB",
+                body="About ten working days from order to delivery.\n")  # fmt: skip
+    make_memory("reference_fieldsense-repo.md", description="FieldSense firmware lives in the fieldsense-fw repo")
+    make_memory("user_coffee.md", description="The user drinks oat-milk flat whites")
+
+
+def test_the_best_matches_lend_their_names(folder: Path, pilot: None) -> None:
+    # Nothing in the task names FieldSense; the pilot's memory does, and so the supplier comes up.
+    result = recall(_dir(folder), "We need 50 more nodes for the vineyard pilot")
+    paths = [r.path for r in result.results]
+    assert paths and paths[0] == "project_vineyard-pilot.md", (result.top_relevance, result.candidates)
+    assert "reference_fieldsense-supplier.md" in paths and "user_coffee.md" not in paths
+    supplier = next(r for r in result.results if r.path == "reference_fieldsense-supplier.md")
+    assert "~fieldsense" in supplier.matched
+    # the lent name adds to its relevance, not to what the gate weighs
+    assert supplier.relevance > supplier.direct
+
+
+def test_lent_names_never_open_the_gate(folder: Path, pilot: None) -> None:
+    # "harvest" is a weak match (one word of a body); the names the pilot would lend must not lift the
+    # query over the gate, nor be lent at all.
+    result = recall(_dir(folder), "harvest")
+    assert [c.path for c in result.candidates] == ["project_vineyard-pilot.md"]
+    assert not result.passed_gate and result.results == []
+    assert all("~fieldsense" not in c.matched for c in result.candidates)
 
 
 def test_a_weak_best_match_recalls_nothing(folder: Path, deploys: None) -> None:
@@ -316,6 +356,9 @@ def test_the_stored_index_is_what_a_fresh_build_gives(folder: Path, deploys: Non
     recall(_dir(folder), "warm it", log=False)  # writes .memdir/recall-index
     stored = [recall(_dir(folder), q, log=False).candidates for q in queries]
     assert stored == built
+    index, _ = _Stored.read(folder / STATE_DIR / INDEX_FILE)
+    for term in ("deploy", "friday", "cluster", "oat", "absent"):  # df counts without decoding the postings
+        assert index.df(term) == len(index.postings(term))
 
 
 @pytest.mark.parametrize(
