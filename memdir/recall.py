@@ -827,7 +827,8 @@ class Recalled:
             "importance": round(self.importance, 4),
         }
         if explain:
-            out |= {"description": self.description, "matched": list(self.matched), "via": self.via}
+            out |= {"description": self.description, "matched": list(self.matched), "via": self.via,
+                    "direct": round(self.direct, 4)}  # fmt: skip
         return out
 
 
