@@ -27,9 +27,9 @@ RecallResult and append it to `.memdir/recall.jsonl`. Nothing here prints.
 #   replaced it: a question in the old memory's words is about the topic its successor now covers.
 # - The best matches lend their names. The rare words in the heads of the three best matches (a word in
 #   at most 5% of the folder, and at most 50 memories, and not common English) count as query words
-#   at half the weight of the match that lent them: "the vineyard pilot" is a FieldSense task when the
-#   pilot's memory says so, and FieldSense's supplier bears on it. This runs only once the query has
-#   passed the gate, and the gate weighs the query's own words alone.
+#   at half the weight of the match that lent them, in other memories' heads: "the vineyard pilot" is a
+#   FieldSense task when the pilot's memory says so, and FieldSense's supplier bears on it. This runs
+#   only once the query has passed the gate, and the gate weighs the query's own words alone.
 # - Raw BM25 grows with log(folder size); it is divided by the largest IDF the folder can give, so that
 #   one rare word matched in a head scores about 1 whatever the size, then mapped to 0..1 as
 #   relevance = 1 - exp(-score).
@@ -381,6 +381,10 @@ class _Slot:
 
     shown: str  # the query's own word(s)
     alternatives: dict[str, tuple[float, str]]  # term -> (weight, word shown when it is what matched)
+    # A name the best matches lend (see _neighbours) counts only in other memories' heads: a memory
+    # whose name or description carries it is about it, one that mentions it in passing is not.
+    heads_only: bool = False
+    lenders: frozenset[int] = frozenset()  # and never for the memories that lent it
 
 
 def _query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synonyms: bool = True) -> list[_Slot]:
@@ -884,6 +888,10 @@ def _relevance(index: _Index, slots: Sequence[_Slot]) -> tuple[dict[int, float],
                 continue
             factor = weight * _idf(len(postings), index.n) / index.idf_max
             for i, in_head, in_body in postings:
+                if slot.heads_only:
+                    if not in_head or i in slot.lenders:
+                        continue
+                    in_body = 0
                 value = factor * index.weight(i, in_head, in_body)
                 if value > best.get(i, (0.0, ""))[0]:
                     best[i] = (value, slot.shown if word == slot.shown else f"{slot.shown}={word}")
@@ -900,6 +908,7 @@ def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float])
     used = {term for slot in slots for term in slot.alternatives}
     prior, most = _prior(), min(_NEIGHBOUR_MOST, max(2, int(_NEIGHBOUR_SHARE * max(index.n, _MIN_FOLDER))))
     lent: dict[str, tuple[float, str]] = {}  # term -> (weight, the words it came from)
+    lenders: dict[str, set[int]] = defaultdict(set)
     for i in sorted(scores, key=lambda i: (-scores[i], i))[:_NEIGHBOUR_SOURCES]:
         share = 1 - math.exp(-scores[i])  # a name is worth what its memory's match is worth
         doc = index.doc(i)
@@ -908,9 +917,11 @@ def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float])
         for term in set(head):
             if term in used or is_cjk(term) or term.isdigit() or prior.get(term, 1.0) < 1:
                 continue
-            if 2 <= index.df(term) <= most and share > lent.get(term, (0.0, ""))[0]:
-                lent[term] = (share, words.get(term, term))
-    return [_Slot(f"~{word}", {term: (_NEIGHBOUR_WEIGHT * share, f"~{word}")})
+            if 2 <= index.df(term) <= most:
+                lenders[term].add(i)
+                if share > lent.get(term, (0.0, ""))[0]:
+                    lent[term] = (share, words.get(term, term))
+    return [_Slot(f"~{word}", {term: (_NEIGHBOUR_WEIGHT * share, f"~{word}")}, True, frozenset(lenders[term]))
             for term, (share, word) in sorted(lent.items())]  # fmt: skip
 
 

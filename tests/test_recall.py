@@ -104,6 +104,8 @@ def pilot(make_memory: MakeMemory) -> None:
                 body="About ten working days from order to delivery.\n")  # fmt: skip
     make_memory("reference_fieldsense-repo.md", description="FieldSense firmware lives in the fieldsense-fw repo")
     make_memory("user_coffee.md", description="The user drinks oat-milk flat whites")
+    make_memory("reference_invoicing.md", description="Invoices go out on the first of the month",
+                body="FieldSense, Acme and Tallyo are invoiced in Lexoffice.\n")  # fmt: skip
 
 
 def test_the_best_matches_lend_their_names(folder: Path, pilot: None) -> None:
@@ -116,6 +118,10 @@ def test_the_best_matches_lend_their_names(folder: Path, pilot: None) -> None:
     assert "~fieldsense" in supplier.matched
     # the lent name adds to its relevance, not to what the gate weighs
     assert supplier.relevance > supplier.direct
+    # it counts where a memory is about FieldSense (its name or description), not where one mentions
+    # it in passing, and never for the memory that lent it
+    assert all(c.path != "reference_invoicing.md" for c in result.candidates)
+    assert "~fieldsense" not in result.results[0].matched
 
 
 def test_lent_names_never_open_the_gate(folder: Path, pilot: None) -> None:
