@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import textwrap
 from collections.abc import Callable
@@ -53,6 +54,15 @@ def folder(tmp_path: Path) -> Path:
 MakeMemory = Callable[..., Path]
 
 
+def _field(value: object) -> object:
+    """A field value as written: quoted when plain YAML would misread it (a description with ": " in it
+    would otherwise make the whole frontmatter invalid, silently); as it is otherwise, so that tests can
+    still write dates, numbers, lists, their own quoting and deliberately odd YAML."""
+    if isinstance(value, str) and (": " in value or " #" in value) and value[:1] not in "\"'[{":
+        return json.dumps(value)
+    return value
+
+
 @pytest.fixture
 def make_memory(folder: Path) -> MakeMemory:
     """Write a memory file: make_memory("feedback_x.md", name=..., type=..., body=...)."""
@@ -61,7 +71,7 @@ def make_memory(folder: Path) -> MakeMemory:
         fields.setdefault("name", Path(file_name).stem.split("_", 1)[-1])
         fields.setdefault("description", f"About {fields['name']}")
         fields.setdefault("type", file_name.split("_", 1)[0])
-        lines = [f"{key}: {value}" for key, value in fields.items() if value is not None]
+        lines = [f"{key}: {_field(value)}" for key, value in fields.items() if value is not None]
         path = (root or folder) / file_name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("---\n" + "\n".join(lines) + "\n---\n" + textwrap.dedent(body).lstrip("\n"))

@@ -295,3 +295,13 @@ def test_simple_frontmatter_takes_the_usual_shapes() -> None:
     }
     expected = {"created": dt.date(2026, 11, 22), "importance": 0.8}
     assert _simple_yaml("created: 2026-11-22\nimportance: 0.8\n") == expected
+
+
+def test_the_make_memory_helper_quotes_what_plain_yaml_would_misread(make_memory) -> None:  # type: ignore[no-untyped-def]
+    # A description such as "Steuerberatung: Kanzlei Weiss" used to make the whole frontmatter invalid
+    # in a test's folder, so the memory silently had no description and no type.
+    path = make_memory("reference_kanzlei.md", description="Steuerberatung: Kanzlei Weiss # not a comment",
+                       created="2026-01-02")  # fmt: skip
+    fields = parse_document(path.read_text()).data
+    assert fields["description"] == "Steuerberatung: Kanzlei Weiss # not a comment"
+    assert fields["created"] == dt.date(2026, 1, 2)  # other values are written as they are
