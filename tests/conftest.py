@@ -6,8 +6,9 @@ import datetime as dt
 import json
 import os
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,3 +79,34 @@ def make_memory(folder: Path) -> MakeMemory:
         return path
 
     return make
+
+
+# --- the Anthropic API, offline ------------------------------------------------------------------
+
+
+def http_module() -> Any:
+    """The HTTP library the installed anthropic SDK is built on: httpx2 from anthropic 2, httpx before."""
+    try:
+        import httpx2 as http
+    except ImportError:  # anthropic < 2 ships with httpx
+        import httpx as http  # type: ignore[no-redef]
+    return http
+
+
+def recorded_client(replies: Iterable[tuple[int, dict[str, Any]]], sent: list[dict[str, Any]]) -> Any:
+    """An Anthropic client whose Messages API answers with recorded `replies`, (status, body) in order,
+    and appends the body of every request it gets to `sent`. Skips the test without the SDK."""
+    anthropic = pytest.importorskip("anthropic")
+    http, answers = http_module(), iter(replies)
+
+    def handler(request: Any) -> Any:
+        assert request.url.path == "/v1/messages"
+        sent.append(json.loads(request.content))
+        status, body = next(answers)
+        return http.Response(status, json=body)
+
+    return anthropic.Anthropic(
+        api_key="test-key",
+        max_retries=0,
+        http_client=anthropic.DefaultHttpxClient(transport=http.MockTransport(handler)),
+    )

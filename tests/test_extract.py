@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TODAY, MakeMemory, invoke_memdir
+from conftest import TODAY, MakeMemory, http_module, invoke_memdir
 
 from memdir import MemoryDir
 from memdir import extract as extract_mod
@@ -24,15 +24,7 @@ SESSION = "0f6c1f1e-aaaa-bbbb-cccc-000000000001"
 SECRET = "sk-ant-api03-J8fQ2rT7vLx9KpZ3mN4bW6yH1cD5eG0aRsUiOkPl-QwEr_TyUiOp7aSd"
 
 
-def _http() -> Any:
-    try:
-        import httpx2 as http
-    except ImportError:  # anthropic < 2 ships with httpx
-        import httpx as http  # type: ignore[no-redef]
-    return http
-
-
-http = _http()
+http = http_module()
 
 
 # --- recorded Messages API responses -------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TODAY, MakeMemory, invoke_memdir
+from conftest import TODAY, MakeMemory, invoke_memdir, recorded_client
 
 from memdir.consolidate import (
     ConsolidateBusy,
@@ -495,27 +495,6 @@ def _merge_reply(name: str, description: str, body: str) -> dict[str, Any]:
     }
 
 
-def _client(replies: list[tuple[int, dict[str, Any]]], sent: list[dict[str, Any]]) -> Any:
-    anthropic = pytest.importorskip("anthropic")
-    try:
-        import httpx2 as http
-    except ImportError:  # anthropic < 2 ships with httpx
-        import httpx as http  # type: ignore[no-redef]
-    answers = iter(replies)
-
-    def handler(request: Any) -> Any:
-        assert request.url.path == "/v1/messages"
-        sent.append(json.loads(request.content))
-        status, body = next(answers)
-        return http.Response(status, json=body)
-
-    return anthropic.Anthropic(
-        api_key="test-key",
-        max_retries=0,
-        http_client=anthropic.DefaultHttpxClient(transport=http.MockTransport(handler)),
-    )
-
-
 @pytest.fixture
 def lint_pair(folder: Path, make_memory: MakeMemory) -> Path:
     make_memory(
@@ -540,7 +519,9 @@ def test_llm_merge_writes_a_new_memory_that_supersedes_the_cluster(lint_pair: Pa
         "Run `npm run lint` before every commit.\n\n**Why:** CI was red for 2 days.\n\n"
         "**How to apply:** Before git commit."
     )
-    client = _client([(200, _merge_reply("lint-before-commit", "Run npm run lint before every commit", body))], sent)
+    client = recorded_client(
+        [(200, _merge_reply("lint-before-commit", "Run npm run lint before every commit", body))], sent
+    )
     before = _snapshot(lint_pair)
     result = consolidate(_dir(lint_pair), apply=True, llm=True, client=client, model="claude-test")
 
@@ -565,7 +546,7 @@ def test_llm_merge_writes_a_new_memory_that_supersedes_the_cluster(lint_pair: Pa
 def test_llm_merge_that_changes_a_number_is_refused(lint_pair: Path) -> None:
     reply = _merge_reply("lint", "Run npm run lint before every commit", "Lint first. **Why:** CI was red for 3 days.")
     before = _snapshot(lint_pair)
-    result = consolidate(_dir(lint_pair), apply=True, llm=True, client=_client([(200, reply)], []))
+    result = consolidate(_dir(lint_pair), apply=True, llm=True, client=recorded_client([(200, reply)], []))
     assert not result.applied and _snapshot(lint_pair) == before
     assert "drops 2" in str(result.plan.clusters[0].refused) and "adds 3" in str(result.plan.clusters[0].refused)
 
@@ -573,7 +554,7 @@ def test_llm_merge_that_changes_a_number_is_refused(lint_pair: Path) -> None:
 def test_llm_errors_are_one_line(lint_pair: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     with pytest.raises(ConsolidateError, match=r"answered 529 \(Overloaded\) after the SDK.s retries"):
-        plan_consolidate(_dir(lint_pair), llm=True, client=_client([(529, error)], []))
+        plan_consolidate(_dir(lint_pair), llm=True, client=recorded_client([(529, error)], []))
     result = invoke_memdir("--dir", str(lint_pair), "consolidate", "--llm", "--dry-run")
     assert result.exit_code == 2 and "ANTHROPIC_API_KEY" in result.stderr and result.stderr.count("\n") == 1
 
@@ -582,7 +563,7 @@ def test_cli_llm_goes_through_the_sdk(lint_pair: Path, monkeypatch: pytest.Monke
     anthropic = pytest.importorskip("anthropic")
     sent: list[dict[str, Any]] = []
     body = "Run npm run lint before every commit; CI was red for 2 days."
-    recorded = _client([(200, _merge_reply("lint-rule", "Lint before every commit", body))], sent)
+    recorded = recorded_client([(200, _merge_reply("lint-rule", "Lint before every commit", body))], sent)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setattr(anthropic, "Anthropic", lambda **_: recorded)
     result = invoke_memdir("--dir", str(lint_pair), "consolidate", "--llm", "--yes", "--model", "claude-x")

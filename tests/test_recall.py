@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED, TODAY, MakeMemory, invoke_memdir
+from conftest import SHARED, TODAY, MakeMemory, invoke_memdir, recorded_client
 
 from memdir import store
 from memdir.config import Config, RecallSettings, load_config
@@ -490,14 +490,6 @@ def test_cli_bad_config_is_one_line_and_exit_2(folder: Path, tmp_path: Path) -> 
 # --- --llm, against recorded responses ----------------------------------------------------------
 
 
-def _http() -> Any:
-    try:
-        import httpx2 as http
-    except ImportError:  # anthropic < 2 ships with httpx
-        import httpx as http  # type: ignore[no-redef]
-    return http
-
-
 def _tool_reply(selected: list[str]) -> dict[str, Any]:
     """A Messages API response, as recorded, in which the model calls select_memories."""
     return {
@@ -512,29 +504,12 @@ def _tool_reply(selected: list[str]) -> dict[str, Any]:
     }
 
 
-def _client(replies: list[tuple[int, dict[str, Any]]], sent: list[dict[str, Any]]) -> Any:
-    anthropic = pytest.importorskip("anthropic")
-    http = _http()
-    answers = iter(replies)
-
-    def handler(request: Any) -> Any:
-        assert request.url.path == "/v1/messages"
-        sent.append(json.loads(request.content))
-        status, body = next(answers)
-        return http.Response(status, json=body)
-
-    transport = http.MockTransport(handler)
-    return anthropic.Anthropic(
-        api_key="test-key", max_retries=0, http_client=anthropic.DefaultHttpxClient(transport=transport)
-    )
-
-
 def test_llm_recall_sends_the_manifest_and_keeps_the_models_picks(folder: Path, deploys: None,
                                                                   make_memory: MakeMemory) -> None:  # fmt: skip
     make_memory("feedback_old.md", description="Deploys need a ticket", status="superseded")
     sent: list[dict[str, Any]] = []
     reply = _tool_reply(["feedback_no-friday-deploys.md", "no-such-memory.md", "grafana"])
-    client = _client([(200, reply)], sent)
+    client = recorded_client([(200, reply)], sent)
     result = recall_llm(_dir(folder), "Ship the fix, it's Friday", client=client, model="claude-test")
 
     request = sent[0]
@@ -555,29 +530,29 @@ def test_llm_recall_sends_the_manifest_and_keeps_the_models_picks(folder: Path, 
 
 
 def test_llm_recall_can_pick_nothing(folder: Path, deploys: None) -> None:
-    result = recall_llm(_dir(folder), "Explain TCP", client=_client([(200, _tool_reply([]))], []))
+    result = recall_llm(_dir(folder), "Explain TCP", client=recorded_client([(200, _tool_reply([]))], []))
     assert result.results == []
 
 
 def test_llm_recall_keeps_at_most_k(folder: Path, deploys: None) -> None:
     reply = _tool_reply(["reference_grafana.md", "user_coffee.md", "feedback_no-friday-deploys.md"])
-    result = recall_llm(_dir(folder), "anything", k=2, client=_client([(200, reply)], []))
+    result = recall_llm(_dir(folder), "anything", k=2, client=recorded_client([(200, reply)], []))
     assert [r.path for r in result.results] == ["reference_grafana.md", "user_coffee.md"]
 
 
 def test_llm_recall_api_errors_become_recall_errors(folder: Path, deploys: None) -> None:
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     with pytest.raises(RecallError, match=r"answered 529 \(Overloaded\) after the SDK.s retries"):
-        recall_llm(_dir(folder), "deploy", client=_client([(529, error)], []))
+        recall_llm(_dir(folder), "deploy", client=recorded_client([(529, error)], []))
     text_only = _tool_reply([]) | {"content": [{"type": "text", "text": "I would pick the deploy rule."}]}
     with pytest.raises(RecallError, match="did not call select_memories"):
-        recall_llm(_dir(folder), "deploy", client=_client([(200, text_only)], []))
+        recall_llm(_dir(folder), "deploy", client=recorded_client([(200, text_only)], []))
 
 
 def test_cli_llm_goes_through_the_sdk(folder: Path, deploys: None, monkeypatch: pytest.MonkeyPatch) -> None:
     anthropic = pytest.importorskip("anthropic")
     sent: list[dict[str, Any]] = []
-    recorded = _client([(200, _tool_reply(["feedback_no-friday-deploys.md"]))], sent)
+    recorded = recorded_client([(200, _tool_reply(["feedback_no-friday-deploys.md"]))], sent)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setattr(anthropic, "Anthropic", lambda **_: recorded)
     result = invoke_memdir("--dir", str(folder), "recall", "ship it", "--llm", "--model", "claude-x",

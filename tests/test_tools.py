@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TODAY, MakeMemory
+from conftest import TODAY, MakeMemory, http_module
 
 from memdir import MemoryDir, MemoryTools
 from memdir.errors import InvalidMemory, MemoryChanged, MemoryNotFound
@@ -466,17 +466,9 @@ RECORDED = [
 ]
 
 
-def _http() -> Any:
-    try:
-        import httpx2 as http
-    except ImportError:  # anthropic < 2 ships with httpx
-        import httpx as http  # type: ignore[no-redef]
-    return http
-
-
 def test_documented_agent_loop_runs_offline(folder: Path, make_memory: MakeMemory) -> None:
     anthropic = pytest.importorskip("anthropic")
-    http = _http()
+    http = http_module()
     make_memory("user_role.md", description="Backend developer", pin="true", body="Backend developer (Go).")
     sent: list[dict[str, Any]] = []
     replies = iter(RECORDED)
