@@ -876,6 +876,11 @@ def _recency(date: str, today: dt.date, half_life: float) -> float:
     return float(0.5 ** (max(age, 0) / half_life))
 
 
+def _bounded(score: float) -> float:
+    """A normalised BM25F sum as a relevance in 0..1."""
+    return 1 - math.exp(-score)
+
+
 def _relevance(index: _Index, slots: Sequence[_Slot]) -> tuple[dict[int, float], dict[int, list[str]]]:
     """Normalised BM25F score of every memory that matches, and the query words it matched."""
     scores: dict[int, float] = defaultdict(float)
@@ -910,7 +915,7 @@ def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float])
     lent: dict[str, tuple[float, str]] = {}  # term -> (weight, the words it came from)
     lenders: dict[str, set[int]] = defaultdict(set)
     for i in sorted(scores, key=lambda i: (-scores[i], i))[:_NEIGHBOUR_SOURCES]:
-        share = 1 - math.exp(-scores[i])  # a name is worth what its memory's match is worth
+        share = _bounded(scores[i])  # a name is worth what its memory's match is worth
         doc = index.doc(i)
         words = dict(reversed(list(term_sequence(f"{doc.name}\n{doc.description}"))))
         head, _ = index.terms(i)
@@ -938,7 +943,7 @@ def _score(
     slots = _query_slots(query, settings.synonyms, synonyms)
     direct, matched = _relevance(index, slots)
     scores = dict(direct)
-    if neighbours and direct and 1 - math.exp(-max(direct.values())) >= settings.gate:
+    if neighbours and direct and _bounded(max(direct.values())) >= settings.gate:
         lent, lent_matched = _relevance(index, _neighbours(index, slots, direct))
         for i, value in lent.items():
             scores[i] = scores.get(i, 0.0) + value
@@ -966,7 +971,7 @@ def _score(
     out = []
     for i, (value, own, via) in live.items():
         doc = index.doc(i)
-        relevance = 1 - math.exp(-value)
+        relevance = _bounded(value)
         recency = _recency(doc.date, today, settings.half_life_days)
         score = (
             settings.relevance_weight * relevance
@@ -975,7 +980,7 @@ def _score(
         )
         words = tuple(matched[i] if via < 0 else matched[via])
         out.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, relevance, recency, doc.importance,
-                            words, index.doc(via).path if via >= 0 else None, 1 - math.exp(-own)))  # fmt: skip
+                            words, index.doc(via).path if via >= 0 else None, _bounded(own)))  # fmt: skip
     out.sort(key=lambda r: (-r.score, -r.relevance, r.path))
     excluded.sort()
     return out, excluded
