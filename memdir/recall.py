@@ -565,7 +565,7 @@ def _count(terms: Iterable[str]) -> dict[str, int]:
     return counts
 
 
-_MAGIC = b"memdir recall index 1\n"  # bump when what is stored or how terms are made changes
+_MAGIC = b"memdir recall index 2\n"  # bump when what is stored or how terms are made changes
 
 
 class _Stored(_Index):

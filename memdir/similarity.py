@@ -89,6 +89,7 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 
 # Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
 # of memdir's own body template ("**Why:**", "**How to apply:**"), which every feedback memory repeats.
+# Splitting at the apostrophe leaves "didn" of "didn't" and "isn" of "isn't": those are function words too.
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are as at be because been before being below between
     both but by can could did do does doing don done down during each either etc few for from further had has have
@@ -96,6 +97,7 @@ _STOPWORD_TEXT = """
     on once only or other our ours out over own same she should so some such than that the their theirs them then
     there these they this those through to too under until up upon us very via was we were what when where which
     while who whom whose why will with would you your yours apply s t d ll m re ve
+    ain aren couldn didn doesn hadn hasn haven isn mightn mustn needn shan shouldn wasn weren won wouldn
     aber als am an auch auf aus bei bin bis da dann das dass dem den der des die dies diese diesem diesen dieser
     doch dort du durch ein eine einem einen einer eines er es fur hat hatte ich ihr im in ist ja kann mit man nach
     noch nur ob oder ohne sein sich sie sind so uber um und uns von vor war waren was weil wenn wer wie wir wird

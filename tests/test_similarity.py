@@ -18,6 +18,7 @@ from memdir.similarity import (
     duplicate_groups,
     fact_differences,
     find_pairs,
+    term_list,
 )
 
 DEV_PAIRS = Path(__file__).parents[1].parent / "shared" / "eval" / "dev" / "pairs.jsonl"
@@ -25,6 +26,13 @@ DEV_PAIRS = Path(__file__).parents[1].parent / "shared" / "eval" / "dev" / "pair
 
 def mem(key: str, name: str, description: str, body: str, type: str | None = "project") -> MemoryText:
     return MemoryText(key, name, description, body, type)
+
+
+def test_what_an_apostrophe_leaves_of_a_negation_is_not_a_term() -> None:
+    # "didn't" splits into "didn" and "t"; "didn" then stemmed to "did" and matched any memory saying "did".
+    assert term_list("The stamps didn't appear and the app isn't syncing; we haven't shipped") == [
+        "stamp", "appear", "app", "sync", "shipp",
+    ]  # fmt: skip
 
 
 # Hand-written pairs, none taken from the labelled dev set.
