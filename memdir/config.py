@@ -73,7 +73,7 @@ class RecallSettings:
     importance_weight: float = 0.15
     half_life_days: float = 30.0  # recency halves every this many days since `updated` (else `created`)
     gate: float = 0.75  # nothing is recalled unless the best memory's relevance reaches this
-    min_relevance: float = 0.1  # and no memory is recalled whose own relevance is below this
+    min_relevance: float = 0.3  # and no memory is recalled whose own relevance is below this
     min_score: float = 0.0
     k: int = 5
     synonyms: tuple[tuple[str, ...], ...] = ()  # groups of words that mean the same, added to the built-in ones

@@ -36,8 +36,9 @@ RecallResult and append it to `.memdir/recall.jsonl`. Nothing here prints.
 # - Two gates. A query whose best memory has relevance below `gate` (0.75: about one and a half rare
 #   words) recalls nothing: it is about something the folder does not know, and recency and importance
 #   must not inject a memory into it. And each recalled memory needs a relevance of its own of at least
-#   `min-relevance` (0.1), however new or important it is. The query gate looks at `direct`: the
-#   relevance from the query's own words and their synonyms, before any names are lent.
+#   `min-relevance` (0.3: one rare word in a body), however new or important it is. The query gate
+#   looks at `direct`: the relevance from the query's own words and their synonyms, before any names
+#   are lent.
 
 from __future__ import annotations
 
