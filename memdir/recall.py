@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import heapq
 import itertools
 import json
 import math
@@ -915,7 +916,7 @@ def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float])
     prior, most = _prior(), min(_NEIGHBOUR_MOST, max(2, int(_NEIGHBOUR_SHARE * max(index.n, _MIN_FOLDER))))
     lent: dict[str, tuple[float, str]] = {}  # term -> (weight, the words it came from)
     lenders: dict[str, set[int]] = defaultdict(set)
-    for i in sorted(scores, key=lambda i: (-scores[i], i))[:_NEIGHBOUR_SOURCES]:
+    for i in heapq.nsmallest(_NEIGHBOUR_SOURCES, scores, key=lambda i: (-scores[i], i)):  # the best, in order
         share = _bounded(scores[i])  # a name is worth what its memory's match is worth
         doc = index.doc(i)
         words = dict(reversed(list(term_sequence(f"{doc.name}\n{doc.description}"))))
