@@ -71,50 +71,29 @@ def test_bad_ttls_are_refused_with_the_value_named(ttl: str) -> None:
     assert "--ttl" in str(caught.value)
 
 
+def _add_freeze(folder: Path, *extra: str) -> Any:
+    return invoke_memdir("--dir", str(folder), "add", "project", "freeze", "-d", "Code freeze", "--body", "F.", *extra)
+
+
+def _expires(folder: Path) -> Any:
+    return parse_document((folder / "project_freeze.md").read_text()).data["expires"]
+
+
 def test_add_with_ttl_writes_expires(folder: Path) -> None:
-    result = invoke_memdir(
-        "--dir",
-        str(folder),
-        "add",
-        "project",
-        "freeze",
-        "-d",
-        "Code freeze for the release",
-        "--body",
-        "Freeze.",
-        "--ttl",
-        "14d",
-    )
+    result = _add_freeze(folder, "--ttl", "14d")
     assert result.exit_code == 0, result.output
-    memory = parse_document((folder / "project_freeze.md").read_text())
-    assert memory.data["expires"] == dt.date(2026, 12, 6)
+    assert _expires(folder) == dt.date(2026, 12, 6)
 
 
 def test_add_ttl_counts_from_today_option(folder: Path) -> None:
-    result = invoke_memdir(
-        "--dir",
-        str(folder),
-        "add",
-        "project",
-        "freeze",
-        "-d",
-        "Code freeze",
-        "--body",
-        "Freeze.",
-        "--ttl",
-        "1w",
-        "--today",
-        "2026-11-01",
-    )
+    result = _add_freeze(folder, "--ttl", "1w", "--today", "2026-11-01")
     assert result.exit_code == 0, result.output
-    assert parse_document((folder / "project_freeze.md").read_text()).data["expires"] == dt.date(2026, 11, 8)
+    assert _expires(folder) == dt.date(2026, 11, 8)
 
 
 @pytest.mark.parametrize("extra", [["--ttl", "14q"], ["--ttl", "14d", "--expires", "2026-12-01"]])
 def test_add_with_a_bad_ttl_is_a_usage_error(folder: Path, extra: list[str]) -> None:
-    result = invoke_memdir(
-        "--dir", str(folder), "add", "project", "freeze", "-d", "Code freeze", "--body", "F.", *extra
-    )
+    result = _add_freeze(folder, *extra)
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
     assert not (folder / "project_freeze.md").exists()

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -377,21 +377,26 @@ def test_a_read_only_folder_is_one_line_and_nothing_written(world_readable_folde
     assert _snapshot(root) == before
 
 
+def _before_reading(rel: str, act: Callable[[str], object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run `act(path)` just before the scan reads the memory file `rel`: another process at work."""
+    from memdir import store
+
+    original = store.load_file
+
+    def load_file(path: str, file_rel: str, *args: object, **kwargs: object) -> object:
+        if file_rel == rel:
+            act(path)
+        return original(path, file_rel, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "load_file", load_file)
+
+
 def test_a_memory_that_vanishes_mid_run_is_reported_and_the_rest_indexed(
     folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir import store
-
     make_memory("user_a.md")
     make_memory("user_b.md")
-    original = store.load_file
-
-    def vanishing(path: str, rel: str, *args: object, **kwargs: object) -> object:
-        if rel == "user_a.md":
-            os.unlink(path)  # listed, then gone before it is read
-        return original(path, rel, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(store, "load_file", vanishing)
+    _before_reading("user_a.md", os.unlink, monkeypatch)  # listed, then gone before it is read
     result = invoke_memdir("--dir", str(folder), "--no-cache", "index")
     assert result.exit_code == 0, result.stderr
     assert "Traceback" not in result.stderr
@@ -404,18 +409,10 @@ def test_a_memory_that_vanishes_mid_run_is_reported_and_the_rest_indexed(
 def test_a_folder_that_vanishes_mid_run_is_one_line(
     folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir import store
-
     make_memory("user_a.md")
     make_memory("user_b.md")
-    original = store.load_file
-
-    def vanishing(path: str, rel: str, *args: object, **kwargs: object) -> object:
-        if rel == "user_b.md":  # user_a was read: the run has an index to write
-            shutil.rmtree(folder, ignore_errors=True)  # `rm -rf` by another process, mid-scan
-        return original(path, rel, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(store, "load_file", vanishing)
+    # user_a was read, so the run has an index to write; then `rm -rf` by another process, mid-scan
+    _before_reading("user_b.md", lambda path: shutil.rmtree(folder, ignore_errors=True), monkeypatch)
     result = invoke_memdir("--dir", str(folder), "--no-cache", "index")
     assert result.exit_code == 2, result.stdout
     _one_error_line(result.stderr)
