@@ -250,11 +250,9 @@ def _load_yaml(yaml_text: str) -> Any:
     folders never need it, and it is a fifth of the start-up of `memdir index`."""
     import yaml
 
-    loader_class: Any = yaml.SafeLoader
-    if _looks_shallow(yaml_text):
-        # libyaml's loader is several times faster; the pure-Python one gives the same results.
-        loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    loader = loader_class(yaml_text)
+    safe, fast = _loaders()
+    # libyaml's loader is several times faster; the pure-Python one gives the same results.
+    loader = (fast if _looks_shallow(yaml_text) else safe)(yaml_text)
     try:
         node = loader.get_single_node()
         if node is not None and _expanded_size(node) > YAML_MAX_VALUES:
@@ -272,6 +270,34 @@ def _load_yaml(yaml_text: str) -> Any:
         raise FrontmatterError("frontmatter YAML nests too deep to read; not loaded") from None
     finally:
         loader.dispose()
+
+
+_LOADERS: tuple[Any, Any] | None = None
+
+
+def _loaders() -> tuple[Any, Any]:
+    """YAML's safe loaders, pure-Python and libyaml's, reading an impossible date as the text it is.
+
+    YAML reads `2026-02-30` or `2026-11-24 25:00:00` as a timestamp and then fails to build it with a
+    ValueError, which would make one typo in one file's `expires` an error of every command. As text
+    the memory still loads, the date counts as absent, and lint F011 names it."""
+    global _LOADERS
+    if _LOADERS is None:
+        import yaml
+
+        def timestamp_or_text(loader: Any, node: Any) -> Any:
+            try:
+                return loader.construct_yaml_timestamp(node)
+            except ValueError:
+                return loader.construct_scalar(node)
+
+        built = []
+        for base in (yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            loader_class: Any = type(f"Memdir{base.__name__}", (base,), {})
+            loader_class.add_constructor("tag:yaml.org,2002:timestamp", timestamp_or_text)
+            built.append(loader_class)
+        _LOADERS = (built[0], built[1])
+    return _LOADERS
 
 
 def _looks_shallow(yaml_text: str) -> bool:
@@ -375,7 +401,7 @@ class _computed_once(Generic[_T]):
         return value
 
 
-def _one_line(value: Any) -> str:
+def one_line(value: Any) -> str:
     return " ".join(str(value).split()) if value is not None else ""
 
 
@@ -404,7 +430,7 @@ class Memory:
 
     @_computed_once
     def name(self) -> str:
-        return _one_line(self.fields.get("name"))
+        return one_line(self.fields.get("name"))
 
     @property
     def title(self) -> str:
@@ -413,7 +439,7 @@ class Memory:
 
     @_computed_once
     def description(self) -> str:
-        return _one_line(self.fields.get("description"))
+        return one_line(self.fields.get("description"))
 
     @_computed_once
     def raw_type(self) -> str | None:
@@ -421,7 +447,7 @@ class Memory:
         value = self.fields.get("type")
         if value is None and isinstance(self.fields.get("metadata"), dict):
             value = self.fields["metadata"].get("type")
-        return None if value is None else _one_line(value)
+        return None if value is None else one_line(value)
 
     @property
     def type_is_nested(self) -> bool:
@@ -459,7 +485,7 @@ class Memory:
 
     @_computed_once
     def status(self) -> str:
-        return _one_line(self.fields.get("status")).lower() or Status.ACTIVE.value
+        return one_line(self.fields.get("status")).lower() or Status.ACTIVE.value
 
     @_computed_once
     def superseded(self) -> bool:

@@ -3,6 +3,7 @@ still indexed and linted. docs/reliability.md has the table of what was tried an
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -144,3 +145,27 @@ def test_names_with_dots_and_foreign_text_load(folder: Path, make_memory: MakeMe
     write = MemoryDir(folder).write_index()
     assert not write.unreadable
     assert {m.path for m in write.result.entries} >= {"user_用户在上海.md", "user_..hidden-not.md"}
+
+
+# --- values YAML reads as dates but that name no day -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("expires", "2026-02-30"), ("created", "2026-13-01"), ("updated", "2026-11-24 25:00:00")],
+)
+def test_an_impossible_date_is_read_as_text_and_named_by_lint(
+    folder: Path, make_memory: MakeMemory, field: str, value: str
+) -> None:
+    make_memory("project_typo.md", description="Staging runs on kubernetes", **{field: value})
+    make_memory("user_fine.md")
+    [memory] = [m for m in MemoryDir(folder).list() if m.path == "project_typo.md"]
+    assert memory.fields[field] == value
+    assert memory.date(field) == (dt.date(2026, 11, 24) if field == "updated" else None)  # the day is right
+    for command in (["recall", "kubernetes"], ["index"], ["stats"], ["list"], ["prune", "--dry-run"]):
+        result = invoke_memdir("--dir", str(folder), *command)
+        assert result.exit_code == 0, (command, result.output)
+        assert "internal error" not in result.output
+    assert "project_typo.md" in (folder / "MEMORY.md").read_text()
+    result = invoke_memdir("--dir", str(folder), "lint", "--select", "F011", "--format", "concise")
+    assert result.exit_code == 1 and "project_typo.md" in result.stdout and f"`{field}`" in result.stdout

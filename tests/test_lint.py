@@ -109,6 +109,30 @@ def test_f008_long_description(folder: Path, make_memory: MakeMemory) -> None:
     assert findings(folder, "F008") == []
 
 
+def test_f011_invalid_field_value(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_a.md", expires="next week", importance="high")
+    make_memory("project_b.md", created="2026-13-01", updated="2026-11-24 25:00:00", importance=5)
+    make_memory("project_c.md", importance=True)
+    assert findings(folder, "F011") == [
+        ("project_a.md", 2, "`expires` is 'next week', not a date, so the memory never expires (write it as "
+         "YYYY-MM-DD)"),
+        ("project_a.md", 3, "`importance` is 'high', not a number from 0 to 1; memdir uses 0.5"),
+        ("project_b.md", 2, "`created` is '2026-13-01', not a date, so the memory counts as undated (write it as "
+         "YYYY-MM-DD)"),
+        ("project_b.md", 3, "`updated` is '2026-11-24 25:00:00', not a date, so memdir reads only its day, 2026-11-24 "
+         "(write it as YYYY-MM-DD)"),
+        ("project_b.md", 4, "`importance` is 5, outside 0 to 1; memdir uses 1"),
+        ("project_c.md", 2, "`importance` is 'True', not a number from 0 to 1; memdir uses 0.5"),
+    ]  # fmt: skip
+
+
+def test_f011_clean_with_every_form_of_date_and_importance(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_a.md", expires="2027-02-28", created="2026-01-01T09:30:00Z", importance=0)
+    make_memory("project_b.md", updated='"2026-11-24 10:00"', modified="2026-11-24T10:00:00.000Z", importance=1)
+    make_memory("project_c.md", updated_at="'2026-11-24'", importance=0.7)
+    assert findings(folder, "F011") == []
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
 from collections.abc import Iterator
 
 from memdir.lint.registry import Hit, LintContext, Severity, rule
-from memdir.model import DESCRIPTION_MAX, INDEX_NAME, MemoryType
+from memdir.model import DESCRIPTION_MAX, INDEX_NAME, Memory, MemoryType, one_line
 
 _TYPES = ", ".join(t.value for t in MemoryType)
 _VALID_FRONTMATTER = """\
@@ -196,3 +197,61 @@ def repeated_key(ctx: LintContext) -> Iterator[Hit]:
                 yield Hit(memory.path, line, f"`{key}` repeats line {seen[key]}; YAML keeps only the last value")
             else:
                 seen[key] = line
+
+
+# The fields memdir reads as dates (model.Memory.last_changed and .expires) and what it does without one.
+_DATE_FIELDS = {
+    "expires": "so the memory never expires",
+    "created": "so the memory counts as undated",
+    "updated": "so the memory counts as undated",
+    "modified": "so the memory counts as undated",
+    "updated_at": "so the memory counts as undated",
+}
+
+
+def _date_problem(memory: Memory, key: str) -> str | None:
+    value = memory.fields.get(key)
+    if isinstance(value, dt.date) or value is None:  # YAML built it: a real date or date-time
+        return None
+    if isinstance(value, str):
+        try:
+            dt.datetime.fromisoformat(value.strip())
+            return None
+        except ValueError:
+            pass
+    read = memory.date(key)
+    fallback = f"so memdir reads only its day, {read.isoformat()}" if read else _DATE_FIELDS[key]
+    return f"`{key}` is {one_line(value)!r}, not a date, {fallback} (write it as YYYY-MM-DD)"
+
+
+def _importance_problem(memory: Memory) -> str | None:
+    value = memory.fields.get("importance")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"`importance` is {one_line(value)!r}, not a number from 0 to 1; memdir uses {memory.importance:g}"
+    if not 0 <= value <= 1:
+        return f"`importance` is {value:g}, outside 0 to 1; memdir uses {memory.importance:g}"
+    return None
+
+
+@rule(
+    "F011", "invalid-field-value", Severity.ERROR,
+    "Finds `expires`, `created`, `updated` that are not dates, and an `importance` that is not a number from 0 to 1.",
+    why="""memdir acts on these fields: `expires` takes a memory out of the index and recall on that
+    day, the dates rank it and age it, `importance` weighs it in recall and decides what the index
+    keeps when it is full. A value it cannot use is not an error anywhere else, so without this rule
+    a typo passes unseen: `expires: 2026-02-30` (no such day) or `expires: next week` means the memory
+    never expires, and `importance: high` counts as the default 0.5.""",
+    example="---\nname: release-freeze\ndescription: Mobile release freeze until the 30th\ntype: project\n"
+    "expires: 2026-02-30\nimportance: high\n---",
+    instead="---\nname: release-freeze\ndescription: Mobile release freeze until the 28th\ntype: project\n"
+    "expires: 2026-02-28\nimportance: 0.8\n---",
+)  # fmt: skip
+def invalid_field_value(ctx: LintContext) -> Iterator[Hit]:
+    for memory in ctx.scan.memories:
+        for key in _DATE_FIELDS:
+            if (problem := _date_problem(memory, key)) is not None:
+                yield Hit(memory.path, memory.line_of(key), problem)
+        if (problem := _importance_problem(memory)) is not None:
+            yield Hit(memory.path, memory.line_of("importance"), problem)
