@@ -16,7 +16,7 @@ from conftest import TODAY, MakeMemory, invoke_memdir
 from memdir import MemoryDir
 from memdir.lint import RULES, Applicability, LintReport, Severity
 from memdir.lint.registry import Finding
-from memdir.lint.report import render_github
+from memdir.lint.report import render_github, render_text
 
 FIXTURES = Path(__file__).parent / "lint_fixtures"
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-2.1.0-subset.schema.json"
@@ -51,7 +51,9 @@ def test_text_lines_and_summary(rich: Path) -> None:
     assert "memory/notes.md: F001 [warning] has no frontmatter, so it is not a memory (missing-frontmatter)" in lines
     pattern = re.compile(r"^memory/[^:]+(:\d+)?: [A-Z]\d{3}( \[\*\])? \[(error|warning|info)\] .+ \([a-z-]+\)$")
     assert all(pattern.match(line) for line in lines[:-1]), lines
-    assert lines[-1] == "Found 15 issues (7 errors, 6 warnings, 2 info) in 7 files. 8 fixable with `memdir lint --fix`."
+    assert lines[-1] == (
+        "Found 15 issues (7 errors, 6 warnings, 2 info); 7 files checked. 8 fixable with `memdir lint --fix`."
+    )
 
 
 def test_text_star_marks_what_fix_can_fix(rich: Path) -> None:
@@ -67,7 +69,7 @@ def test_text_when_clean(folder: Path, make_memory: MakeMemory) -> None:
     MemoryDir(folder, today=TODAY).write_index()
     result = memdir("--dir", str(folder), "lint")
     assert result.exit_code == 0
-    assert result.stdout == "All checks passed: 1 memories in 2 files.\n"
+    assert result.stdout == "All checks passed: 1 memory in 2 files.\n"
 
 
 def test_concise_one_line_a_finding_and_no_summary(rich: Path) -> None:
@@ -324,3 +326,9 @@ def test_secret_is_masked_in_every_format(folder: Path, make_memory: MakeMemory)
     report = json.loads(memdir("--dir", str(folder), "lint", "--format", "json", "--select", "S002").stdout)
     assert len(report["findings"]) >= 4
     assert all("…" in f["message"] for f in report["findings"])
+
+
+def test_summary_counts_agree_with_their_nouns(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_b.md", expires="2026-02-30", body="Facts.\n\n**Why:** x.\n\n**How to apply:** y.\n")
+    report = MemoryDir(folder, today=TODAY).lint(select=["F011"])
+    assert render_text(report).splitlines()[-1] == "Found 1 issue (1 error, 0 warnings, 0 info); 2 files checked."

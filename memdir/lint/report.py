@@ -16,6 +16,7 @@ from urllib.parse import quote
 from memdir import __version__
 from memdir.lint import LintReport
 from memdir.lint.registry import Applicability, Finding, Rule, Severity
+from memdir.model import plural
 
 ShowPath = Callable[[str], str]
 
@@ -27,17 +28,19 @@ def _where(f: Finding, show_path: ShowPath) -> str:
 def _summary(report: LintReport, fixed: int = 0) -> str:
     s = report.summary()
     if not report.findings:
-        line = f"All checks passed: {s['memories']} memories in {s['files']} files."
+        files = plural(s["files"], "file", "files")
+        line = f"All checks passed: {plural(s['memories'], 'memory', 'memories')} in {files}."
     else:
+        counts = f"{plural(s['errors'], 'error', 'errors')}, {plural(s['warnings'], 'warning', 'warnings')}"
         line = (
-            f"Found {s['findings']} issues ({s['errors']} errors, {s['warnings']} warnings, {s['info']} info) "
-            f"in {s['files']} files."
+            f"Found {plural(s['findings'], 'issue', 'issues')} ({counts}, {s['info']} info); "
+            f"{plural(s['files'], 'file', 'files')} checked."
         )
         if s["fixable"]:
             line += f" {s['fixable']} fixable with `memdir lint --fix`."
         elif report.fixable(unsafe=True):
             line += f" {report.fixable(unsafe=True)} fixable with `memdir lint --fix --unsafe-fixes`."
-    return (f"Fixed {fixed} issues.\n" if fixed else "") + line
+    return (f"Fixed {plural(fixed, 'issue', 'issues')}.\n" if fixed else "") + line
 
 
 def render_text(report: LintReport, show_path: ShowPath = str, fixed: int = 0) -> str:
