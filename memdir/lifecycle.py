@@ -339,9 +339,28 @@ def history(folder: MemoryDir, query: str) -> History:
             HistoryEvent(archived.isoformat() if archived else "", "archived", f"{why}; now at {me}", "archive")
         )
 
-    wanted = {memory.path, file_name, me}
-    events += [_log_event(e, wanted) for e in log if _log_mentions(e, wanted, name_key(memory.name or memory.stem))]
+    origin, own_log = _own_log(log, me, memory.path)
+    wanted = {origin, PurePosixPath(origin).name, me}
+    key = name_key(memory.name or memory.stem)
+    events += [_log_event(e, wanted) for e in own_log if _log_mentions(e, wanted, key)]
     return History(query, me, memory.title, _state(memory, me, folder.today), successors, predecessors, _sorted(events))
+
+
+def _own_log(log: list[dict[str, Any]], me: str, path: str) -> tuple[str, list[dict[str, Any]]]:
+    """Where the memory now at `me` was stored (`path` unless the log says otherwise), and the part
+    of the log that can be about it.
+
+    A file name can be reused: prune archives `x.md` as `.archive/x.md`, and a later memory stored as
+    `x.md` goes to `.archive/x-2.md`. Each move is logged (`file` -> `to`), and it ends one memory's
+    time at that path. So the lines from the move before (exclusive) up to the move that took the
+    file to `me` (inclusive) are this memory's; for a memory still in the folder, or one whose move
+    was not logged, the lines after the last move of its path are.
+    """
+    own = max((i for i, entry in enumerate(log) if me in _log_values(entry, "to")), default=None)
+    origin = next(iter(_log_values(log[own], "file")), path) if own is not None else path
+    end = len(log) if own is None else own
+    earlier = [i for i in range(end) if origin in _log_values(log[i], "file") and _log_values(log[i], "to")]
+    return origin, log[earlier[-1] + 1 if earlier else 0 : end + 1]
 
 
 def _archive_scan(folder: MemoryDir) -> Scan:
@@ -350,21 +369,25 @@ def _archive_scan(folder: MemoryDir) -> Scan:
 
 
 def _locate(folder: MemoryDir, query: str) -> tuple[Memory | None, str]:
-    """The memory `query` names in the folder, else in the archive: (memory, path from the folder)."""
+    """The memory `query` names in the folder, else in the archive: (memory, path from the folder).
+    A query under `.archive/` is looked up in the archive only."""
     from memdir.memory_dir import MemoryDir
 
-    try:
-        found = folder.get(query)
-        return found, found.path
-    except MemoryNotFound as exc:
-        if not str(exc).startswith("no memory matches"):
-            raise  # ambiguous in the folder: the archive must not pick one silently
+    in_archive = f"{ARCHIVE_DIR}/"
+    wanted = query.strip().removeprefix("./")
+    if not wanted.startswith(in_archive):  # `.archive/x.md` (the form history reports) names the archive only
+        try:
+            found = folder.get(query)
+            return found, found.path
+        except MemoryNotFound as exc:
+            if not str(exc).startswith("no memory matches"):
+                raise  # ambiguous in the folder: the archive must not pick one silently
     archive_root = folder.root / ARCHIVE_DIR
     if not archive_root.is_dir():
         return None, ""
     archived = MemoryDir(archive_root, config=folder.config, today=folder.today, cache=False)
     try:
-        found = archived.get(query)
+        found = archived.get(wanted.removeprefix(in_archive))
     except MemoryNotFound as exc:
         if not str(exc).startswith("no memory matches"):
             raise MemoryNotFound(f"{exc} in the archive") from None

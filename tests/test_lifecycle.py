@@ -3,6 +3,7 @@ library and the CLI. `--llm` runs against recorded responses through the SDK's m
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
@@ -223,6 +224,17 @@ def test_cli_prune_json_and_text(lifecycle_folder: Path) -> None:
     assert "kept feedback_orphan.md" in done.stderr
 
 
+def test_cli_prune_with_nothing_to_move_does_not_deny_the_kept_memory(lifecycle_folder: Path) -> None:
+    assert invoke_memdir("--dir", str(lifecycle_folder), "prune").exit_code == 0
+    again = invoke_memdir("--dir", str(lifecycle_folder), "prune")
+    assert again.exit_code == 0, again.output
+    # feedback_orphan.md is superseded and still here: the message must not say no memory is.
+    assert again.stderr.splitlines() == [
+        "kept feedback_orphan.md: its successor feedback_gone.md is not in the folder",
+        "Nothing to move into .archive/: the superseded memory above is kept.",
+    ]
+
+
 def test_cli_prune_missing_folder_is_one_line(tmp_path: Path) -> None:
     result = invoke_memdir("--dir", str(tmp_path / "nowhere"), "prune")
     assert result.exit_code == 2
@@ -252,6 +264,57 @@ def test_history_follows_the_chain_the_log_and_the_archive(lifecycle_folder: Pat
     new = history(_dir(root), "feedback_new-rule.md")
     assert new.state == "active" and new.supersedes == ["feedback_old-rule.md"]
     assert any(e.what == "supersedes" and "feedback_old-rule.md" in e.detail for e in new.events)
+
+
+def test_history_by_archive_path_is_the_archived_memory(lifecycle_folder: Path) -> None:
+    prune(_dir(lifecycle_folder))
+    by_name = history(_dir(lifecycle_folder), "old-rule")
+    for query in (by_name.path, f"./{by_name.path}"):
+        assert query is not None
+        by_path = history(_dir(lifecycle_folder), query)
+        assert dataclasses.replace(by_path, query="old-rule") == by_name
+    shown = invoke_memdir("--dir", str(lifecycle_folder), "history", ".archive/feedback_old-rule.md")
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[0] == "old-rule (.archive/feedback_old-rule.md): archived"
+
+
+def test_history_keeps_apart_memories_that_reused_a_file_name(folder: Path) -> None:
+    def add_freeze(release: str, today: str) -> None:
+        text = ["-d", f"Code freeze for {release}", "--body", f"No merges before {release}.", "--why", "Stability."]
+        added = invoke_memdir("--dir", str(folder), "add", "project", "release-freeze", *text,
+                              "--how", "Until it ships.", "--ttl", "1w", "--today", today)  # fmt: skip
+        assert added.exit_code == 0, added.output
+
+    add_freeze("2.3", "2026-11-01")
+    prune(_dir(folder))
+    add_freeze("2.4", "2026-11-10")  # the same file name, free again
+    prune(_dir(folder))
+    add_freeze("2.5", "2026-11-20")  # and a third, still live
+
+    def logged(query: str) -> list[tuple[str, str]]:
+        return [(e.what, e.detail) for e in history(_dir(folder), query).events if e.source == "log"]
+
+    second = ".archive/project_release-freeze-2.md"
+    assert logged("project_release-freeze-2.md") == [
+        ("stored", "by `memdir add`"),
+        ("archived", f"by `memdir prune`; to {second}; expired 2026-11-17"),
+    ]
+    live = history(_dir(folder), "project_release-freeze.md")
+    assert live.path == "project_release-freeze.md" and live.state == "active"
+    assert logged("project_release-freeze.md") == [("stored", "by `memdir add`")]
+    first = ".archive/project_release-freeze.md"  # the live file now has the name: the archive path finds it
+    assert logged(first) == [
+        ("stored", "by `memdir add`"),
+        ("archived", f"by `memdir prune`; to {first}; expired 2026-11-08"),
+    ]
+
+
+def test_history_of_a_file_written_after_the_last_logged_move(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_freeze.md", created="2026-11-01", expires="2026-11-08")
+    log_decisions(folder, [{"command": "add", "decision": "stored", "name": "freeze", "file": "project_freeze.md"}])
+    prune(_dir(folder))  # the move is the log's last line
+    make_memory("project_freeze.md", created="2026-11-21", body="Another freeze.")  # written by hand: not logged
+    assert [e.source for e in history(_dir(folder), "project_freeze.md").events] == ["frontmatter"]
 
 
 def test_history_of_a_name_only_the_log_knows(folder: Path) -> None:

@@ -76,7 +76,10 @@ def prune(ctx: typer.Context, dry_run: DryRunOption = False, format: FormatOptio
         st.write(f"{verb} {item.path} -> {item.destination} ({item.reason})\n")
     for kept in result.kept:
         st.say(f"kept {kept.path}: {kept.why}")
-    if not result.moved:
+    if not result.moved and result.kept:  # superseded memories remain: say why, never that there are none
+        which = "the superseded memory above is" if len(result.kept) == 1 else "the superseded memories above are"
+        st.say(f"Nothing to move into .archive/: {which} kept.")
+    elif not result.moved:
         st.say("Nothing to prune: no memory is expired or superseded.")
     elif dry_run:
         st.say(f"{len(result.moved)} memories would be archived; run `memdir prune` to do it.")
