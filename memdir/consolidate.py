@@ -1,10 +1,11 @@
 """Consolidation: near-duplicate memories folded into one, without losing a word or changing a fact.
 
 Clusters come from memdir.similarity.duplicate_groups (the finder behind lint's D002), one memory
-type at a time. A cluster is proposed only when every member states exactly the same numbers and
-dates (times, weekdays and cadences count too): merging "Net 30" with "Net 45" would silently pick
-one. Offline, the most informative member is kept and the others get `status: superseded` and
-`superseded_by: <kept file>`. With a model (`llm=True`), one forced tool call per cluster writes the
+type at a time. Only members that state exactly the same numbers and dates (times, weekdays and
+cadences count too) are merged, so a cluster is split into groups that agree and each group of two
+or more is proposed on its own: merging "Net 30" with "Net 45" would silently pick one. Offline, the
+most informative member of a group is kept and the others get `status: superseded` and
+`superseded_by: <kept file>`. With a model (`llm=True`), one forced tool call per group writes the
 merged text into a new memory, which every member is then superseded by; a merge that drops or adds
 a number or date is refused. Superseded files stay in the folder (`memdir prune` archives them), so
 applying a plan loses no text. Nothing here prints.
@@ -152,17 +153,19 @@ def plan_consolidate(
         ]
         groups += duplicate_groups(texts)
     order = {m.path: i for i, m in enumerate(scan.memories)}
-    groups = sorted((sorted(g, key=order.__getitem__) for g in groups), key=lambda g: order[g[0]])
+    parts: list[tuple[list[Memory], str | None]] = []  # (members in folder order, why not merged)
+    for group in groups:
+        parts += _split_by_values([by_path[p] for p in sorted(group, key=order.__getitem__)])
+    parts.sort(key=lambda part: order[part[0][0].path])
     if llm:
         model = model or folder.config.extract.model
-        client = client if client is not None and groups else (_default_client() if groups else None)
+        if any(refused is None for _, refused in parts):  # no key is needed when nothing is to be merged
+            client = client if client is not None else _default_client()
     taken = {name_key(m.name) for m in scan.memories if m.name}
     clusters = []
-    for group in groups:
-        members = [by_path[p] for p in group]
-        refused = _values_differ(members)
+    for members, refused in parts:
         if refused is not None:
-            clusters.append(Cluster(group, refused=refused))
+            clusters.append(Cluster([m.path for m in members], refused=refused))
         elif llm:
             clusters.append(_merge_with_model(folder, members, client, str(model), taken))
         else:
@@ -178,12 +181,34 @@ def fact_values(memory: Memory | str) -> frozenset[str]:
     return frozenset(stated_values(text))
 
 
-def _values_differ(members: Sequence[Memory]) -> str | None:
-    values = {m.path: fact_values(m) for m in members}
-    if len(set(values.values())) == 1:
-        return None
-    shown = "; ".join(f"{path}: {', '.join(sorted(v)) or 'none'}" for path, v in values.items())
-    return f"not merged: their numbers or dates differ ({shown})"
+def _split_by_values(members: Sequence[Memory]) -> list[tuple[list[Memory], str | None]]:
+    """A cluster cut into the groups that may be merged, and the members that may not, with why.
+
+    Members go together only when they state exactly the same set of values. A memory stating no
+    value does not go with one stating a date: "on save" and "on save, since 2026-11-02" differ, and
+    merging them would either add the date to the first or drop it from the second. Equality (not
+    "no value conflicts") also makes the grouping one answer whatever the order: with "none" fitting
+    anything, {} would join {2026-11-02} or {2026-11-09} depending on which came first. Each group of
+    two or more is a merge of its own; the rest are returned together, refused, their reason naming
+    every member with what it states. A group's members keep the cluster's (folder) order."""
+    by_values: dict[frozenset[str], list[Memory]] = {}
+    for memory in members:
+        by_values.setdefault(fact_values(memory), []).append(memory)
+    mergeable = [group for group in by_values.values() if len(group) > 1]
+    parts: list[tuple[list[Memory], str | None]] = [(group, None) for group in mergeable]
+    alone = [group[0] for group in by_values.values() if len(group) == 1]
+    if alone:
+        shown = "; ".join(
+            f"{', '.join(m.path for m in group)}: {', '.join(sorted(values)) or 'none'}"
+            for values, group in by_values.items()
+        )
+        if not mergeable:
+            reason = f"not merged: their numbers or dates differ ({shown})"
+        else:
+            whose = "its" if len(alone) == 1 else "their"
+            reason = f"not merged: {whose} numbers or dates differ from every other near-duplicate's ({shown})"
+        parts.append((alone, reason))
+    return parts
 
 
 _WORD = re.compile(r"\w+")
