@@ -171,6 +171,11 @@ class MemoryDir:
                     f"{self.index_path} is a symlink to {os.readlink(self.index_path)}, outside the memory "
                     "folder; memdir will not read or write through it"
                 )
+        if self.index_path.exists() and not self.index_path.is_file():  # is_file follows a link inside
+            raise IndexRefused(
+                f"{self.index_path} is not a regular file (a folder, named pipe, socket or device); memdir "
+                "will not read or replace it"
+            )
         try:
             return read_text_if_exists(self.index_path)
         except UnicodeDecodeError as exc:

@@ -189,10 +189,22 @@ def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folde
             if problem is not None:
                 found.append(problem)
             continue  # a link to another file in the folder would load the same memory twice
-        if name != INDEX_NAME:
+        if not _is_file(entry):  # a named pipe would block the read that opens it, waiting for a writer
+            found.append(FileProblem(prefix + name, "unreadable", _NOT_REGULAR))
+        elif name != INDEX_NAME:
             found.append((prefix + name, entry.path))
     for name in subfolders:
         _list_dir(found, real_root, os.path.join(folder, name), f"{prefix}{name}/")
+
+
+_NOT_REGULAR = "is not a regular file (a named pipe, socket or device); memdir does not open it"
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return True  # gone or unreadable: load_file says which
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -221,6 +233,8 @@ def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | N
     the caller already has it."""
     try:
         status = status or os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(status.st_mode):  # it was replaced since it was listed
+            return FileProblem(rel, "unreadable", _NOT_REGULAR)
         size = status.st_size
         if size > MAX_FILE_BYTES:
             return FileProblem(

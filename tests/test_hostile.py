@@ -169,3 +169,23 @@ def test_an_impossible_date_is_read_as_text_and_named_by_lint(
     assert "project_typo.md" in (folder / "MEMORY.md").read_text()
     result = invoke_memdir("--dir", str(folder), "lint", "--select", "F011", "--format", "concise")
     assert result.exit_code == 1 and "project_typo.md" in result.stdout and f"`{field}`" in result.stdout
+
+
+# --- files that are not regular files ---------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("pipe", ["feedback_pipe.md", "MEMORY.md"])
+def test_a_named_pipe_is_reported_not_opened(folder: Path, make_memory: MakeMemory, pipe: str) -> None:
+    """Opening a FIFO for reading waits for a writer that never comes: every command hung."""
+    make_memory("user_fine.md", description="Prefers kubernetes")
+    (folder / pipe).unlink(missing_ok=True)
+    os.mkfifo(folder / pipe)
+    for command in (["recall", "kubernetes"], ["lint"], ["stats"], ["list"], ["index", "--stdout"]):
+        child = subprocess.run([sys.executable, "-m", "memdir", "--dir", str(folder), *command],
+                               capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert "Traceback" not in child.stderr and "internal error" not in child.stderr, (command, child.stderr)
+        if command[0] == "lint":
+            assert pipe in child.stdout and "not a regular file" in child.stdout
+        elif pipe != "MEMORY.md":
+            assert child.returncode == 0, (command, child.stderr)

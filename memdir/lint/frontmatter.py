@@ -53,7 +53,7 @@ def invalid_frontmatter(ctx: LintContext) -> Iterator[Hit]:
 
 @rule(
     "F003", "unreadable-file", Severity.ERROR,
-    "Finds files that cannot be read as text: not UTF-8, binary, over 1 MiB, or a directory named `*.md`.",
+    "Finds files that cannot be read as text: not UTF-8, binary, over 1 MiB, a directory or a named pipe named `*.md`.",
     why="""Memory files are small UTF-8 markdown files. memdir skips anything else (and MEMORY.md
     itself if it is not UTF-8, which `memdir index` then refuses to rewrite) and names it here,
     so that nothing is silently missing from the agent's memory.""",
