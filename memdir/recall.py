@@ -29,16 +29,17 @@ RecallResult and append it to `.memdir/recall.jsonl`. Nothing here prints.
 #   at most 5% of the folder, and at most 50 memories, and not common English) count as query words
 #   at half the weight of the match that lent them, in other memories' heads: "the vineyard pilot" is a
 #   FieldSense task when the pilot's memory says so, and FieldSense's supplier bears on it. This runs
-#   only once the query has passed the gate, and the gate weighs the query's own words alone.
+#   only once the query has passed the gate, and the gate weighs the query's own words alone. A lent
+#   name raises a memory that matches the query; it never recalls one that does not.
 # - Raw BM25 grows with log(folder size); it is divided by the largest IDF the folder can give, so that
 #   one rare word matched in a head scores about 1 whatever the size, then mapped to 0..1 as
 #   relevance = 1 - exp(-score).
 # - Two gates. A query whose best memory has relevance below `gate` (0.75: about one and a half rare
 #   words) recalls nothing: it is about something the folder does not know, and recency and importance
 #   must not inject a memory into it. And each recalled memory needs a relevance of its own of at least
-#   `min-relevance` (0.3: one rare word in a body), however new or important it is. The query gate
-#   looks at `direct`: the relevance from the query's own words and their synonyms, before any names
-#   are lent.
+#   `min-relevance` (0.3: one rare word in a body), however new or important it is, and some of it
+#   from the query's own words. The query gate looks at `direct`: the relevance from the query's own
+#   words and their synonyms, before any names are lent.
 
 from __future__ import annotations
 
@@ -864,6 +865,8 @@ class RecallResult:
             return "not picked by the model"
         if not self.passed_gate:
             return f"the best relevance, {self.top_relevance:.2f}, is below the gate {self.settings.gate:g}"
+        if candidate.direct <= 0:
+            return "no word of the query matches it, only names lent by the best matches"
         if candidate.relevance < self.settings.min_relevance:
             return f"relevance {candidate.relevance:.2f} below min-relevance {self.settings.min_relevance:g}"
         if candidate.score < self.min_score:
@@ -1024,7 +1027,7 @@ def _choose(
     top = max((c.direct for c in candidates), default=0.0)
     if top <= 0 or top < settings.gate:
         return [], top, False
-    chosen = [c for c in candidates if c.relevance >= settings.min_relevance and c.score >= min_score]
+    chosen = [c for c in candidates if c.direct > 0 and c.relevance >= settings.min_relevance and c.score >= min_score]
     return chosen[:k], top, True
 
 

@@ -103,25 +103,40 @@ def pilot(make_memory: MakeMemory) -> None:
     make_memory("reference_fieldsense-supplier.md", description="FieldSense boards are assembled by Huaxin PCB",
                 body="About ten working days from order to delivery.\n")  # fmt: skip
     make_memory("reference_fieldsense-repo.md", description="FieldSense firmware lives in the fieldsense-fw repo")
+    make_memory("project_pilot-rows.md", description="Vineyard pilot nodes sit in rows 4 to 6")
+    make_memory("project_pilot-gateway.md", description="The vineyard pilot gateway is on the barn roof")
     make_memory("user_coffee.md", description="The user drinks oat-milk flat whites")
     make_memory("reference_invoicing.md", description="Invoices go out on the first of the month",
                 body="FieldSense, Acme and Tallyo are invoiced in Lexoffice.\n")  # fmt: skip
 
 
 def test_the_best_matches_lend_their_names(folder: Path, pilot: None) -> None:
-    # Nothing in the task names FieldSense; the pilot's memory does, and so the supplier comes up.
-    result = recall(_dir(folder), "We need 50 more nodes for the vineyard pilot")
+    # Nothing in the task names FieldSense; the pilot's memory does, and the supplier's memory, which
+    # shares only "boards" with the task, rises on the name it carries.
+    result = recall(_dir(folder), "We need 50 more boards for the vineyard pilot")
     paths = [r.path for r in result.results]
     assert paths and paths[0] == "project_vineyard-pilot.md", (result.top_relevance, result.candidates)
     assert "reference_fieldsense-supplier.md" in paths and "user_coffee.md" not in paths
     supplier = next(r for r in result.results if r.path == "reference_fieldsense-supplier.md")
     assert "~fieldsense" in supplier.matched
     # the lent name adds to its relevance, not to what the gate weighs
-    assert supplier.relevance > supplier.direct
+    assert supplier.relevance > supplier.direct > 0
     # it counts where a memory is about FieldSense (its name or description), not where one mentions
     # it in passing, and never for the memory that lent it
     assert all(c.path != "reference_invoicing.md" for c in result.candidates)
     assert "~fieldsense" not in result.results[0].matched
+
+
+def test_a_lent_name_alone_never_recalls_a_memory(folder: Path, pilot: None, make_memory: MakeMemory) -> None:
+    # The firmware repo carries the lent name and nothing of the task; new and important, it would
+    # outrank the supplier on recency and importance. It stays a candidate, and says why it was left.
+    make_memory("reference_fieldsense-repo.md", description="FieldSense firmware lives in the fieldsense-fw repo",
+                created=TODAY.isoformat(), importance=1.0)  # fmt: skip
+    result = recall(_dir(folder), "We need 50 more boards for the vineyard pilot")
+    assert "reference_fieldsense-repo.md" not in [r.path for r in result.results]
+    repo = next(c for c in result.candidates if c.path == "reference_fieldsense-repo.md")
+    assert repo.matched == ("~fieldsense",) and repo.direct == 0 and repo.relevance >= 0.3
+    assert result.why_not(repo) == "no word of the query matches it, only names lent by the best matches"
 
 
 def test_lent_names_never_open_the_gate(folder: Path, pilot: None) -> None:
