@@ -606,7 +606,7 @@ def test_dev_set_recall_stays_above_its_floor_and_beats_bm25(tmp_path: Path) -> 
     recall_at_5, precision_at_5, false_injection = ev.evaluate(
         lambda q: [ids[r.path] for r in recall(root, q, log=False).results], queries
     )
-    # Measured 0.632 / 0.370 / 8.3% (docs/recall.md); the floor leaves room for a query's worth of change.
+    # Measured 0.693 / 0.398 / 8.3% (docs/recall.md); the floors leave room for two queries' worth of change.
     assert recall_at_5 >= 0.65 and precision_at_5 >= 0.35 and false_injection <= 0.10
     baseline = ev.bm25_baseline(memories)
     floor = ev.lowest_fitting_floor(baseline, queries)
