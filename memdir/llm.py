@@ -66,6 +66,8 @@ def forced_tool_call(
         ) from None
     except anthropic.APIError as exc:
         raise LlmError(f"the Anthropic API could not be reached ({exc})") from None
+    except ValueError as exc:  # JSONDecodeError, a validation error: the SDK could not read the answer
+        raise LlmError(f"the API gave an answer that is not a Messages API response ({_first_line(exc)})") from None
     if getattr(response, "stop_reason", None) == "max_tokens":
         raise LlmError(f"the model's answer was cut off (stop_reason max_tokens, {max_tokens})")
     for block in getattr(response, "content", None) or []:
@@ -74,6 +76,10 @@ def forced_tool_call(
                 raise LlmError(f"the model's {name} call has no object input")
             return block.input
     raise LlmError(f"the model did not call {name}")
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def _message(exc: Any) -> str:

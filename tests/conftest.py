@@ -93,9 +93,10 @@ def http_module() -> Any:
     return http
 
 
-def recorded_client(replies: Iterable[tuple[int, dict[str, Any]]], sent: list[dict[str, Any]]) -> Any:
+def recorded_client(replies: Iterable[tuple[int, dict[str, Any] | str]], sent: list[dict[str, Any]]) -> Any:
     """An Anthropic client whose Messages API answers with recorded `replies`, (status, body) in order,
-    and appends the body of every request it gets to `sent`. Skips the test without the SDK."""
+    and appends the body of every request it gets to `sent`. A body given as text is sent as it is,
+    labelled JSON whatever it holds. Skips the test without the SDK."""
     anthropic = pytest.importorskip("anthropic")
     http, answers = http_module(), iter(replies)
 
@@ -103,6 +104,8 @@ def recorded_client(replies: Iterable[tuple[int, dict[str, Any]]], sent: list[di
         assert request.url.path == "/v1/messages"
         sent.append(json.loads(request.content))
         status, body = next(answers)
+        if isinstance(body, str):
+            return http.Response(status, content=body.encode(), headers={"content-type": "application/json"})
         return http.Response(status, json=body)
 
     return anthropic.Anthropic(

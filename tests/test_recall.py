@@ -563,6 +563,11 @@ def test_llm_recall_api_errors_become_recall_errors(folder: Path, deploys: None)
     text_only = _tool_reply([]) | {"content": [{"type": "text", "text": "I would pick the deploy rule."}]}
     with pytest.raises(RecallError, match="did not call select_memories"):
         recall_llm(_dir(folder), "deploy", client=recorded_client([(200, text_only)], []))
+    with pytest.raises(RecallError, match="an answer that is not a Messages API response"):  # a proxy's page
+        recall_llm(_dir(folder), "deploy", client=recorded_client([(200, "<html>Bad gateway</html>")], []))
+    for garbage in ('{"content": "not a list"}', "[1, 2]", '"text"', "{}"):
+        with pytest.raises(RecallError):
+            recall_llm(_dir(folder), "deploy", client=recorded_client([(200, garbage)], []))
 
 
 def test_cli_llm_goes_through_the_sdk(folder: Path, deploys: None, monkeypatch: pytest.MonkeyPatch) -> None:
