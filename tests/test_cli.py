@@ -509,3 +509,10 @@ def test_global_options_after_the_subcommand(folder: Path, make_memory: MakeMemo
     assert "description: --dir" in (folder / "user_odd.md").read_text()
     # `--dir` with nothing after it is still a usage error, not the working directory.
     assert memdir("lint", "--dir").exit_code == 2
+
+
+def test_help_keeps_square_brackets_and_joins_a_paragraph_s_lines() -> None:
+    # Rich's markup took "[recall]" for a style and dropped it; the docstring's line breaks stayed in.
+    result = invoke_memdir("recall", "--help", env={"COLUMNS": "200"})
+    assert "(configurable under [recall])" in result.stdout
+    assert "(configurable under [recall]). Relevance is lexical" in result.stdout

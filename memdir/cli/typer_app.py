@@ -47,6 +47,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,  # MemdirGroup reports errors; locals could hold an API key
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    # Docstrings are written as markdown (docs/cli.md is made from them): a paragraph's lines join
+    # when the terminal wraps them, and "[recall]" is text, not rich's markup for a style.
+    rich_markup_mode="markdown",
 )
 
 
