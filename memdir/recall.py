@@ -1012,12 +1012,18 @@ def recall(
     settings = settings or folder.config.recall
     k = settings.k if k is None else k
     min_score = settings.min_score if min_score is None else min_score
-    if k < 1:
-        raise RecallError("k must be at least 1")
-    candidates, excluded = _score(load_index(folder), query, settings, folder.today) if query.strip() else ([], [])
+    _check(query, k)
+    candidates, excluded = _score(load_index(folder), query, settings, folder.today)
     chosen, top, passed = _choose(candidates, settings, k, min_score)
     result = RecallResult(query, chosen, candidates, excluded, top, passed, settings, "lexical", k, min_score)
     return _logged(folder, result, settings.log if log is None else log)
+
+
+def _check(query: str, k: int) -> None:
+    if not query.strip():
+        raise RecallError("the query is empty: say what the task is")
+    if k < 1:
+        raise RecallError("k must be at least 1")
 
 
 def _choose(
@@ -1136,8 +1142,7 @@ def recall_llm(
     """
     settings = settings or folder.config.recall
     k = settings.k if k is None else k
-    if k < 1:
-        raise RecallError("k must be at least 1")
+    _check(query, k)
     model = model or settings.model
     client = client if client is not None else _default_client()
     index = load_index(folder)
@@ -1145,7 +1150,7 @@ def recall_llm(
     live.sort(key=lambda d: (d.date, d.path), reverse=True)
     shown, left_out = live[:MANIFEST_MAX], len(live) - MANIFEST_MAX
     picked: list[str] = []
-    if shown and query.strip():
+    if shown:
         picked = _ask_model(client, model, query, shown, k)
     by_name: dict[str, _Doc] = {}
     for doc in shown:  # a model may answer with the path, the file name or the memory's name

@@ -275,8 +275,9 @@ def test_chinese_text_is_matched_by_characters(folder: Path, make_memory: MakeMe
     assert _paths(folder, "电路板 交期") == ["reference_supplier.md"]
 
 
-def test_an_empty_query_recalls_nothing(folder: Path, deploys: None) -> None:
-    assert recall(_dir(folder), "   ").results == []
+def test_an_empty_query_is_refused(folder: Path, deploys: None) -> None:
+    with pytest.raises(RecallError, match="the query is empty"):
+        recall(_dir(folder), "   ")
 
 
 def test_recalled_memories_are_read_from_their_files(folder: Path, deploys: None) -> None:
@@ -636,3 +637,13 @@ def test_a_damaged_log_line_is_skipped_not_fatal(folder: Path, deploys: None) ->
         handle.write(b'{"query": "torn\n\xff\xfe not utf-8\n[1, 2]\n')
     recall(_dir(folder), "friday deploy")
     assert [entry["query"] for entry in read_log(folder)] == ["deploy to production on friday", "friday deploy"]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_an_empty_query_is_an_error_and_is_not_logged(folder: Path, deploys: None, query: str) -> None:
+    # Logged as a recall that found nothing, it would count in stats' empty-recall rate.
+    for command in (["recall", query], ["recall", query, "--llm"], ["context", "--for", query]):
+        result = invoke_memdir("--dir", str(folder), *command, env={"ANTHROPIC_API_KEY": "test-key"})
+        assert result.exit_code == 2, (command, result.output)
+        assert "the query is empty" in result.stderr and "Traceback" not in result.output
+    assert read_log(folder) == []
