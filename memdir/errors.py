@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class MemdirError(Exception):
     """An expected failure with a one-line message for the user."""
@@ -13,7 +15,14 @@ class ConfigError(MemdirError):
 
 
 class FolderNotFound(MemdirError):
-    """The memory folder does not exist (yet)."""
+    """The memory folder does not exist (yet), or a file stands where it should be."""
+
+    @classmethod
+    def at(cls, path: Path, hint: str) -> FolderNotFound:
+        """The error for `path`, which is not a folder; `hint` follows "does not exist"."""
+        if path.exists():
+            return cls(f"memory folder {path} is a file, not a folder; pass the folder that holds the memory files")
+        return cls(f"memory folder {path} does not exist{hint}")
 
 
 class MemoryNotFound(MemdirError):

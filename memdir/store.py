@@ -157,7 +157,7 @@ def list_files(root: Path) -> list[tuple[str, str] | FileProblem]:
     """The candidate memory files under `root` as (relative path, path), in scan order, with the
     entries that are problems in themselves (symlinks out of the folder, folders named *.md)."""
     if not root.is_dir():
-        raise FolderNotFound(f"memory folder {root} does not exist; run `memdir init` to create it")
+        raise FolderNotFound.at(root, "; run `memdir init` to create it")
     found: list[tuple[str, str] | FileProblem] = []
     _list_dir(found, root.resolve(), str(root), "")
     return found

@@ -516,3 +516,13 @@ def test_help_keeps_square_brackets_and_joins_a_paragraph_s_lines() -> None:
     result = invoke_memdir("recall", "--help", env={"COLUMNS": "200"})
     assert "(configurable under [recall])" in result.stdout
     assert "(configurable under [recall]). Relevance is lexical" in result.stdout
+
+
+def test_a_file_given_as_the_folder_is_named_as_a_file(tmp_path: Path) -> None:
+    # It said "does not exist; create it with memdir init", which init would then refuse.
+    not_a_folder = tmp_path / "notes.txt"
+    not_a_folder.write_text("x")
+    for command in (["recall", "x"], ["index"], ["lint"], ["stats"], ["watch"]):
+        result = invoke_memdir("--dir", str(not_a_folder), *command)
+        assert result.exit_code == 2, (command, result.output)
+        assert f"memory folder {not_a_folder} is a file, not a folder" in result.stderr, command

@@ -28,6 +28,7 @@ from memdir.cli.errors import REFUSED
 from memdir.cli.fast import run_hook
 from memdir.cli.state import State, fail
 from memdir.cli.typer_app import app, state
+from memdir.errors import FolderNotFound
 
 hooks_app = typer.Typer(
     help="Install memdir's Claude Code hooks: `hooks install` merges them into a settings file, "
@@ -85,7 +86,7 @@ def _auto_memory_folder(st: State) -> Path:
             "create the repository's folder first (`memdir --dir .claude/memory init`) or pass --dir"
         )
     if not where.path.is_dir():
-        fail(f"memory folder {where.path} does not exist ({where.reason}); create it with `memdir init`")
+        raise FolderNotFound.at(where.path, f" ({where.reason}); create it with `memdir init`")
     return where.path.resolve()
 
 

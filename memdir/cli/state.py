@@ -77,10 +77,7 @@ class State:
     def folder(self, must_exist: bool = True) -> MemoryDir:
         where = self.location
         if must_exist and not where.path.is_dir():
-            raise FolderNotFound(
-                f"memory folder {where.path} does not exist ({where.reason}); "
-                "create it with `memdir init` or pass --dir"
-            )
+            raise FolderNotFound.at(where.path, f" ({where.reason}); create it with `memdir init` or pass --dir")
         return MemoryDir(where.path, config=self.config, today=self.today, cache=not self.no_cache)
 
     def _stderr(self, message: str, style: str | None = None) -> None:
