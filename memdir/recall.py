@@ -54,7 +54,7 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -456,6 +456,9 @@ class _Index:
     n: int
     average_head: float
     average_body: float
+    # (path, why) of the files that could not be read as memories, so nothing searched is silently
+    # missing: what the index met while loading, then (load_index) what the listing found.
+    unreadable: list[tuple[str, str]]
 
     def postings(self, term: str) -> list[Posting]:
         """The memories containing `term`; a pair "a_b" is found by checking adjacency in the memories
@@ -508,8 +511,15 @@ def _adjacent(terms: Sequence[str], first: str, second: str) -> int:
 class _Built(_Index):
     """The index of a folder as this process built it (from the files, the parse cache and the old index)."""
 
-    def __init__(self, docs: list[_Doc], terms: list[tuple[list[str], list[str]]], files: list[list[Any]]) -> None:
+    def __init__(
+        self,
+        docs: list[_Doc],
+        terms: list[tuple[list[str], list[str]]],
+        files: list[list[Any]],
+        unreadable: list[tuple[str, str]],
+    ) -> None:
         self.docs, self.term_lists, self.files = docs, terms, files  # files: [rel, key or None, doc or -1]
+        self.unreadable = unreadable
         self.n = len(docs)
         self.average_head = sum(len(h) for h, _ in terms) / self.n if self.n else 1.0
         self.average_body = sum(len(b) for _, b in terms) / self.n if self.n else 1.0
@@ -557,6 +567,7 @@ class _Built(_Index):
             "n": self.n,
             "average": [self.average_head, self.average_body],
             "sizes": [len(s) for s in sections],
+            "unreadable": self.unreadable,
         }
         return b"".join([_MAGIC, json.dumps(header, separators=(",", ":")).encode(), b"\n", *sections])
 
@@ -568,7 +579,7 @@ def _count(terms: Iterable[str]) -> dict[str, int]:
     return counts
 
 
-_MAGIC = b"memdir recall index 2\n"  # bump when what is stored or how terms are made changes
+_MAGIC = b"memdir recall index 3\n"  # bump when what is stored or how terms are made changes
 
 
 class _Stored(_Index):
@@ -581,6 +592,7 @@ class _Stored(_Index):
         self.data = data
         self.n = int(header["n"])
         self.average_head, self.average_body = (float(x) or 1.0 for x in header["average"])
+        self.unreadable = [(str(path), str(why)) for path, why in header["unreadable"]]
         bounds = list(itertools.accumulate(header["sizes"], initial=start))
         self.files_at, self.terms_at, self.docs_at, self.tables_at, self.postings_at, self.end = bounds
         if self.end != len(data):
@@ -722,11 +734,14 @@ def _link_successors(docs: list[_Doc]) -> list[_Doc]:
 Listed = list[tuple[str, str, list[int] | None]]  # (rel, path, key) of each file; key None: could not stat
 
 
-def _listed(root: Path) -> Listed:
-    """Every candidate memory file, as `scan` lists them, with its key (size, mtime, ctime, inode)."""
+def _listed(root: Path) -> tuple[Listed, list[tuple[str, str]]]:
+    """Every candidate memory file, as `scan` lists them, with its key (size, mtime, ctime, inode); and
+    the entries that are problems in themselves (a symlink out of the folder, a named pipe)."""
     out: Listed = []
+    problems: list[tuple[str, str]] = []
     for item in list_files(root):
         if isinstance(item, FileProblem):
+            problems.append((item.path, item.message))
             continue
         rel, path = item
         try:
@@ -734,7 +749,7 @@ def _listed(root: Path) -> Listed:
             out.append((rel, path, [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]))
         except OSError:
             out.append((rel, path, None))
-    return out
+    return out, problems
 
 
 def _digest(listed: Listed) -> str:
@@ -746,7 +761,7 @@ def load_index(folder: MemoryDir) -> _Index:
     """The recall index of `folder`: from `.memdir/recall-index` when no file changed since it was
     written, else rebuilt (re-reading only the files that changed) and written back. With the folder's
     cache off, built from the files and not written."""
-    listed = _listed(folder.root)
+    listed, listing_problems = _listed(folder.root)
     digest = _digest(listed)
     path = folder.root / STATE_DIR / INDEX_FILE
     old: _Stored | None = None
@@ -754,6 +769,7 @@ def load_index(folder: MemoryDir) -> _Index:
         try:
             old, old_digest = _Stored.read(path)
             if old_digest == digest:
+                old.unreadable = listing_problems + old.unreadable
                 return old
         except (OSError, ValueError, LookupError, TypeError):
             old = None  # missing, corrupt or another version's: rebuilt below
@@ -771,18 +787,21 @@ def load_index(folder: MemoryDir) -> _Index:
             atomic_write(path, built.encode(_digest(stable)), durable=False)
         except OSError:
             pass  # a read-only folder: recall works, it only rebuilds each time
+    built.unreadable = listing_problems + built.unreadable
     return built
 
 
 def _build(folder: MemoryDir, listed: Listed, old: _Stored | None) -> _Built:
     try:
         reusable = old.reusable() if old is not None else {}
+        known = dict(old.unreadable) if old is not None else {}
     except (ValueError, LookupError, TypeError):
-        reusable = {}
+        reusable, known = {}, {}
     cache = ParseCache.load(folder.root / STATE_DIR) if folder.cache else ParseCache.disabled()
     docs: list[_Doc] = []
     terms: list[tuple[list[str], list[str]]] = []
     files: list[list[Any]] = []
+    unreadable: list[tuple[str, str]] = []
     with paused_gc():  # many small acyclic objects: terms, rows
         for rel, path, key in listed:
             kept = reusable.get(rel)
@@ -790,10 +809,14 @@ def _build(folder: MemoryDir, listed: Listed, old: _Stored | None) -> _Built:
             doc_terms: tuple[list[str], list[str]] | None = None
             if key is not None and kept is not None and kept[0] == key:
                 doc, doc_terms = kept[1], kept[2]
+                if rel in known:
+                    unreadable.append((rel, known[rel]))
             else:
                 loaded = load_file(path, rel, cache)
                 if isinstance(loaded, Memory) and loaded.type is not None:  # what the index would list
                     doc, doc_terms = _doc_of(loaded)
+                elif isinstance(loaded, FileProblem) and loaded.kind != "no-frontmatter":  # a note is no problem
+                    unreadable.append((rel, loaded.message))
             if doc is None or doc_terms is None:
                 files.append([rel, key, -1])
                 continue
@@ -801,7 +824,7 @@ def _build(folder: MemoryDir, listed: Listed, old: _Stored | None) -> _Built:
             docs.append(doc)
             terms.append(doc_terms)
         cache.save()
-        return _Built(_link_successors(docs), terms, files)
+        return _Built(_link_successors(docs), terms, files, unreadable)
 
 
 # --- scoring -------------------------------------------------------------------------------------
@@ -854,6 +877,7 @@ class RecallResult:
     k: int = 5
     min_score: float = 0.0
     llm: dict[str, Any] | None = None  # for method "llm": model, names picked, names not found
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why) of files not searched
     log_path: Path | None = None
     log_error: str | None = None  # why the log could not be written (recall itself went on)
 
@@ -1013,9 +1037,11 @@ def recall(
     k = settings.k if k is None else k
     min_score = settings.min_score if min_score is None else min_score
     _check(query, k)
-    candidates, excluded = _score(load_index(folder), query, settings, folder.today)
+    index = load_index(folder)
+    candidates, excluded = _score(index, query, settings, folder.today)
     chosen, top, passed = _choose(candidates, settings, k, min_score)
-    result = RecallResult(query, chosen, candidates, excluded, top, passed, settings, "lexical", k, min_score)
+    result = RecallResult(query, chosen, candidates, excluded, top, passed, settings, "lexical", k, min_score,
+                          unreadable=index.unreadable)  # fmt: skip
     return _logged(folder, result, settings.log if log is None else log)
 
 
@@ -1172,7 +1198,7 @@ def recall_llm(
     llm = {"model": model, "picked": picked, "unknown": unknown, "manifest": len(shown),
            "left_out_of_manifest": max(left_out, 0)}  # fmt: skip
     result = RecallResult(query, chosen, list(chosen), [], 1.0 if chosen else 0.0, bool(chosen), settings, "llm", k,
-                          settings.min_score, llm)  # fmt: skip
+                          settings.min_score, llm, index.unreadable)  # fmt: skip
     return _logged(folder, result, settings.log if log is None else log)
 
 

@@ -103,7 +103,8 @@ class FolderStats:
     folder: str
     today: dt.date
     memories: int
-    unreadable: int  # files that failed to load as memories (not counting plain notes without frontmatter)
+    unreadable: list[tuple[str, str]]  # (path, why) of files that failed to load as memories (a plain
+    # note without frontmatter is not one of them)
     by_type: dict[str, int]
     by_status: dict[str, int]
     archived: int  # memory files in .archive/
@@ -120,7 +121,8 @@ class FolderStats:
             "folder": self.folder,
             "today": self.today.isoformat(),
             "memories": self.memories,
-            "unreadable": self.unreadable,
+            "unreadable": len(self.unreadable),
+            "unreadable_files": [{"path": path, "why": why} for path, why in self.unreadable],
             "by_type": self.by_type,
             "by_status": self.by_status,
             "archived": self.archived,
@@ -163,7 +165,7 @@ def folder_stats(folder: MemoryDir, expiring_days: int = EXPIRING_DAYS) -> Folde
         folder=str(folder.root),
         today=today,
         memories=len(scan.memories),
-        unreadable=sum(1 for p in scan.problems if p.kind != "no-frontmatter"),
+        unreadable=[(p.path, p.message) for p in scan.problems if p.kind != "no-frontmatter"],
         by_type=dict(by_type),
         by_status=dict(by_status),
         archived=_archived_count(folder, notes),

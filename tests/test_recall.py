@@ -20,6 +20,7 @@ from memdir.recall import (
     INDEX_FILE,
     LOG_FILE,
     RecallError,
+    RecallResult,
     _Stored,
     read_log,
     recall,
@@ -647,3 +648,22 @@ def test_an_empty_query_is_an_error_and_is_not_logged(folder: Path, deploys: Non
         assert result.exit_code == 2, (command, result.output)
         assert "the query is empty" in result.stderr and "Traceback" not in result.output
     assert read_log(folder) == []
+
+
+def test_files_that_cannot_be_read_are_named_by_every_recall(folder: Path, deploys: None) -> None:
+    (folder / "user_bad.md").write_text("---\nname: x\ndescription: Note: y\ntype: user\n---\nb\n")
+    (folder / "blob.md").write_bytes(bytes(range(256)))
+    (folder / "notes.md").write_text("# Just notes, no frontmatter: not a memory, and not a problem\n")
+    expected = [("blob.md", "is a binary file, not markdown"), ("user_bad.md", "invalid YAML")]
+
+    def named(result: RecallResult) -> list[tuple[str, str]]:
+        return [(path, why[: len(want)]) for (path, why), (_, want) in zip(result.unreadable, expected, strict=True)]
+
+    assert named(recall(_dir(folder), "deploy on friday")) == expected  # built
+    assert named(recall(_dir(folder), "deploy on friday")) == expected  # read from .memdir/recall-index
+    (folder / "user_new.md").write_text("---\nname: new\ndescription: New one\ntype: user\n---\nb\n")
+    assert named(recall(_dir(folder), "deploy on friday")) == expected  # rebuilt from the old index
+    result = invoke_memdir("--dir", str(folder), "recall", "deploy on friday")
+    assert result.exit_code == 0
+    assert "2 files could not be read as memories, so recall did not search them" in result.stderr
+    assert "blob.md: is a binary file" in result.stderr and "notes.md" not in result.stderr

@@ -44,7 +44,8 @@ def known(folder: Path, make_memory: MakeMemory) -> Path:
 
 def test_figures_of_a_known_folder(known: Path) -> None:
     stats = folder_stats(MemoryDir(known, today=TODAY))
-    assert stats.memories == 6 and stats.unreadable == 1 and stats.archived == 1
+    assert stats.memories == 6 and stats.archived == 1
+    assert stats.unreadable == [("broken.md", "invalid YAML in frontmatter: did not find expected ',' or ']'")]
     assert stats.by_type == {"user": 1, "feedback": 2, "project": 2, "reference": 1}
     assert stats.by_status == {"active": 3, "superseded": 1, "quarantined": 1, "archived": 0, "expired": 1}
     assert stats.ages == {"0-7d": 1, "8-30d": 1, "31-90d": 1, "91-365d": 1, ">365d": 1, "undated": 1}
@@ -69,9 +70,10 @@ def test_json_shape(known: Path) -> None:
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert set(payload) == {
-        "folder", "today", "memories", "unreadable", "by_type", "by_status", "archived", "index", "age_days",
-        "expiring_soon", "recall", "cleanup", "notes",
+        "folder", "today", "memories", "unreadable", "unreadable_files", "by_type", "by_status", "archived", "index",
+        "age_days", "expiring_soon", "recall", "cleanup", "notes",
     }  # fmt: skip
+    assert payload["unreadable"] == 1 and payload["unreadable_files"][0]["path"] == "broken.md"
     assert set(payload["index"]) == {
         "entries", "lines", "max_lines", "line_headroom", "bytes", "max_bytes", "byte_headroom", "left_out", "refused",
     }  # fmt: skip
@@ -112,3 +114,10 @@ def test_bars_on_a_terminal() -> None:
 def test_missing_folder_is_one_line(tmp_path: Path) -> None:
     result = invoke_memdir("--dir", str(tmp_path / "nowhere"), "stats")
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.output
+
+
+def test_text_names_each_unreadable_file_and_counts_in_words(known: Path) -> None:
+    result = invoke_memdir("--dir", str(known), "stats")
+    assert result.exit_code == 0, result.output
+    assert "unreadable 1 file (`memdir lint` explains):\n           broken.md: invalid YAML" in result.stdout
+    assert "recall     3 recalls;" in result.stdout and "; 2 distinct memories recalled" in result.stdout

@@ -68,6 +68,7 @@ def context(
         from memdir.recall import recall, recalled_memories
 
         found = recall(folder, task, k=k)
+        st.warn_unreadable(found.unreadable, "recall did not search them")
         if found.log_error:
             st.warn(f"recall not logged: {found.log_error}")
         recalled = recalled_memories(folder, found)

@@ -37,10 +37,7 @@ def index_summary(result: IndexResult) -> dict[str, Any]:
 def report_index(st: State, write: IndexWrite, verb: str) -> None:
     """Tell people what the index holds, what was left out, and which files could not be read."""
     result = write.result
-    if write.unreadable:
-        st.warn(f"{write.unreadable_note()} (`memdir lint` explains):")
-        for problem in write.unreadable:
-            st.say(f"  {problem.path}: {problem.message}")
+    st.warn_unreadable([(p.path, p.message) for p in write.unreadable], "the index leaves them out")
     if result.refused is not None:
         st.error(f"MEMORY.md not written: {result.refused}")
         return

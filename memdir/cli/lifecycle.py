@@ -279,7 +279,8 @@ def _print_stats(st: State, f: FolderStats, tty: bool) -> None:
         f"status     {counts(f.by_status)}; {f.archived:,} in .archive/",
     ]
     if f.unreadable:
-        lines.append(f"unreadable {f.unreadable:,} files (`memdir lint` explains)")
+        lines.append(f"unreadable {plural(len(f.unreadable), 'file', 'files')} (`memdir lint` explains):")
+        lines += [f"           {path}: {why}" for path, why in f.unreadable]
     index = f.index
     if index.refused:
         lines.append(f"index      cannot be written: {index.refused}")
@@ -299,9 +300,10 @@ def _print_stats(st: State, f: FolderStats, tty: bool) -> None:
     r = f.recall
     if r.recalls:
         average = "-" if r.average_returned is None else f"{r.average_returned:.1f}"
+        distinct = plural(r.distinct_recalled, "distinct memory", "distinct memories")
         lines.append(
-            f"recall     {r.recalls:,} recalls; hit rate {_rate(r.hit_rate)}, {average} returned on average, "
-            f"empty {_rate(r.empty_rate)}; {r.distinct_recalled:,} distinct memories recalled"
+            f"recall     {plural(r.recalls, 'recall', 'recalls')}; hit rate {_rate(r.hit_rate)}, {average} returned on "
+            f"average, empty {_rate(r.empty_rate)}; {distinct} recalled"
         )
     else:
         lines.append("recall     no recalls logged yet")

@@ -63,6 +63,7 @@ def recall(
         result = recalling.recall_llm(folder, query, k=k, model=model, log=log)
     else:
         result = recalling.recall(folder, query, k=k, min_score=min_score, log=log)
+    st.warn_unreadable(result.unreadable, "recall did not search them")
     if result.log_error:
         st.warn(f"recall not logged: {result.log_error}")
     if format is OutputFormat.json:

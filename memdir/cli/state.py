@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -19,6 +20,7 @@ from memdir.cli.errors import USAGE, CommandFailed
 from memdir.config import Config, Location, load_config, locate
 from memdir.errors import ConfigError, FolderNotFound
 from memdir.memory_dir import MemoryDir
+from memdir.model import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -93,6 +95,14 @@ class State:
 
     def warn(self, message: str) -> None:
         self._stderr(f"warning: {message}", "yellow")
+
+    def warn_unreadable(self, problems: Sequence[tuple[str, str]], consequence: str) -> None:
+        """Name each file that could not be read as a memory: nothing may go missing unseen."""
+        if problems:
+            files = plural(len(problems), "file", "files")
+            self.warn(f"{files} could not be read as memories, so {consequence} (`memdir lint` explains):")
+            for path, why in problems:
+                self.say(f"  {path}: {why}")
 
     def error(self, message: str) -> None:
         """A failure that is reported but does not stop the command by itself."""
