@@ -526,3 +526,18 @@ def test_a_file_given_as_the_folder_is_named_as_a_file(tmp_path: Path) -> None:
         result = invoke_memdir("--dir", str(not_a_folder), *command)
         assert result.exit_code == 2, (command, result.output)
         assert f"memory folder {not_a_folder} is a file, not a folder" in result.stderr, command
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        (["add"], "the file becomes <type>_<slug>.md."),
+        (["show"], "with [REDACTED:<kind>]."),
+        (["prune"], "Each archived file gets archived: <date> and archived_reason"),
+        (["git", "setup"], "Adds /<path>/MEMORY.md merge=memdir"),
+    ],
+)
+def test_help_keeps_angle_brackets(command: list[str], shown: str) -> None:
+    # Markdown takes a bare <type> for an HTML tag and drops it; written as code it stays.
+    result = invoke_memdir(*command, "--help", env={"COLUMNS": "250"})
+    assert shown in result.stdout

@@ -59,7 +59,7 @@ CommandOption = Annotated[
     typer.Option(
         "--command",
         help="How the hook's shell reaches memdir, e.g. an absolute path or `uvx memdir`; "
-        "` hook session-start` / ` hook stop` are appended.",
+        "memdir appends `hook session-start` or `hook stop` to it, after a space.",
     ),
 ]
 ProjectOption = Annotated[

@@ -63,7 +63,7 @@ def add(
         MemoryType,
         typer.Argument(help="user, feedback, project or reference.", case_sensitive=False, show_default=False),
     ],
-    name: Annotated[str, typer.Argument(help="Short name; the file becomes <type>_<slug>.md.", show_default=False)],
+    name: Annotated[str, typer.Argument(help="Short name; the file becomes `<type>_<slug>.md`.", show_default=False)],
     description: Annotated[
         str | None, typer.Option("--description", "-d", help="The one-line index hook (at most 150 characters).")
     ] = None,
@@ -316,7 +316,7 @@ def show(
     name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
     format: FormatOption = OutputFormat.text,
     redact: Annotated[
-        bool, typer.Option("--redact", help="Replace secrets (keys, tokens, passwords) with [REDACTED:<kind>].")
+        bool, typer.Option("--redact", help="Replace secrets (keys, tokens, passwords) with `[REDACTED:<kind>]`.")
     ] = False,
 ) -> None:
     """Print one memory file as it is on disk (with --redact, without its secrets)."""
