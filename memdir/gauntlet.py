@@ -286,6 +286,7 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
 def reject(folder: MemoryDir, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
     """Throw a quarantined memory out: into `.archive/` (deleted with `purge`)."""
     memory = _quarantined_one(folder, query)
-    result = folder.remove(memory.path, purge=purge)
-    log_decisions(folder.root, [{"command": "review", "decision": "rejected", "file": memory.path, "purged": purge}])
+    result = folder.remove(memory.path, purge=purge, log=False)
+    entry = folder.removal_entry("review", memory.path, result[1]) | {"decision": "rejected", "purged": purge}
+    log_decisions(folder.root, [entry])
     return result

@@ -339,27 +339,33 @@ def history(folder: MemoryDir, query: str) -> History:
             HistoryEvent(archived.isoformat() if archived else "", "archived", f"{why}; now at {me}", "archive")
         )
 
-    origin, own_log = _own_log(log, me, memory.path)
+    in_archive = {path for path in everyone if path.startswith(ARCHIVE_DIR + "/")}
+    origin, own_log = _own_log(log, me, memory.path, in_archive)
     wanted = {origin, PurePosixPath(origin).name, me}
     key = name_key(memory.name or memory.stem)
     events += [_log_event(e, wanted) for e in own_log if _log_mentions(e, wanted, key)]
     return History(query, me, memory.title, _state(memory, me, folder.today), successors, predecessors, _sorted(events))
 
 
-def _own_log(log: list[dict[str, Any]], me: str, path: str) -> tuple[str, list[dict[str, Any]]]:
+def _own_log(log: list[dict[str, Any]], me: str, path: str, in_archive: set[str]) -> tuple[str, list[dict[str, Any]]]:
     """Where the memory now at `me` was stored (`path` unless the log says otherwise), and the part
     of the log that can be about it.
 
-    A file name can be reused: prune archives `x.md` as `.archive/x.md`, and a later memory stored as
-    `x.md` goes to `.archive/x-2.md`. Each move is logged (`file` -> `to`), and it ends one memory's
-    time at that path. So the lines from the move before (exclusive) up to the move that took the
-    file to `me` (inclusive) are this memory's; for a memory still in the folder, or one whose move
-    was not logged, the lines after the last move of its path are.
+    A file name can be reused: prune or rm archives `x.md` as `.archive/x.md`, and a later memory
+    stored as `x.md` goes to `.archive/x-2.md`. Each such move is logged (`file` -> `to`), and a move
+    whose file is still in the archive (`in_archive`) ended one memory's time at that path; one whose
+    file is gone (restored by hand, or deleted) ended nothing. So the lines after the last such move
+    of the path, up to the move that took this memory to `me` (inclusive; the log's end for a memory
+    in the folder), are this memory's.
     """
     own = max((i for i, entry in enumerate(log) if me in _log_values(entry, "to")), default=None)
     origin = next(iter(_log_values(log[own], "file")), path) if own is not None else path
     end = len(log) if own is None else own
-    earlier = [i for i in range(end) if origin in _log_values(log[i], "file") and _log_values(log[i], "to")]
+
+    def ended_a_memory(entry: dict[str, Any]) -> bool:
+        return origin in _log_values(entry, "file") and any(to in in_archive for to in _log_values(entry, "to"))
+
+    earlier = [i for i in range(end) if ended_a_memory(log[i])]
     return origin, log[earlier[-1] + 1 if earlier else 0 : end + 1]
 
 

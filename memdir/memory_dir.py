@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memdir.bulk import paused_gc
 from memdir.cache import ParseCache
@@ -586,11 +586,14 @@ class MemoryDir:
             atomic_write(self.root / path, text)
             return memory, self._write_index_locked()
 
-    def remove(self, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
+    def remove(self, query: str, purge: bool = False, *, log: bool = True) -> tuple[str, Path | None, IndexWrite]:
         """Move a memory into `.archive/` (or delete it with `purge`) and drop it from the index.
 
-        Returns the folder-relative path, where it went (None when purged) and the index write.
+        Returns the folder-relative path, where it went (None when purged) and the index write. The move
+        is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
         """
+        from memdir.gauntlet import log_decisions
+
         found = self.find(query)
         source = self.root / found.path
         with folder_lock(self.root):
@@ -602,7 +605,16 @@ class MemoryDir:
                 destination = _free_path(self.root / ARCHIVE_DIR / found.path)
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(source, destination)
+            if log:
+                log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
             return found.path, destination, self._write_index_locked(drop=[found.path])
+
+    def removal_entry(self, command: str, path: str, destination: Path | None) -> dict[str, Any]:
+        """The log line for a memory `remove` archived (with where it went) or deleted."""
+        entry = {"command": command, "decision": "deleted" if destination is None else "archived", "file": path}
+        if destination is not None:
+            entry["to"] = destination.relative_to(self.root).as_posix()
+        return entry
 
     # --- the harness API: well-named, thin methods over the ones above ---------------------
 

@@ -309,6 +309,32 @@ def test_history_keeps_apart_memories_that_reused_a_file_name(folder: Path) -> N
     ]
 
 
+def test_history_of_a_memory_restored_from_the_archive_by_hand(folder: Path) -> None:
+    # docs/lifecycle.md: to bring a memory back, move it out of .archive/. Its move is in the log, but
+    # the file it went to is gone, so the move ended nothing: the memory keeps its whole history.
+    added = invoke_memdir("--dir", str(folder), "add", "project", "release-freeze", "-d", "Code freeze for 2.3",
+                          "--body", "No merges.", "--why", "Stability.", "--how", "Until it ships.", "--ttl", "1w",
+                          "--today", "2026-11-01")  # fmt: skip
+    assert added.exit_code == 0, added.output
+    prune(_dir(folder))
+    (folder / ".archive" / "project_release-freeze.md").rename(folder / "project_release-freeze.md")
+    events = [(e.what, e.source) for e in history(_dir(folder), "release-freeze").events]
+    assert ("stored", "log") in events and ("archived", "log") in events
+
+
+def test_rm_logs_its_move_so_history_keeps_reused_names_apart(folder: Path, make_memory: MakeMemory) -> None:
+    for version in ("2.3", "2.4"):
+        make_memory("project_freeze.md", description=f"Freeze for {version}")
+        log_decisions(folder, [{"command": "add", "decision": "stored", "file": "project_freeze.md", "v": version}])
+        removed = invoke_memdir("--dir", str(folder), "rm", "project_freeze.md")
+        assert removed.exit_code == 0, removed.output
+    moves = [(e["command"], e["file"], e["to"]) for e in read_log(folder) if "to" in e]
+    assert moves == [("rm", "project_freeze.md", ".archive/project_freeze.md"),
+                     ("rm", "project_freeze.md", ".archive/project_freeze-2.md")]  # fmt: skip
+    first = [e for e in history(_dir(folder), ".archive/project_freeze.md").events if e.source == "log"]
+    assert [e.what for e in first] == ["stored", "archived"] and "to .archive/project_freeze.md" in first[1].detail
+
+
 def test_history_of_a_file_written_after_the_last_logged_move(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("project_freeze.md", created="2026-11-01", expires="2026-11-08")
     log_decisions(folder, [{"command": "add", "decision": "stored", "name": "freeze", "file": "project_freeze.md"}])
