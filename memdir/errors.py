@@ -18,11 +18,13 @@ class FolderNotFound(MemdirError):
     """The memory folder does not exist (yet), or a file stands where it should be."""
 
     @classmethod
-    def at(cls, path: Path, hint: str) -> FolderNotFound:
-        """The error for `path`, which is not a folder; `hint` follows "does not exist"."""
+    def at(cls, path: Path, remedy: str, reason: str = "") -> FolderNotFound:
+        """The error for `path`, which is not a folder: absent (then `remedy` says what to do), or
+        something else in its place. `reason` says how that path was chosen (e.g. "given with --dir")."""
+        where = f"memory folder {path}" + (f" ({reason})" if reason else "")
         if path.exists():
-            return cls(f"memory folder {path} is a file, not a folder; pass the folder that holds the memory files")
-        return cls(f"memory folder {path} does not exist{hint}")
+            return cls(f"{where} is not a folder; pass the folder that holds the memory files")
+        return cls(f"{where} does not exist; {remedy}")
 
 
 class MemoryNotFound(MemdirError):

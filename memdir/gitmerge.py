@@ -696,7 +696,7 @@ def setup_merge_driver(folder: Path, *, command: str | None = None, dry_run: boo
     missing or different is changed, so running it again changes nothing."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise FolderNotFound.at(folder, "; create it with `memdir init`")
+        raise FolderNotFound.at(folder, "create it with `memdir init`")
     top = _Git(folder).text("rev-parse", "--show-toplevel")
     if not top:
         raise GitError(

@@ -157,7 +157,7 @@ def list_files(root: Path) -> list[tuple[str, str] | FileProblem]:
     """The candidate memory files under `root` as (relative path, path), in scan order, with the
     entries that are problems in themselves (symlinks out of the folder, folders named *.md)."""
     if not root.is_dir():
-        raise FolderNotFound.at(root, "; run `memdir init` to create it")
+        raise FolderNotFound.at(root, "run `memdir init` to create it")
     found: list[tuple[str, str] | FileProblem] = []
     _list_dir(found, root.resolve(), str(root), "")
     return found
@@ -197,6 +197,7 @@ def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folde
         _list_dir(found, real_root, os.path.join(folder, name), f"{prefix}{name}/")
 
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no named pipes in the file system
 _NOT_REGULAR = "is not a regular file (a named pipe, socket or device); memdir does not open it"
 
 
@@ -244,7 +245,12 @@ def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | N
         cached = cache.get(rel, key)
         if cached is not None:
             return Memory(path=rel, doc=cached, mtime=status.st_mtime)
-        with open(path, "rb") as handle:
+        # Non-blocking, and checked again once open: a file swapped for a named pipe since the stat
+        # must not block the open waiting for a writer.
+        descriptor = os.open(path, os.O_RDONLY | _NONBLOCK)
+        with open(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return FileProblem(rel, "unreadable", _NOT_REGULAR)
             raw = handle.read(size + 1)  # not read(MAX_FILE_BYTES): that allocates a megabyte a file
             if len(raw) > size:  # it grew since the stat
                 raw += handle.read(MAX_FILE_BYTES + 1 - len(raw))

@@ -191,7 +191,7 @@ class FolderWatcher:
         Raises FolderNotFound when the folder does not exist at the start.
         """
         if not self.root.is_dir():
-            raise FolderNotFound.at(self.root, "; run `memdir init` to create it")
+            raise FolderNotFound.at(self.root, "run `memdir init` to create it")
         if self._lint is not None:
             self._lint.start()
         try:

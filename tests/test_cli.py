@@ -525,7 +525,7 @@ def test_a_file_given_as_the_folder_is_named_as_a_file(tmp_path: Path) -> None:
     for command in (["recall", "x"], ["index"], ["lint"], ["stats"], ["watch"]):
         result = invoke_memdir("--dir", str(not_a_folder), *command)
         assert result.exit_code == 2, (command, result.output)
-        assert f"memory folder {not_a_folder} is a file, not a folder" in result.stderr, command
+        assert f"memory folder {not_a_folder} (given with --dir) is not a folder" in result.stderr, command
 
 
 @pytest.mark.parametrize(

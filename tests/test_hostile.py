@@ -189,3 +189,16 @@ def test_a_named_pipe_is_reported_not_opened(folder: Path, make_memory: MakeMemo
             assert pipe in child.stdout and "not a regular file" in child.stdout
         elif pipe != "MEMORY.md":
             assert child.returncode == 0, (command, child.stderr)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_file_swapped_for_a_pipe_after_its_stat_is_not_opened_blocking(folder: Path, make_memory: MakeMemory) -> None:
+    from memdir.cache import ParseCache
+    from memdir.store import load_file
+
+    path = make_memory("user_fine.md")
+    status = os.stat(path)  # what the listing saw
+    path.unlink()
+    os.mkfifo(path)
+    problem = load_file(str(path), "user_fine.md", ParseCache.disabled(), status)
+    assert "not a regular file" in problem.message  # type: ignore[union-attr]

@@ -707,3 +707,9 @@ def test_prune_that_fails_halfway_keeps_what_it_did_consistent(
     assert not (lifecycle_folder / ".archive" / "project_freeze.md").exists()
     assert [e["file"] for e in read_log(lifecycle_folder) if e.get("command") == "prune"] == ["feedback_old-rule.md"]
     assert not _dir(lifecycle_folder).write_index(dry_run=True).changed  # the index was rewritten for the first
+
+
+def test_prune_counts_one_memory_in_the_singular(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_freeze.md", created="2026-11-01", expires="2026-11-08")
+    result = invoke_memdir("--dir", str(folder), "prune", "--dry-run", env={"MEMDIR_TODAY": "2026-11-22"})
+    assert "1 memory would be archived;" in result.stderr, result.output

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -661,8 +663,11 @@ def test_files_that_cannot_be_read_are_named_by_every_recall(folder: Path, deplo
 
     assert named(recall(_dir(folder), "deploy on friday")) == expected  # built
     assert named(recall(_dir(folder), "deploy on friday")) == expected  # read from .memdir/recall-index
+    for path in folder.glob("*.md"):  # old enough for the stored index to be trusted with them
+        os.utime(path, (time.time() - 100, time.time() - 100))
+    assert named(recall(_dir(folder), "deploy on friday")) == expected
     (folder / "user_new.md").write_text("---\nname: new\ndescription: New one\ntype: user\n---\nb\n")
-    assert named(recall(_dir(folder), "deploy on friday")) == expected  # rebuilt from the old index
+    assert named(recall(_dir(folder), "deploy on friday")) == expected  # rebuilt, the others reused
     result = invoke_memdir("--dir", str(folder), "recall", "deploy on friday")
     assert result.exit_code == 0
     assert "2 files could not be read as memories, so recall did not search them" in result.stderr

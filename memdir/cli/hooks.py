@@ -86,7 +86,7 @@ def _auto_memory_folder(st: State) -> Path:
             "create the repository's folder first (`memdir --dir .claude/memory init`) or pass --dir"
         )
     if not where.path.is_dir():
-        raise FolderNotFound.at(where.path, f" ({where.reason}); create it with `memdir init`")
+        raise FolderNotFound.at(where.path, "create it with `memdir init`", where.reason)
     return where.path.resolve()
 
 

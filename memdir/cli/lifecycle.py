@@ -82,9 +82,11 @@ def prune(ctx: typer.Context, dry_run: DryRunOption = False, format: FormatOptio
     elif not result.moved:
         st.say("Nothing to prune: no memory is expired or superseded.")
     elif dry_run:
-        st.say(f"{len(result.moved)} memories would be archived; run `memdir prune` to do it.")
+        st.say(f"{plural(len(result.moved), 'memory', 'memories')} would be archived; run `memdir prune` to do it.")
     else:
-        st.say(f"Archived {len(result.moved)} memories into {st.show_path(folder.root / '.archive')}.")
+        st.say(
+            f"Archived {plural(len(result.moved), 'memory', 'memories')} into {st.show_path(folder.root / '.archive')}."
+        )
     _reindexed(st, result.index)
 
 

@@ -11,6 +11,7 @@ import typer
 
 from memdir.cli.state import OutputFormat, fail
 from memdir.cli.typer_app import FormatOption, app, state
+from memdir.model import plural
 
 if TYPE_CHECKING:
     from memdir.memory_dir import FileChange
@@ -85,7 +86,8 @@ def lint(
             report, fixed = result.report, len(result.fixed)
             if diff:
                 st.write(_unified_diff(result.changes))
-                st.say(f"Would fix {fixed} issues in {len(result.changes)} files." if fixed else "Nothing to fix.")
+                files = plural(len(result.changes), "file", "files")
+                st.say(f"Would fix {plural(fixed, 'issue', 'issues')} in {files}." if fixed else "Nothing to fix.")
                 if result.changes and not exit_zero:
                     raise typer.Exit(1)
                 return

@@ -20,7 +20,6 @@ from memdir.cli.errors import USAGE, CommandFailed
 from memdir.config import Config, Location, load_config, locate
 from memdir.errors import ConfigError, FolderNotFound
 from memdir.memory_dir import MemoryDir
-from memdir.model import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -79,7 +78,7 @@ class State:
     def folder(self, must_exist: bool = True) -> MemoryDir:
         where = self.location
         if must_exist and not where.path.is_dir():
-            raise FolderNotFound.at(where.path, f" ({where.reason}); create it with `memdir init` or pass --dir")
+            raise FolderNotFound.at(where.path, "create it with `memdir init` or pass --dir", where.reason)
         return MemoryDir(where.path, config=self.config, today=self.today, cache=not self.no_cache)
 
     def _stderr(self, message: str, style: str | None = None) -> None:
@@ -99,8 +98,12 @@ class State:
     def warn_unreadable(self, problems: Sequence[tuple[str, str]], consequence: str) -> None:
         """Name each file that could not be read as a memory: nothing may go missing unseen."""
         if problems:
-            files = plural(len(problems), "file", "files")
-            self.warn(f"{files} could not be read as memories, so {consequence} (`memdir lint` explains):")
+            what = (
+                "1 file could not be read as a memory"
+                if len(problems) == 1
+                else (f"{len(problems):,} files could not be read as memories")
+            )
+            self.warn(f"{what}, so {consequence} (`memdir lint` explains):")
             for path, why in problems:
                 self.say(f"  {path}: {why}")
 

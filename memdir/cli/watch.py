@@ -15,6 +15,7 @@ import typer
 from memdir.cli.errors import INTERRUPTED
 from memdir.cli.state import OutputFormat, State
 from memdir.cli.typer_app import FormatOption, app, state
+from memdir.model import plural
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
@@ -176,8 +177,6 @@ def _index_line(event: Indexed) -> str:
 def _lint_line(event: Linted) -> str:
     s = event.report.summary()
     if not event.report.findings:
-        return f"lint: all checks passed ({s['memories']:,} memories)"
-    return (
-        f"lint: {s['errors']:,} errors, {s['warnings']:,} warnings, {s['info']:,} info in {s['files']:,} files"
-        " (`memdir lint` shows them)"
-    )
+        return f"lint: all checks passed ({plural(s['memories'], 'memory', 'memories')})"
+    counts = f"{plural(s['errors'], 'error', 'errors')}, {plural(s['warnings'], 'warning', 'warnings')}"
+    return f"lint: {counts}, {s['info']:,} info in {plural(s['files'], 'file', 'files')} (`memdir lint` shows them)"
