@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from memdir.store import atomic_write, ensure_state_dir, folder_lock, read_text_
 
 if TYPE_CHECKING:
     from memdir.memory_dir import FileChange, IndexWrite, MemoryDir
+    from memdir.similarity import MemoryText
 
 __all__ = [
     "Cluster",
@@ -139,19 +141,14 @@ def plan_consolidate(
     `client` is an `anthropic.Anthropic` (tests pass one with a mock transport); by default, with
     `llm`, one is made from ANTHROPIC_API_KEY. `model` defaults to the `extract.model` setting.
     """
-    from memdir.similarity import MemoryText, duplicate_groups
+    from memdir.similarity import duplicate_groups
 
     scan = folder.scan()
     live = [m for m in scan.memories if m.type is not None and m.exclusion(folder.today) is None]
     by_path = {m.path: m for m in live}
     groups: list[list[str]] = []
     for memory_type in sorted({m.raw_type for m in live if m.raw_type}):
-        texts = [
-            MemoryText(key=m.path, name=m.name, description=m.description, body=m.body, type=m.raw_type)
-            for m in live
-            if m.raw_type == memory_type
-        ]
-        groups += duplicate_groups(texts)
+        groups += duplicate_groups([_text(m) for m in live if m.raw_type == memory_type])
     order = {m.path: i for i, m in enumerate(scan.memories)}
     parts: list[tuple[list[Memory], str | None]] = []  # (members in folder order, why not merged)
     for group in groups:
@@ -194,9 +191,10 @@ def _split_by_values(members: Sequence[Memory]) -> list[tuple[list[Memory], str 
     by_values: dict[frozenset[str], list[Memory]] = {}
     for memory in members:
         by_values.setdefault(fact_values(memory), []).append(memory)
-    mergeable = [group for group in by_values.values() if len(group) > 1]
+    groups = [part for group in by_values.values() for part in _still_joined(group)]
+    mergeable = [group for group in groups if len(group) > 1]
     parts: list[tuple[list[Memory], str | None]] = [(group, None) for group in mergeable]
-    alone = [group[0] for group in by_values.values() if len(group) == 1]
+    alone = [group[0] for group in groups if len(group) == 1]
     if alone:
         shown = "; ".join(
             f"{', '.join(m.path for m in group)}: {', '.join(sorted(values)) or 'none'}"
@@ -209,6 +207,31 @@ def _split_by_values(members: Sequence[Memory]) -> list[tuple[list[Memory], str 
             reason = f"not merged: {whose} numbers or dates differ from every other near-duplicate's ({shown})"
         parts.append((alone, reason))
     return parts
+
+
+def _still_joined(group: Sequence[Memory]) -> list[list[Memory]]:
+    """`group` cut into the parts its own near-duplicate pairs hold together. A cluster grows through
+    pairs, so A ~ B ~ C is one cluster though A and C were never judged duplicates: with B set apart
+    for its date, nothing joins them any more."""
+    from memdir.similarity import compare
+
+    texts = [_text(m) for m in group]
+    part_of = list(range(len(group)))
+    for i, j in itertools.combinations(range(len(group)), 2):
+        verdict = compare(texts[i], texts[j])
+        if verdict is not None and verdict.label == "duplicate" and part_of[i] != part_of[j]:
+            old = part_of[j]
+            part_of = [part_of[i] if p == old else p for p in part_of]
+    parts: dict[int, list[Memory]] = {}
+    for memory, part in zip(group, part_of, strict=True):
+        parts.setdefault(part, []).append(memory)
+    return list(parts.values())
+
+
+def _text(memory: Memory) -> MemoryText:
+    from memdir.similarity import MemoryText
+
+    return MemoryText(memory.path, memory.name, memory.description, memory.body, memory.raw_type)
 
 
 _WORD = re.compile(r"\w+")

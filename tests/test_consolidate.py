@@ -163,3 +163,21 @@ def test_llm_needs_no_key_when_no_group_can_be_merged(folder: Path, make_memory:
     result = invoke_memdir("--dir", str(folder), "consolidate", "--llm", "--dry-run")
     assert result.exit_code == 0, result.output
     assert f"{UNDATED[0]}, {DATED[0]}: not merged: their numbers or dates differ" in result.stderr
+
+
+def test_members_joined_only_through_a_dated_one_are_not_merged(
+    one_dated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Clusters grow through pairs: A ~ B and B ~ C make one cluster though A and C were never judged
+    # duplicates. Set B apart for its date, and A and C have nothing joining them.
+    import memdir.similarity
+
+    real = memdir.similarity.compare
+
+    def compare(a: Any, b: Any) -> Any:
+        return None if {a.key, b.key} == set(UNDATED) else real(a, b)
+
+    monkeypatch.setattr(memdir.similarity, "compare", compare)
+    plan = plan_consolidate(_dir(one_dated))
+    assert [c.refused is not None for c in plan.clusters] == [True]
+    assert sorted(plan.clusters[0].members) == sorted([*UNDATED, DATED[0]])
