@@ -464,7 +464,7 @@ class Memory:
     @_computed_once
     def importance(self) -> float:
         value = self.fields.get("importance")
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN: YAML's .nan
             return 0.5
         return min(max(float(value), 0.0), 1.0)
 

@@ -113,6 +113,7 @@ def test_f011_invalid_field_value(folder: Path, make_memory: MakeMemory) -> None
     make_memory("project_a.md", expires="next week", importance="high")
     make_memory("project_b.md", created="2026-13-01", updated="2026-11-24 25:00:00", importance=5)
     make_memory("project_c.md", importance=True)
+    make_memory("project_d.md", importance=".nan")
     assert findings(folder, "F011") == [
         ("project_a.md", 2, "`expires` is 'next week', not a date, so the memory never expires (write it as "
          "YYYY-MM-DD)"),
@@ -123,6 +124,7 @@ def test_f011_invalid_field_value(folder: Path, make_memory: MakeMemory) -> None
          "(write it as YYYY-MM-DD)"),
         ("project_b.md", 4, "`importance` is 5, outside 0 to 1; memdir uses 1"),
         ("project_c.md", 2, "`importance` is 'True', not a number from 0 to 1; memdir uses 0.5"),
+        ("project_d.md", 2, "`importance` is 'nan', not a number from 0 to 1; memdir uses 0.5"),
     ]  # fmt: skip
 
 

@@ -672,3 +672,14 @@ def test_files_that_cannot_be_read_are_named_by_every_recall(folder: Path, deplo
     assert result.exit_code == 0
     assert "2 files could not be read as memories, so recall did not search them" in result.stderr
     assert "blob.md: is a binary file" in result.stderr and "notes.md" not in result.stderr
+
+
+def test_an_importance_of_nan_counts_as_the_default(folder: Path, make_memory: MakeMemory) -> None:
+    # YAML reads `.nan` as a float; compared with anything it is false, so it sank below every memory
+    # and went into the JSON output and the log as a bare NaN, which is not JSON.
+    make_memory("reference_walrus.md", description="Walrus feeding schedule at the zoo", importance=".nan")
+    result = invoke_memdir("--dir", str(folder), "recall", "walrus feeding schedule", "--format", "json", "--explain")
+    assert result.exit_code == 0, result.output
+    [found] = json.loads(result.stdout)["results"]
+    assert found["importance"] == 0.5
+    assert "NaN" not in (folder / ".memdir" / LOG_FILE).read_text()

@@ -228,7 +228,7 @@ def _importance_problem(memory: Memory) -> str | None:
     value = memory.fields.get("importance")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN: YAML's .nan
         return f"`importance` is {one_line(value)!r}, not a number from 0 to 1; memdir uses {memory.importance:g}"
     if not 0 <= value <= 1:
         return f"`importance` is {value:g}, outside 0 to 1; memdir uses {memory.importance:g}"
