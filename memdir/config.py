@@ -7,6 +7,7 @@ at the repository root, then Claude Code's own auto-memory folder for the reposi
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -211,7 +212,10 @@ class _Table:
 
     def number(self, key: str, default: float, low: float, high: float | None = None) -> float:
         value = self.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < low or (high and value > high):
+        # TOML has nan and inf; every comparison with nan is false, so it would slip past the range
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            self.fail(key, f"a number from {low:g} to {high:g}" if high else f"a number of at least {low:g}")
+        if value < low or (high and value > high):
             self.fail(key, f"a number from {low:g} to {high:g}" if high else f"a number of at least {low:g}")
         return float(value)
 

@@ -240,7 +240,9 @@ def test_weights_and_half_life_come_from_the_config(folder: Path, deploys: None,
 def test_bad_recall_settings_are_refused(tmp_path: Path) -> None:
     from memdir.errors import ConfigError
 
-    for text in ("gate = 2", "k = 0", "recency-weight = -1", 'synonyms = ["a"]', "half-life-days = 0", "log = 1"):
+    bad = ("gate = 2", "k = 0", "recency-weight = -1", 'synonyms = ["a"]', "half-life-days = 0", "log = 1",
+           "gate = nan", "relevance-weight = inf", "half-life-days = nan", "min-score = nan")  # fmt: skip
+    for text in bad:
         (tmp_path / ".memdir.toml").write_text(f"[recall]\n{text}\n")
         with pytest.raises(ConfigError, match="recall"):
             load_config(tmp_path)
