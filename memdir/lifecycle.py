@@ -96,7 +96,11 @@ def parse_ttl(text: str) -> Ttl:
 
 def expires_after(ttl: str, start: dt.date) -> dt.date:
     """The absolute `expires` date for `ttl` counted from `start` (the day the memory was written)."""
-    return parse_ttl(ttl).after(start)
+    parsed = parse_ttl(ttl)
+    try:
+        return parsed.after(start)
+    except (OverflowError, ValueError):  # past 9999-12-31, the last day a date can name
+        raise InvalidTtl(f"--ttl {ttl!r} from {start.isoformat()} runs past the year 9999") from None
 
 
 # --- prune ---------------------------------------------------------------------------------------

@@ -92,7 +92,15 @@ def test_add_ttl_counts_from_today_option(folder: Path) -> None:
     assert _expires(folder) == dt.date(2026, 11, 8)
 
 
-@pytest.mark.parametrize("extra", [["--ttl", "14q"], ["--ttl", "14d", "--expires", "2026-12-01"]])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--ttl", "14q"],
+        ["--ttl", "14d", "--expires", "2026-12-01"],
+        ["--ttl", "1d", "--today", "9999-12-31"],  # past the last day a date can name
+        ["--ttl", "1m", "--today", "9999-12-01"],
+    ],
+)
 def test_add_with_a_bad_ttl_is_a_usage_error(folder: Path, extra: list[str]) -> None:
     result = _add_freeze(folder, *extra)
     assert result.exit_code == 2
