@@ -132,6 +132,7 @@ class PruneResult:
     dry_run: bool
     index: IndexWrite | None = None  # the one re-index after the moves (None in a dry run or when nothing moved)
     problems: list[FileProblem] = field(default_factory=list)  # files that failed to load as memories
+    error: str | None = None  # why prune stopped before moving everything it planned (`moved` did move)
 
 
 def plan_prune(folder: MemoryDir, scan: Scan | None = None) -> tuple[list[PruneItem], list[PruneKept]]:
@@ -142,7 +143,10 @@ def plan_prune(folder: MemoryDir, scan: Scan | None = None) -> tuple[list[PruneI
     are left to `memdir review`.
     """
     scan = scan or folder.scan()
-    present = {m.path for m in scan.memories} | {PurePosixPath(m.path).name for m in scan.memories}
+    by_ref: dict[str, Memory] = {}
+    for memory in scan.memories:  # a successor is named by its path or its file name
+        by_ref.setdefault(memory.path, memory)
+        by_ref.setdefault(PurePosixPath(memory.path).name, memory)
     taken: set[Path] = set()
     moved: list[PruneItem] = []
     kept: list[PruneKept] = []
@@ -153,8 +157,8 @@ def plan_prune(folder: MemoryDir, scan: Scan | None = None) -> tuple[list[PruneI
             if not successor:
                 kept.append(PruneKept(memory.path, "status: superseded, but no superseded_by names its successor"))
                 continue
-            if successor not in present and successor.removeprefix("./") not in present:
-                kept.append(PruneKept(memory.path, f"its successor {successor} is not in the folder"))
+            if (why := _chain_problem(memory, by_ref)) is not None:
+                kept.append(PruneKept(memory.path, why))
                 continue
             kind, reason = "superseded", f"superseded by {successor}"
         elif memory.expires is not None and memory.expires <= folder.today and memory.status == Status.ACTIVE:
@@ -173,6 +177,24 @@ def plan_prune(folder: MemoryDir, scan: Scan | None = None) -> tuple[list[PruneI
             )
         )
     return moved, kept
+
+
+def _chain_problem(memory: Memory, by_ref: dict[str, Memory]) -> str | None:
+    """Why `memory` must stay although it is superseded, or None: its successor must be in the folder,
+    and the chain of successors must end at a memory that is not itself replaced. A chain that loops
+    (a -> b -> a, or a memory superseded by itself) has no current memory at all."""
+    chain, current = [memory.path], memory
+    while successor := _text(current.fields.get("superseded_by")):
+        following = by_ref.get(successor) or by_ref.get(successor.removeprefix("./"))
+        if following is None:
+            return f"its successor {successor} is not in the folder" if current is memory else (
+                f"its supersede chain ends at {successor}, which is not in the folder")  # fmt: skip
+        chain.append(following.path)
+        if following.path in chain[:-1]:
+            shown = " -> ".join(chain)
+            return f"its supersede chain loops ({shown}): no memory in it is current; fix `superseded_by` by hand"
+        current = following
+    return None
 
 
 def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
@@ -195,15 +217,22 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
         moved, kept = plan_prune(folder, scan)
         done: list[PruneItem] = []
         write: IndexWrite | None = None
+        error: str | None = None
         try:
             for item in moved:
                 _archive(folder, item)
                 done.append(item)
+        except MemoryChanged as exc:
+            error = str(exc)
+        except OSError as exc:  # a read-only archive, a full disk: the moves so far stand
+            error = f"cannot archive {item.path}: {exc.strerror or exc}" + (
+                f" ({exc.filename})" if exc.filename else ""
+            )
         finally:  # what moved before a failure is logged and leaves the index all the same
             log_decisions(folder.root, [_log_entry(item, folder.today) for item in done])
             if done:  # (remove() does the same: the lock is held, so the locked variant it is)
                 write = folder._write_index_locked(drop=[item.path for item in done])
-    return PruneResult(done, kept, dry_run=False, index=write, problems=scan.problems)
+    return PruneResult(done, kept, dry_run=False, index=write, problems=scan.problems, error=error)
 
 
 def _archive(folder: MemoryDir, item: PruneItem) -> None:

@@ -706,8 +706,8 @@ def test_prune_that_fails_halfway_keeps_what_it_did_consistent(
 
     monkeypatch.setattr(lifecycle, "atomic_write", disk_fills_up)
     before = _snapshot(lifecycle_folder)
-    with pytest.raises(OSError, match="No space left"):
-        prune(_dir(lifecycle_folder))
+    result = prune(_dir(lifecycle_folder))
+    assert result.error is not None and "No space left on device" in result.error
     after = _snapshot(lifecycle_folder)
     # The first move is complete and logged; the second memory is still where it was, whole.
     assert "feedback_old-rule.md" not in after and ".archive/feedback_old-rule.md" in after
@@ -721,3 +721,69 @@ def test_prune_counts_one_memory_in_the_singular(folder: Path, make_memory: Make
     make_memory("project_freeze.md", created="2026-11-01", expires="2026-11-08")
     result = invoke_memdir("--dir", str(folder), "prune", "--dry-run", env={"MEMDIR_TODAY": "2026-11-22"})
     assert "1 memory would be archived;" in result.stderr, result.output
+
+
+def test_prune_keeps_a_supersede_chain_that_loops(folder: Path, make_memory: MakeMemory) -> None:
+    # a -> b -> a, and c superseded by itself: no memory in either chain is current, so archiving
+    # them would retire every copy of the fact.
+    make_memory("feedback_a.md", status="superseded", superseded_by="feedback_b.md")
+    make_memory("feedback_b.md", status="superseded", superseded_by="feedback_a.md")
+    make_memory("feedback_c.md", status="superseded", superseded_by="feedback_c.md")
+    make_memory("feedback_d.md", status="superseded", superseded_by="feedback_e.md")  # a chain that ends well
+    make_memory("feedback_e.md")
+    moved, kept = plan_prune(_dir(folder))
+    assert [m.path for m in moved] == ["feedback_d.md"]
+    assert {k.path: k.why for k in kept} == {
+        "feedback_a.md": "its supersede chain loops (feedback_a.md -> feedback_b.md -> feedback_a.md): no memory "
+        "in it is current; fix `superseded_by` by hand",
+        "feedback_b.md": "its supersede chain loops (feedback_b.md -> feedback_a.md -> feedback_b.md): no memory "
+        "in it is current; fix `superseded_by` by hand",
+        "feedback_c.md": "its supersede chain loops (feedback_c.md -> feedback_c.md): no memory in it is current; "
+        "fix `superseded_by` by hand",
+    }
+
+
+def test_a_prune_that_fails_part_way_returns_what_it_moved(
+    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memdir.lifecycle
+
+    for path in ("project_a.md", "project_b.md"):
+        make_memory(path, created="2026-11-01", expires="2026-11-08")
+    real = memdir.lifecycle._archive
+
+    def archive(folder: MemoryDir, item: Any) -> None:
+        if item.path == "project_b.md":
+            raise PermissionError(13, "Permission denied", str(folder.root / ".archive"))
+        real(folder, item)
+
+    monkeypatch.setattr(memdir.lifecycle, "_archive", archive)
+    result = prune(_dir(folder))
+    assert [m.path for m in result.moved] == ["project_a.md"]
+    assert result.error is not None and result.error.startswith("cannot archive project_b.md: Permission denied")
+    assert result.index is not None and "project_a.md" not in (folder / "MEMORY.md").read_text()
+
+
+def test_the_prune_command_shows_what_moved_before_it_failed(
+    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memdir.lifecycle
+
+    for path in ("project_a.md", "project_b.md"):
+        make_memory(path, created="2026-11-01", expires="2026-11-08")
+    real = memdir.lifecycle._archive
+
+    def archive(folder: MemoryDir, item: Any) -> None:
+        if item.path == "project_b.md":
+            raise PermissionError(13, "Permission denied", str(folder.root / ".archive"))
+        real(folder, item)
+
+    monkeypatch.setattr(memdir.lifecycle, "_archive", archive)
+    for format in ("text", "json"):
+        result = invoke_memdir("--dir", str(folder), "prune", "--format", format, env={"MEMDIR_TODAY": "2026-11-22"})
+        assert result.exit_code == 2, result.output
+        assert "cannot archive project_b.md: Permission denied" in result.stderr
+        if format == "text":
+            assert "archived project_a.md -> .archive/project_a.md (expired 2026-11-08)" in result.stdout
+        else:
+            assert json.loads(result.stdout)["error"].startswith("cannot archive project_b.md")

@@ -66,8 +66,11 @@ def prune(ctx: typer.Context, dry_run: DryRunOption = False, format: FormatOptio
                 ],
                 "kept": [{"path": k.path, "why": k.why} for k in result.kept],
                 "index": index_summary(result.index.result) if result.index else None,
+                "error": result.error,
             },
         )  # fmt: skip
+        if result.error is not None:
+            fail(result.error)
         if result.index is not None and result.index.result.refused is not None:
             raise typer.Exit(REFUSED)
         return
@@ -76,6 +79,10 @@ def prune(ctx: typer.Context, dry_run: DryRunOption = False, format: FormatOptio
         st.write(f"{verb} {item.path} -> {item.destination} ({item.reason})\n")
     for kept in result.kept:
         st.say(f"kept {kept.path}: {kept.why}")
+    if result.error is not None:
+        _reindexed(st, result.index)
+        moved = "the memories listed above as archived were moved" if result.moved else "nothing was moved"
+        fail(f"{result.error}; {moved}")
     if not result.moved and result.kept:  # superseded memories remain: say why, never that there are none
         which = "the superseded memory above is" if len(result.kept) == 1 else "the superseded memories above are"
         st.say(f"Nothing to move into .archive/: {which} kept.")
