@@ -586,12 +586,12 @@ def session_topic(cwd: Path) -> str | None:
 def session_bodies(folder: MemoryDir, topic: str | None, room: int, notes: list[str]) -> str:
     """The full text of the pinned memories and of those recalled for `topic`, each recalled one
     with its age, within `room` characters (after the index: it is spent first). "" when none fit."""
-    from memdir.context import ContextBudgetTooSmall, render_context
+    from memdir.context import ContextBudgetTooSmall, pinned_memories, render_context
     from memdir.recall import recall, recalled_memories
 
     recalled = []
     if topic:
-        found = recall(folder, topic)
+        found = recall(folder, topic, already=[m.path for m in pinned_memories(folder)])
         if found.log_error:
             notes.append(f"recall not logged: {found.log_error}")
         recalled = recalled_memories(folder, found)

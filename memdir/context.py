@@ -26,6 +26,7 @@ from memdir.model import Memory, plural
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
+    from memdir.store import Scan
 
 PINNED = "pinned"  # `pin: true`, or importance at or above the configured threshold
 RECALLED = "recalled"  # given by the caller through `recalled`
@@ -91,6 +92,15 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(ascii_chars / 4 + (len(text) - ascii_chars))
 
 
+def pinned_memories(folder: MemoryDir, scan: Scan | None = None) -> list[Memory]:
+    """The live memories that always load in full, most valuable first. A recall for the same context
+    passes their paths as `already`, so that none of them takes a recalled memory's place."""
+    scan = scan or folder.scan()
+    pin_importance = folder.config.context.pin_importance
+    live = (m for m in scan.memories if m.type is not None and m.exclusion(folder.today) is None)
+    return sorted((m for m in live if is_pinned(m, pin_importance)), key=value_key)
+
+
 def is_pinned(memory: Memory, pin_importance: float | None) -> bool:
     """Whether a memory always loads in full: `pin: true`, or an `importance` set to at least
     `pin_importance`. `pin: false` keeps any memory out; the default importance (unset) never pins."""
@@ -153,14 +163,7 @@ def render_context(
         ]
     capped = len(left_out)  # entries the index's own caps left out (in markdown, the index's note says so)
 
-    pinned = sorted(
-        (
-            m
-            for m in scan.memories
-            if m.type is not None and m.exclusion(folder.today) is None and is_pinned(m, settings.pin_importance)
-        ),
-        key=value_key,
-    )
+    pinned = pinned_memories(folder, scan)
     bodies = [LoadedMemory(m, PINNED) for m in pinned]
     seen = {m.path for m in pinned}
     for memory in recalled:

@@ -878,6 +878,7 @@ class RecallResult:
     min_score: float = 0.0
     llm: dict[str, Any] | None = None  # for method "llm": model, names picked, names not found
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why) of files not searched
+    already: frozenset[str] = frozenset()  # paths in the reader's context already (pinned): never chosen
     log_path: Path | None = None
     log_error: str | None = None  # why the log could not be written (recall itself went on)
 
@@ -885,6 +886,8 @@ class RecallResult:
         """Why a candidate was not chosen; None when it was."""
         if any(r.path == candidate.path for r in self.results):
             return None
+        if candidate.path in self.already:
+            return "already in the context: pinned"
         if self.method == "llm":
             return "not picked by the model"
         if not self.passed_gate:
@@ -1026,12 +1029,15 @@ def recall(
     min_score: float | None = None,
     settings: RecallSettings | None = None,
     log: bool | None = None,
+    already: Iterable[str] = (),
 ) -> RecallResult:
     """The memories of `folder` most worth bringing up for `query`, best first (at most `k`).
 
     `settings` default to the folder's config (`[recall]`); `k` and `min_score` override theirs. Nothing
-    is returned when the query's best match is below the relevance gate. The recall is appended to
-    `.memdir/recall.jsonl` unless `log` (default: the `recall.log` setting) is false.
+    is returned when the query's best match is below the relevance gate. `already` names memories the
+    reader has in full anyway (the pinned ones of a context): they are never chosen, so they take no
+    slot. The recall is appended to `.memdir/recall.jsonl` unless `log` (default: the `recall.log`
+    setting) is false.
     """
     settings = settings or folder.config.recall
     k = settings.k if k is None else k
@@ -1039,9 +1045,10 @@ def recall(
     _check(query, k)
     index = load_index(folder)
     candidates, excluded = _score(index, query, settings, folder.today)
-    chosen, top, passed = _choose(candidates, settings, k, min_score)
+    skip = frozenset(already)
+    chosen, top, passed = _choose(candidates, settings, k, min_score, skip)
     result = RecallResult(query, chosen, candidates, excluded, top, passed, settings, "lexical", k, min_score,
-                          unreadable=index.unreadable)  # fmt: skip
+                          unreadable=index.unreadable, already=skip)  # fmt: skip
     return _logged(folder, result, settings.log if log is None else log)
 
 
@@ -1053,13 +1060,22 @@ def _check(query: str, k: int) -> None:
 
 
 def _choose(
-    candidates: Sequence[Recalled], settings: RecallSettings, k: int, min_score: float
+    candidates: Sequence[Recalled],
+    settings: RecallSettings,
+    k: int,
+    min_score: float,
+    skip: frozenset[str] = frozenset(),
 ) -> tuple[list[Recalled], float, bool]:
-    """The gates and the cut: (chosen, best relevance, whether it reached the gate)."""
+    """The gates and the cut: (chosen, best relevance, whether it reached the gate). The gate weighs every
+    candidate; those in `skip` (already in the reader's context) are never chosen."""
     top = max((c.direct for c in candidates), default=0.0)
     if top <= 0 or top < settings.gate:
         return [], top, False
-    chosen = [c for c in candidates if c.direct > 0 and c.relevance >= settings.min_relevance and c.score >= min_score]
+    chosen = [
+        c
+        for c in candidates
+        if c.path not in skip and c.direct > 0 and c.relevance >= settings.min_relevance and c.score >= min_score
+    ]
     return chosen[:k], top, True
 
 

@@ -396,6 +396,22 @@ def test_cli_context_for_a_task_adds_the_recalled_memories(tasks: Path) -> None:
     assert read_log(tasks)[-1]["chosen"] == ["feedback_friday.md"]
 
 
+def test_a_pinned_memory_never_takes_a_recall_slot(tasks: Path, make_memory: MakeMemory) -> None:
+    # The pinned memory is in the context already; recalled first, it used the one slot of -k 1.
+    make_memory("feedback_pinned.md", description="No production deploys before the Friday review",
+                body="Pinned body.", pin="true")  # fmt: skip
+    result = invoke_memdir("--dir", str(tasks), "context", "--for", "ship the fix to production on Friday", "-k", "1")
+    assert result.exit_code == 0, result.output
+    assert "Pinned body." in result.stdout and "Don't deploy to production on a Friday." in result.stdout
+    assert "1 of them recalled for the task" in result.stderr
+    from memdir.recall import read_log
+
+    logged = read_log(tasks)[-1]
+    assert logged["chosen"] == ["feedback_friday.md"]
+    pinned = next(c for c in logged["candidates"] if c["path"] == "feedback_pinned.md")
+    assert pinned["why_not"] == "already in the context: pinned"
+
+
 def test_cli_context_for_an_unrelated_task_adds_nothing(tasks: Path) -> None:
     plain = invoke_memdir("--dir", str(tasks), "context")
     result = invoke_memdir("--dir", str(tasks), "context", "--for", "Explain the difference between TCP and UDP")

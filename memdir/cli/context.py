@@ -65,9 +65,10 @@ def context(
     folder = st.folder()
     recalled = []
     if task is not None:
+        from memdir.context import pinned_memories
         from memdir.recall import recall, recalled_memories
 
-        found = recall(folder, task, k=k)
+        found = recall(folder, task, k=k, already=[m.path for m in pinned_memories(folder)])
         st.warn_unreadable(found.unreadable, "recall did not search them")
         if found.log_error:
             st.warn(f"recall not logged: {found.log_error}")
