@@ -13,6 +13,7 @@ Nothing here imports typer or rich: the hooks run before every session (see cli/
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as dt
 import json
@@ -28,7 +29,7 @@ from memdir.config import claude_home, find_repo_root, load_config, locate
 from memdir.errors import ConfigError, LockTimeout, MemdirError
 from memdir.index import Caps, Indexable, build_index
 from memdir.memory_dir import IndexWrite, MemoryDir
-from memdir.model import INDEX_NAME
+from memdir.model import INDEX_NAME, plural
 from memdir.store import (
     append_lines,
     atomic_write,
@@ -589,19 +590,23 @@ def session_bodies(folder: MemoryDir, topic: str | None, room: int, notes: list[
     from memdir.context import ContextBudgetTooSmall, pinned_memories, render_context
     from memdir.recall import recall, recalled_memories
 
+    pinned = pinned_memories(folder)
     recalled = []
     if topic:
-        found = recall(folder, topic, already=[m.path for m in pinned_memories(folder)])
+        found = recall(folder, topic, already=[m.path for m in pinned])
         if found.log_error:
             notes.append(f"recall not logged: {found.log_error}")
         recalled = recalled_memories(folder, found)
     # A byte budget: UTF-8 never takes fewer bytes than UTF-16 code units, so it fits `room` too.
     budget = room - 1  # the blank line before the section
-    if budget < 1:
-        return ""
-    try:
-        bodies = render_context(folder, "markdown", budget, include_index=False, recalled=recalled)
-    except ContextBudgetTooSmall:
+    bodies = None
+    if budget >= 1:
+        with contextlib.suppress(ContextBudgetTooSmall):
+            bodies = render_context(folder, "markdown", budget, include_index=False, recalled=recalled)
+    if bodies is None:  # the index filled the room
+        if pinned or recalled:
+            wanted = plural(len(pinned) + len(recalled), "memory", "memories")
+            notes.append(f"{wanted} to load in full left out: the index fills the hook's room")
         return ""
     return "\n" + bodies.text if bodies.loaded else ""
 

@@ -764,6 +764,17 @@ def test_session_start_bodies_stay_within_the_limit(recalling: Path, make_memory
     assert "Writes Go." in context
 
 
+def test_session_start_says_when_the_index_leaves_no_room_for_bodies(recalling: Path, make_memory: MakeMemory) -> None:
+    root = recalling / ".claude" / "memory"
+    for i in range(120):  # an index longer than the hook's whole room
+        make_memory(f"project_topic-{i:03d}.md", root=root,
+                    description=f"Topic {i:03d}, a fairly long description of a decision and its reasons")  # fmt: skip
+    _branch(recalling, "ref: refs/heads/fix/friday-deploys")
+    result = invoke_memdir("hook", "session-start", input=_payload(recalling), cwd=recalling)
+    assert result.exit_code == 0 and "Writes Go." not in _context(result.stdout)
+    assert "2 memories to load in full left out: the index fills the hook's room" in result.stderr
+
+
 def test_session_start_with_recall_stays_on_the_fast_path(recalling: Path) -> None:
     _branch(recalling, "ref: refs/heads/fix/friday-deploys")
     probe = (
