@@ -71,13 +71,15 @@ class ParseCache:
 
     @classmethod
     def load(cls, state_dir: Path) -> ParseCache:
-        """The cache in `state_dir`, or an empty one when it is missing, unreadable or not ours."""
+        """The cache in `state_dir`, or an empty one when it is missing, unreadable, not ours or not
+        a regular file (a named pipe there would block the read; `save` replaces it)."""
         from memdir import __version__
+        from memdir.store import open_state_file
 
         path = state_dir / CACHE_FILE
         handle = None
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - kept open until the blob is read or the cache saved
+            handle = open_state_file(path)  # kept open until the blob is read or the cache saved
             magic, header = handle.readline(), handle.readline()
             raw = json.loads(header)
             if magic != _MAGIC + b"\n" or raw.get("memdir") != __version__ or not isinstance(raw.get("files"), dict):

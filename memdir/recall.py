@@ -602,10 +602,12 @@ class _Stored(_Index):
 
     @classmethod
     def read(cls, path: Path) -> tuple[_Stored, str]:
-        """The index at `path` and the digest it was built for. Raises OSError or ValueError."""
+        """The index at `path` and the digest it was built for. Raises OSError (NotRegularFile for a
+        named pipe or the like, which must not be opened blocking) or ValueError."""
         from memdir import __version__
+        from memdir.store import open_state_file
 
-        with open(path, "rb") as handle:
+        with open_state_file(path) as handle:
             try:  # mapped, not read: a query touches a few pages of a file that may be megabytes
                 data: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
             except (OSError, ValueError):  # an empty file, or a file system without mmap

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import IndexRefused
 from memdir.model import MemoryType, Status
-from memdir.store import ARCHIVE_DIR, scan_folder
+from memdir.store import ARCHIVE_DIR, STATE_DIR, iter_jsonl, scan_folder
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
@@ -218,36 +218,35 @@ def _archived_count(folder: MemoryDir, notes: list[str]) -> int:
 
 
 def _recall_figures(folder: MemoryDir, notes: list[str]) -> RecallFigures:
-    from memdir.recall import read_log  # the recall module is large; only stats and recall need it
+    from memdir.recall import LOG_FILE  # the recall module is large; only stats and recall need it
 
-    try:
-        entries = read_log(folder.root)
-    except (OSError, UnicodeDecodeError) as exc:
-        notes.append(f"the recall log could not be read: {exc}")
-        entries = []
     recalls = returned = empty = 0
     recalled: set[str] = set()
-    for entry in entries:
-        chosen = entry.get("chosen") if isinstance(entry, dict) else None
-        if not isinstance(chosen, list):
-            continue  # a torn or foreign line
-        recalls += 1
-        returned += len(chosen)
-        empty += not chosen
-        recalled.update(c for c in chosen if isinstance(c, str))
+    try:  # streamed: a log that escaped rotation can be hundreds of megabytes
+        for entry in iter_jsonl(folder.root / STATE_DIR / LOG_FILE):
+            chosen = entry.get("chosen")
+            if not isinstance(chosen, list):
+                continue  # a foreign line
+            recalls += 1
+            returned += len(chosen)
+            empty += not chosen
+            recalled.update(c for c in chosen if isinstance(c, str))
+    except OSError as exc:
+        notes.append(f"the recall log could not be read: {exc.strerror or exc}")
+        return RecallFigures(0, 0, 0, 0)
     return RecallFigures(recalls, returned, empty, len(recalled))
 
 
 def _cleanup(folder: MemoryDir, notes: list[str]) -> dict[str, int]:
-    from memdir.gauntlet import read_log
+    from memdir.gauntlet import log_path
 
     counts = {"expired": 0, "superseded": 0}
     try:
-        entries = read_log(folder.root)
+        for entry in iter_jsonl(log_path(folder.root)):
+            reason = entry.get("reason")
+            if entry.get("command") == "prune" and entry.get("decision") == "archived" and reason in counts:
+                counts[reason] += 1
     except OSError as exc:
         notes.append(f"the decision log could not be read: {exc.strerror or exc}")
-        return counts
-    for entry in entries:
-        if entry.get("command") == "prune" and entry.get("decision") == "archived" and entry.get("reason") in counts:
-            counts[entry["reason"]] += 1
+        return {"expired": 0, "superseded": 0}
     return counts

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from memdir.cache import ParseCache, file_key
 from memdir.errors import FolderNotFound, LockTimeout
@@ -198,7 +198,19 @@ def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folde
 
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no named pipes in the file system
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation under a byte-exact reader
 _NOT_REGULAR = "is not a regular file (a named pipe, socket or device); memdir does not open it"
+
+
+class NotRegularFile(OSError):
+    """A file of `.memdir/` that is a named pipe, socket or device: reading or appending to it would
+    wait for another process, maybe forever, so memdir does neither."""
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(errno.EINVAL, _NOT_REGULAR.removeprefix("is "), str(path))
+
+    def __str__(self) -> str:
+        return f"{self.strerror}: {self.filename}"
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
@@ -354,8 +366,9 @@ def rotate_log(path: Path, incoming: int = 0) -> None:
 
 def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
     """Append whole lines to a log in one O_APPEND write, so that writers at once never interleave
-    within a line; `durable` waits for the disk."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    within a line; `durable` waits for the disk. Raises NotRegularFile for a named pipe, socket or
+    device in the log's place."""
+    fd = _open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         os.write(fd, data)
         if durable:
@@ -364,21 +377,57 @@ def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
         os.close(fd)
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a log, one a line, oldest first; a torn or foreign line is skipped."""
+def open_state_file(path: Path) -> BinaryIO:
+    """Open a file of `.memdir/` (a log, a cache, an index) to read. Raises NotRegularFile, at once,
+    when a named pipe, socket or device is in its place, and OSError as open() does."""
+    return open(_open_regular(path, os.O_RDONLY), "rb")
+
+
+def _open_regular(path: Path, flags: int) -> int:
+    """A descriptor of the regular file at `path`, opened with `flags` (O_CREAT creates it). Never
+    waits: opening a named pipe blocks until the other end is opened too, so it is opened
+    non-blocking (to write with no reader, that fails with ENXIO) and then refused."""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        fd = os.open(path, flags | _NONBLOCK | _BINARY, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a named pipe without a reader, a socket, a device with no unit
+            raise NotRegularFile(path) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a log, one a line, oldest first, read a line at a time (a log that escaped
+    rotation can be hundreds of megabytes); a torn or foreign line is skipped. Nothing for a missing
+    log; raises OSError (NotRegularFile among them) for one that cannot be read."""
+    try:
+        handle = open_state_file(path)
     except FileNotFoundError:
+        return
+    with handle:
+        # At "\n" only, not as str.splitlines: json.dumps(ensure_ascii=False) leaves U+2028 and NEL
+        # in a value as they are.
+        for line in handle:
+            try:
+                entry = json.loads(line.decode("utf-8", errors="replace"))
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                yield entry
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a log, as iter_jsonl; a named pipe or other non-file there reads as no log."""
+    try:
+        return list(iter_jsonl(path))
+    except NotRegularFile:
         return []
-    entries = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            entries.append(entry)
-    return entries
 
 
 def ensure_state_dir(root: Path) -> Path:
@@ -404,11 +453,12 @@ def folder_lock(root: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[N
         yield
         return
     lock_path = ensure_state_dir(root) / "lock"
-    with open(lock_path, "a+") as handle:
+    fd = _open_regular(lock_path, os.O_RDWR | os.O_CREAT)
+    try:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
@@ -417,4 +467,6 @@ def folder_lock(root: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[N
         try:
             yield
         finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

@@ -202,3 +202,84 @@ def test_a_file_swapped_for_a_pipe_after_its_stat_is_not_opened_blocking(folder:
     os.mkfifo(path)
     problem = load_file(str(path), "user_fine.md", ParseCache.disabled(), status)
     assert "not a regular file" in problem.message  # type: ignore[union-attr]
+
+
+# --- tool state in .memdir/ that is not a regular file -------------------------------------------------
+
+STATE_FILES = ["recall.jsonl", "log.jsonl", "recall-index", "parse-cache"]
+
+
+def _pipe(path: Path) -> None:
+    """Make `path` a named pipe (again: a command may have replaced it with a regular file)."""
+    if path.is_fifo():
+        return
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("name", STATE_FILES)
+def test_a_named_pipe_in_the_state_folder_never_blocks_a_command(
+    tmp_path: Path, make_memory: MakeMemory, name: str
+) -> None:
+    """Every reader of .memdir/ opened its files blocking, and appends opened a pipe waiting for a
+    reader: the session-start hook, stats, recall, history and prune hung for good."""
+    import json
+
+    project = tmp_path / "project"
+    folder = project / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "feature/kubernetes", str(project)], check=True)  # a recall topic
+    (project / ".memdir.toml").write_text("[context]\nrecall-on-start = true\n")
+    make_memory("user_fine.md", "Deploys go to kubernetes.", folder, description="Prefers kubernetes")
+    make_memory("project_old.md", root=folder, description="Release freeze", expires="2026-01-01")
+    (folder / ".memdir").mkdir()
+    commands = (["hook", "session-start"], ["recall", "kubernetes"], ["stats"], ["history", "user_fine"], ["prune"])
+    for command in commands:
+        _pipe(folder / ".memdir" / name)
+        child = subprocess.run([sys.executable, "-m", "memdir", *command], input=json.dumps({"cwd": str(project)}),
+                               cwd=project, capture_output=True, text=True, timeout=30)  # fmt: skip
+        output = child.stdout + child.stderr
+        assert "Traceback" not in output and "internal error" not in output, (command, output)
+        if command[0] == "prune" and name == "log.jsonl":  # the move is done; the log refuses it, in one line
+            assert child.returncode == 2 and child.stderr.count("\n") == 1, output
+            assert "not a regular file" in child.stderr and "log.jsonl" in child.stderr
+            continue
+        assert child.returncode == 0, (command, output)
+        if command[0] == "hook":
+            assert "Prefers kubernetes" in json.loads(child.stdout)["hookSpecificOutput"]["additionalContext"]
+        elif command[0] == "recall":
+            assert "user_fine.md" in child.stdout
+        if name in ("recall.jsonl", "log.jsonl") and command[0] == "stats":
+            assert "not a regular file" in child.stderr, output
+        if name == "recall.jsonl" and command[0] == "recall":
+            assert "recall not logged: not a regular file" in child.stderr, output
+    assert (folder / ".archive" / "project_old.md").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_state_readers_and_appends_refuse_a_pipe(tmp_path: Path) -> None:
+    from memdir.cache import ParseCache
+    from memdir.store import append_lines, folder_lock, open_state_file, read_jsonl
+
+    pipe = tmp_path / "log.jsonl"
+    os.mkfifo(pipe)
+    assert read_jsonl(pipe) == []  # read as a log that is not there
+    os.mkfifo(tmp_path / "parse-cache")
+    assert ParseCache.load(tmp_path).get("x.md", (0, 0, 0, 0)) is None  # no cache: everything parsed afresh
+    with pytest.raises(OSError, match="not a regular file"):
+        open_state_file(pipe)
+    with pytest.raises(OSError, match="not a regular file"):  # no reader: the open would have waited for one
+        append_lines(pipe, b"{}\n")
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    try:  # a reader: the open succeeds, and the file is refused all the same, nothing written
+        with pytest.raises(OSError, match="not a regular file"):
+            append_lines(pipe, b"{}\n")
+        assert os.read(reader, 10) == b""
+    finally:
+        os.close(reader)
+    assert pipe.is_fifo()
+    (tmp_path / ".memdir").mkdir()
+    os.mkfifo(tmp_path / ".memdir" / "lock")
+    with pytest.raises(OSError, match="not a regular file"), folder_lock(tmp_path):
+        pass

@@ -121,3 +121,39 @@ def test_text_names_each_unreadable_file_and_counts_in_words(known: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "unreadable 1 file (`memdir lint` explains):\n           broken.md: invalid YAML" in result.stdout
     assert "recall     3 recalls;" in result.stdout and "; 2 distinct memories recalled" in result.stdout
+
+
+def test_the_recall_log_is_streamed_not_read_whole(folder: Path) -> None:
+    """A log that escaped rotation (an old version's, or merged) took 13 s and 2 GB at 330 MB: it was
+    read into one string, split into lines and parsed into a list before anything was counted."""
+    import tracemalloc
+
+    import memdir.gauntlet
+    import memdir.recall  # noqa: F401 - imported before measuring: their code is not the log's cost
+
+    line = json.dumps({"query": "deploy", "chosen": ["user_a.md"], "candidates": ["x" * 2000]}) + "\n"
+    state = folder / ".memdir"
+    state.mkdir()
+    (state / "recall.jsonl").write_text(line * 5_000 + '{"query": "tcp", "chosen": []}\n')  # 10 MB
+    pruned = {"command": "prune", "decision": "archived", "reason": "expired", "file": "x" * 2000}
+    (state / "log.jsonl").write_text((json.dumps(pruned) + "\n") * 5_000)
+    tracemalloc.start()
+    try:
+        stats = folder_stats(MemoryDir(folder, today=TODAY))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    recall = stats.recall
+    assert (recall.recalls, recall.returned, recall.empty, recall.distinct_recalled) == (5_001, 5_000, 1, 1)
+    assert stats.cleanup == {"expired": 5_000, "superseded": 0}
+    assert peak < 2 * 1024 * 1024, peak
+
+
+def test_a_logged_query_holding_a_unicode_line_break_is_counted(folder: Path) -> None:
+    """The log is written with ensure_ascii=False, so U+2028 in a query is in the file as it is; the
+    reader split lines as str.splitlines does, cut such a recall in two and lost it."""
+    state = folder / ".memdir"
+    state.mkdir()
+    entry = {"query": "deploy\u2028staging\x85now", "chosen": ["user_a.md"]}
+    (state / "recall.jsonl").write_text(json.dumps(entry, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert folder_stats(MemoryDir(folder, today=TODAY)).recall.recalls == 1
