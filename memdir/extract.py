@@ -22,7 +22,7 @@ import time
 import uuid as uuidlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from memdir import llm
@@ -583,7 +583,7 @@ class Plan:
             return "nothing new to extract"
         counts = {
             "saved": sum(v.action is Action.STORE for v in self.verdicts),
-            "superseded": sum(1 for v in self.verdicts if v.writes and v.supersedes),
+            "superseded": sum(1 for v in self.verdicts if v.action is Action.STORE and v.supersedes),
             "quarantined": sum(v.action is Action.QUARANTINE for v in self.verdicts),
             "redacted": sum(1 for v in self.verdicts if v.writes and v.redacted),
             "refused": sum(v.action is Action.REFUSE for v in self.verdicts),
@@ -821,17 +821,20 @@ class Extractor:
             scan = self.folder.scan()
             taken = {name_key(m.name) for m in scan.memories if m.name}
             changes: list[FileChange] = []
+            retired: dict[str, FileChange] = {}  # old path -> its change; the last successor wins
             superseded: dict[str, str] = {}
             for verdict in plan.writes:
                 new = prepare(verdict)
                 _unique_name(new, taken, self.root, {c.path for c in changes})
                 taken.add(name_key(new.name))
-                if verdict.supersedes:
-                    new.extra["supersedes"] = PurePosixPath(verdict.supersedes).name
-                    superseded[verdict.supersedes] = new.file_name
-                changes.append(FileChange(new.file_name, None, render_memory(new)))
-            for old, new_file in superseded.items():
-                changes.append(self.folder.plan_supersede(old, new_file))
+                text = render_memory(new)
+                if verdict.supersedes:  # a quarantined memory only records it, for `review accept`
+                    text, retire = self.folder.plan_successor(verdict.supersedes, new.file_name, text)
+                    if retire is not None:
+                        retired[retire.path] = retire
+                        superseded[retire.path] = new.file_name
+                changes.append(FileChange(new.file_name, None, text))
+            changes += retired.values()
             refreshed = self._refreshes(plan, {c.path for c in changes})
             changes += refreshed
             _move_all(self.root, changes, self.run_id)

@@ -5,7 +5,7 @@ the candidate refused when a secret is in its name or is all it says); provenanc
 is quarantined (`source: tool`, or instruction-like text whatever the source); it is compared with
 the live memories and the earlier candidates of the same batch, so a near-duplicate is skipped and
 a memory on the same topic is named (for a warning, or for a model to judge). Nothing here writes;
-the screen returns verdicts, and the caller stores them.
+the screen returns verdicts, and the caller stores them. Review (accept, reject) is here too.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdir.errors import MemdirError
-from memdir.model import Memory, NewMemory, Status, name_key
-from memdir.store import STATE_DIR, append_lines, ensure_state_dir, read_jsonl
+from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
+from memdir.model import Memory, NewMemory, Status, name_key, one_line, parse_document
+from memdir.store import STATE_DIR, append_lines, atomic_write, ensure_state_dir, folder_lock, read_jsonl
 
 if TYPE_CHECKING:
     from memdir.memory_dir import IndexWrite, MemoryDir
@@ -38,6 +38,11 @@ _REDACTION = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 class MemoryNotQuarantined(MemdirError):
     """`memdir review accept/reject` named a memory that is not in quarantine."""
+
+
+class StaleSupersede(MemoryChanged):
+    """`memdir review accept`: the memory a quarantined one would supersede was changed, retired or
+    removed since the quarantined one arrived; nothing was written."""
 
 
 class Action(StrEnum):
@@ -77,10 +82,17 @@ class Verdict:
     duplicate_of: str | None = None
     same_topic: list[Neighbour] = field(default_factory=list)
     supersedes: str | None = None  # path of the memory this one replaces (set by a judge or by hand)
+    untrusted: bool = False  # provenance says a person must look first, whatever the action became
 
     @property
     def writes(self) -> bool:
         return self.action in (Action.STORE, Action.QUARANTINE)
+
+    def keep(self) -> None:
+        """Write a skipped near-duplicate after all (`add --force`, or it repeats the very memory
+        it replaces): stored, or quarantined when its provenance said so."""
+        self.action = Action.QUARANTINE if self.untrusted else Action.STORE
+        self.duplicate_of = None
 
 
 def _texts(new: NewMemory) -> dict[str, str]:
@@ -119,12 +131,12 @@ def _screen_provenance(verdict: Verdict) -> None:
 
     source = verdict.candidate.source
     if source == "tool":
-        verdict.action = Action.QUARANTINE
+        verdict.action, verdict.untrusted = Action.QUARANTINE, True
         verdict.reasons.append("source: tool (read in a file, page or tool output)")
     for key, text in _texts(verdict.candidate.memory).items():
         found = find_instructions(text)
         if found:
-            verdict.action = Action.QUARANTINE
+            verdict.action, verdict.untrusted = Action.QUARANTINE, True
             verdict.reasons.append(f"instruction-like text in its {key}: {found[0].masked!r}")
             break
 
@@ -182,15 +194,14 @@ def screen(
 
 
 def prepare(verdict: Verdict) -> NewMemory:
-    """The memory to write for a verdict that writes: source, status and supersedes set."""
+    """The memory to write for a verdict that writes: source and status set. The writer records
+    `verdict.supersedes` (`MemoryDir.plan_successor`: a quarantined memory only when accepted)."""
     new = verdict.candidate.memory
     extra: dict[str, Any] = dict(new.extra)
     if verdict.candidate.source:
         extra["source"] = verdict.candidate.source
     if verdict.action is Action.QUARANTINE:
         extra["status"] = Status.QUARANTINED.value
-    if verdict.supersedes:
-        extra["supersedes"] = Path(verdict.supersedes).name
     new.extra = extra
     return new
 
@@ -206,7 +217,8 @@ def describe(verdict: Verdict) -> str:
     what = "quarantine" if verdict.action is Action.QUARANTINE else "save"
     line = f"{what} {name!r} as {verdict.candidate.memory.file_name}{why}"
     if verdict.supersedes:
-        line += f"; supersedes {verdict.supersedes}"
+        when = " once accepted" if verdict.action is Action.QUARANTINE else ""
+        line += f"; supersedes {verdict.supersedes}{when}"
     return line
 
 
@@ -253,8 +265,8 @@ def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:
         entry["redacted"] = sorted(set(verdict.redacted))
     if verdict.duplicate_of:
         entry["duplicate_of"] = verdict.duplicate_of
-    if verdict.supersedes:
-        entry["supersedes"] = verdict.supersedes
+    if verdict.supersedes:  # a quarantined memory's waits for `review accept`, which logs it then
+        entry["supersedes_on_accept" if verdict.action is Action.QUARANTINE else "supersedes"] = verdict.supersedes
     if verdict.same_topic:
         entry["same_topic"] = [n.path for n in verdict.same_topic]
     return entry
@@ -276,11 +288,69 @@ def _quarantined_one(folder: MemoryDir, query: str) -> Memory:
 
 
 def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
-    """Let a quarantined memory in: its `status` is removed and it is indexed."""
+    """Let a quarantined memory in: its `status` is removed and it is indexed.
+
+    When it carries `supersedes_on_accept`, the memory named there is superseded by it now, both or
+    neither, and the field becomes `supersedes`. Raises StaleSupersede (nothing written) when that
+    memory left the folder, is no longer live, or says something else than when this one arrived.
+    """
+    from memdir.memory_dir import PENDING_SUPERSEDE
+
     memory = _quarantined_one(folder, query)
-    result = folder.update(memory.path, status=None)
-    log_decisions(folder.root, [{"command": "review", "decision": "accepted", "file": memory.path}])
-    return result
+    if PENDING_SUPERSEDE not in memory.fields:
+        result = folder.update(memory.path, status=None)
+        log_decisions(folder.root, [{"command": "review", "decision": "accepted", "file": memory.path}])
+        return result
+    with folder_lock(folder.root):
+        folder.read_index()  # refuse before anything is written if MEMORY.md cannot be rewritten
+        memory = _quarantined_one(folder, memory.path)  # as it is under the lock
+        old = _replaced(folder, memory)
+        retire = folder.plan_supersede(old.path, memory.path)
+        fields = {"status": None, PENDING_SUPERSEDE: None, "supersedes": Path(old.path).name}
+        let_in = folder.plan_update(memory.path, **fields)
+        folder._replace_fixed(retire)
+        try:
+            folder._replace_fixed(let_in)
+        except BaseException:  # both or neither: the old memory is live again
+            atomic_write(folder.root / retire.path, retire.before or "")
+            raise
+        write = folder._write_index_locked()
+    log_decisions(
+        folder.root,
+        [
+            {"command": "review", "decision": "accepted", "file": memory.path, "supersedes": old.path},
+            {"command": "review", "decision": "superseded", "file": old.path, "superseded_by": memory.path},
+        ],
+    )
+    return Memory(path=let_in.path, doc=parse_document(let_in.after)), write
+
+
+def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
+    """The memory a quarantined one supersedes once accepted, if it is still what was replaced."""
+    from memdir.memory_dir import PENDING_SUPERSEDE, said_digest
+
+    pending = memory.fields.get(PENDING_SUPERSEDE)
+    # A person may write the bare file name (no digest): then only its presence is checked.
+    wanted, digest = (pending.get("file"), pending.get("digest")) if isinstance(pending, dict) else (pending, None)
+    wanted = one_line(wanted)
+    then = (
+        f"nothing was changed. Reject it (`memdir review reject {memory.name}`), or `memdir edit "
+        f"{memory.name}` to drop `{PENDING_SUPERSEDE}` (or only its digest) and accept it again"
+    )
+    if not wanted:
+        raise StaleSupersede(f"{memory.path}: `{PENDING_SUPERSEDE}` names no memory; {then}")
+    try:
+        old = folder.get(wanted)
+    except MemoryNotFound as exc:
+        gone = str(exc).startswith("no memory matches")
+        why = "which is no longer in the folder (archived, deleted or renamed)" if gone else f"but {exc}"
+        raise StaleSupersede(f"{memory.path} would supersede {wanted}, {why}; {then}") from None
+    if old.path == memory.path or old.superseded or old.status != Status.ACTIVE.value:
+        state = f"superseded by {one_line(old.fields.get('superseded_by'))}" if old.superseded else old.status
+        raise StaleSupersede(f"{memory.path} would supersede {old.path}, which is {state} now; {then}")
+    if digest is not None and one_line(digest) != said_digest(old):
+        raise StaleSupersede(f"{old.path} changed since {memory.path} was quarantined to supersede it; {then}")
+    return old
 
 
 def reject(folder: MemoryDir, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:

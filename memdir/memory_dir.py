@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins  # `list` below is a method; annotations inside the class need the type
 import datetime as dt
+import hashlib
 import os
 import shutil
 from collections import Counter
@@ -27,6 +28,7 @@ from memdir.model import (
     Memory,
     MemoryType,
     NewMemory,
+    Status,
     name_key,
     parse_document,
     set_fields,
@@ -53,6 +55,9 @@ if TYPE_CHECKING:
     from memdir.lint import Finding, LintReport, Rule
 
 FIX_PASSES = 10  # a fix can uncover another; ten passes is more than any real file needs
+PENDING_SUPERSEDE = "supersedes_on_accept"
+"""On a quarantined memory: `{file, digest}` of the memory it replaces once `memdir review accept`
+lets it in (see `MemoryDir.plan_successor`). Not `supersedes`, which says the replacement happened."""
 
 
 class _Unread:
@@ -503,18 +508,22 @@ class MemoryDir:
         """
         new.absolutize_dates()
         new.validate()
-        if supersedes is not None:
-            new.extra = {**new.extra, "supersedes": PurePosixPath(self.get(supersedes).path).name}
         return self.add_text(new.file_name, render_memory(new, template), supersedes=supersedes)
 
     def add_text(self, file_name: str, text: str, *, supersedes: str | None = None) -> tuple[Memory, IndexWrite]:
-        """Write a memory whose full text is given (e.g. edited in $EDITOR), then re-index."""
+        """Write a memory whose full text is given (e.g. edited in $EDITOR), then re-index.
+
+        `supersedes` as for `add`; a quarantined memory only records it (`plan_successor`).
+        """
         memory = self._validated(file_name, text)
         with folder_lock(self.root):
             self.read_index()  # refuse now, not after the memory is written, if the index is unusable
             scan = self.scan()
             self._refuse_existing(scan, file_name, memory.name)
-            old = self.plan_supersede(supersedes, file_name) if supersedes is not None else None
+            old = None
+            if supersedes is not None:
+                text, old = self.plan_successor(supersedes, file_name, text)
+                memory = self._validated(file_name, text)
             try:
                 atomic_write(self.root / file_name, text, exclusive=True)
             except FileExistsError:
@@ -529,6 +538,28 @@ class MemoryDir:
             else:
                 scan.memories.append(memory)  # the lock keeps the folder as scanned, but for this file
             return memory, self._write_index_locked(scan=scan)
+
+    def plan_successor(self, query: str, new_file: str, text: str) -> tuple[str, FileChange | None]:
+        """`text`, a new memory that replaces the memory `query` names, with the replacement
+        recorded on it, and the change that retires the old memory now (None: not now).
+
+        The one rule for every writer (`add`, `extract`): a quarantined newcomer has not been looked
+        at, so it retires nothing yet. It records `supersedes_on_accept` (the old file and a digest
+        of what it says) and the old memory stays live and indexed; `memdir review accept` applies
+        the supersede then (`memdir.gauntlet.accept`), and a reject leaves the old memory untouched.
+        Any other newcomer records `supersedes`, and the old memory is marked superseded.
+        """
+        old = self.get(query)
+        if self._validated(new_file, text).status == Status.QUARANTINED.value:
+            pending = {"file": old.path, "digest": said_digest(old)}
+            fields: dict[str, Any] = {"supersedes": None, PENDING_SUPERSEDE: pending}
+        else:
+            fields = {"supersedes": PurePosixPath(old.path).name}
+        try:
+            text = set_fields(text, fields)
+        except FrontmatterError as exc:
+            raise InvalidMemory(f"{new_file}: {exc}") from None
+        return text, None if PENDING_SUPERSEDE in fields else self.plan_supersede(old.path, new_file)
 
     def plan_supersede(self, query: str, new_file: str) -> FileChange:
         """The text that marks a memory superseded by `new_file`: `status: superseded`,
@@ -698,6 +729,13 @@ class MemoryDir:
         from memdir.context import render_context
 
         return render_context(self, format, budget, include_index=include_index, recalled=recalled)
+
+
+def said_digest(memory: Memory) -> str:
+    """A short digest of what a memory says (type, name, description, body), not of its dates or
+    importance: `review accept` compares it to tell whether the memory to supersede was changed."""
+    said = "\n".join([memory.raw_type or "", memory.name, memory.description, memory.body])
+    return hashlib.sha256(said.encode("utf-8")).hexdigest()[:16]
 
 
 def _free_path(path: Path) -> Path:

@@ -914,3 +914,27 @@ def test_a_skipped_duplicate_can_refresh_the_memory_it_repeats(
     assert result.written == ["feedback_lint.md"]
     assert "updated: 2026-11-22" in old.read_text() and "updated: 2026-01-05" not in old.read_text()
     assert read_log(folder)[-2]["decision"] == "refreshed"
+
+
+def test_a_quarantined_verdict_with_a_supersede_waits_for_review(
+    folder: Path, make_memory: MakeMemory, transcript: Path
+) -> None:
+    """However a quarantined candidate came to carry a supersede, the write leaves the old memory live
+    and records it for `review accept`, as `memdir add` does."""
+    from memdir.gauntlet import Candidate, accept, screen
+    from memdir.model import MemoryType, NewMemory
+
+    old = _terms_memory(make_memory)
+    before = old.read_bytes()
+    new = NewMemory(MemoryType.PROJECT, "payment-terms", NET_45["description"], NET_45["body"], created=TODAY)
+    [verdict] = screen([Candidate(new, "tool")], MemoryDir(folder, today=TODAY).scan().memories, TODAY)
+    verdict.supersedes = "project_invoice-terms.md"  # as a judge would have it
+    plan = extract_mod.Plan(read_transcript(transcript), "extract", verdicts=[verdict])
+    assert plan.summary() == "saved 0, quarantined 1"
+    _extractor(folder, Api()).apply(plan)
+    assert old.read_bytes() == before and "invoice-terms" in (folder / "MEMORY.md").read_text()
+    stored = MemoryDir(folder, today=TODAY).get("payment-terms")
+    assert stored.status == "quarantined" and stored.fields["supersedes_on_accept"]["file"] == old.name
+    assert not [e for e in read_log(folder) if e["decision"] == "superseded"]
+    accept(MemoryDir(folder, today=TODAY), "payment-terms")
+    assert MemoryDir(folder, today=TODAY).get("invoice-terms").fields["superseded_by"] == "project_payment-terms.md"

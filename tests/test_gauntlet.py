@@ -188,3 +188,152 @@ def test_supersedes_is_both_or_neither(folder: Path, make_memory: MakeMemory, mo
     result = _add(folder, "project", "b", "-d", "Deploys happen on Thursdays now", "--supersedes", "a")
     assert result.exit_code == 1 and "changed while" in result.stderr
     assert not (folder / "project_b.md").exists() and old.read_bytes() == before
+
+
+# --- a quarantined memory's supersede waits for `memdir review accept` ------------------------------
+
+PENDING = "supersedes_on_accept"
+
+
+def _staging(make_memory: MakeMemory) -> Path:
+    return make_memory(
+        "reference_staging-url.md",
+        name="staging-url",
+        description="Staging is at staging.example.com",
+        body="Staging is at staging.example.com.\n",
+        created="2026-10-01",
+    )
+
+
+def _add_from_a_tool(folder: Path, *extra: str) -> Any:
+    return _add(
+        folder, "reference", "deploy-target", "-d", "Deploys go to the new cluster in Frankfurt", "--body",
+        "The Frankfurt cluster takes the deploys now.", "--source", "tool", "--supersedes",
+        "reference_staging-url.md", *extra,
+    )  # fmt: skip
+
+
+def test_a_quarantined_add_leaves_the_memory_it_replaces_live(folder: Path, make_memory: MakeMemory) -> None:
+    old = _staging(make_memory)
+    before = old.read_bytes()
+    added = _add_from_a_tool(folder)
+    assert added.exit_code == 0, added.output
+    assert old.read_bytes() == before  # still live: no status, no superseded_by
+    assert "staging-url" in (folder / "MEMORY.md").read_text()
+    new = MemoryDir(folder, today=TODAY).get("deploy-target")
+    assert new.status == "quarantined" and "supersedes" not in new.fields
+    assert new.fields[PENDING]["file"] == "reference_staging-url.md"
+    assert "Superseded" not in added.stderr and "until `memdir review accept deploy-target`" in added.stderr
+    assert read_log(folder)[-1][PENDING] == "reference_staging-url.md"
+    recalled = invoke_memdir("--dir", str(folder), "recall", "staging url")
+    assert "reference_staging-url.md" in recalled.stdout
+    rejected = invoke_memdir("--dir", str(folder), "review", "reject", "deploy-target")
+    assert rejected.exit_code == 0, rejected.output
+    assert old.read_bytes() == before and "staging-url" in (folder / "MEMORY.md").read_text()
+
+
+def test_review_accept_applies_the_supersede(folder: Path, make_memory: MakeMemory) -> None:
+    old = _staging(make_memory)
+    assert _add_from_a_tool(folder).exit_code == 0
+    accepted = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-target")
+    assert accepted.exit_code == 0, accepted.output
+    retired = MemoryDir(folder, today=TODAY).get("staging-url")
+    assert retired.status == "superseded" and retired.fields["superseded_by"] == "reference_deploy-target.md"
+    new = MemoryDir(folder, today=TODAY).get("deploy-target")
+    assert new.status == "active" and new.fields["supersedes"] == "reference_staging-url.md"
+    assert PENDING not in new.fields
+    index = (folder / "MEMORY.md").read_text()
+    assert "deploy-target" in index and "[staging-url]" not in index
+    log = read_log(folder)[-2:]
+    assert [e["decision"] for e in log] == ["accepted", "superseded"]
+    assert log[0]["supersedes"] == "reference_staging-url.md"
+    assert log[1]["file"] == "reference_staging-url.md" and log[1]["superseded_by"] == "reference_deploy-target.md"
+    assert old.exists()
+
+
+@pytest.mark.parametrize(
+    ("meanwhile", "said"),
+    [
+        (("rm", "staging-url"), "no longer in the folder"),
+        (("update", "description=Staging is at stage.example.org"), "changed since"),
+        (
+            ("add", "reference", "staging-v2", "-d", "Staging lives on Fly now", "--supersedes", "staging-url"),
+            "superseded",
+        ),
+    ],
+    ids=["vanished", "edited", "superseded-by-another"],
+)
+def test_review_accept_refuses_when_the_replaced_memory_changed(
+    folder: Path, make_memory: MakeMemory, meanwhile: tuple[str, ...], said: str
+) -> None:
+    _staging(make_memory)
+    assert _add_from_a_tool(folder).exit_code == 0
+    if meanwhile[0] == "update":
+        MemoryDir(folder, today=TODAY).update("staging-url", description=meanwhile[1].split("=", 1)[1])
+    else:
+        assert invoke_memdir("--dir", str(folder), *meanwhile).exit_code == 0
+    quarantined = (folder / "reference_deploy-target.md").read_bytes()
+    others = {p: p.read_bytes() for p in folder.glob("*.md") if p.name != "reference_deploy-target.md"}
+    refused = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-target")
+    assert refused.exit_code == 1 and said in refused.stderr and "Traceback" not in refused.output
+    assert "memdir review reject deploy-target" in refused.stderr
+    assert (folder / "reference_deploy-target.md").read_bytes() == quarantined
+    assert {p: p.read_bytes() for p in others} == others
+
+
+def test_review_accept_ignores_a_refreshed_date_on_the_replaced_memory(folder: Path, make_memory: MakeMemory) -> None:
+    _staging(make_memory)
+    assert _add_from_a_tool(folder).exit_code == 0
+    MemoryDir(folder, today=TODAY).update("staging-url", importance=0.9)  # what it says is unchanged
+    assert invoke_memdir("--dir", str(folder), "review", "accept", "deploy-target").exit_code == 0
+    assert MemoryDir(folder, today=TODAY).get("staging-url").status == "superseded"
+
+
+def test_review_accept_with_a_supersede_is_both_or_neither(
+    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.errors import MemoryChanged
+
+    old = _staging(make_memory)
+    assert _add_from_a_tool(folder).exit_code == 0
+    before = old.read_bytes()
+    quarantined = (folder / "reference_deploy-target.md").read_bytes()
+    real = MemoryDir._replace_fixed
+
+    def fail_on_the_newcomer(self: MemoryDir, change: Any) -> None:
+        if change.path == "reference_deploy-target.md":
+            raise MemoryChanged("reference_deploy-target.md changed while memdir was fixing it")
+        real(self, change)
+
+    monkeypatch.setattr(MemoryDir, "_replace_fixed", fail_on_the_newcomer)
+    result = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-target")
+    assert result.exit_code == 1 and "changed while" in result.stderr
+    assert old.read_bytes() == before
+    assert (folder / "reference_deploy-target.md").read_bytes() == quarantined
+
+
+def test_a_kept_near_duplicate_stays_quarantined(folder: Path, make_memory: MakeMemory) -> None:
+    _staging(make_memory)
+    same = ("-d", "Staging is at staging.example.com", "--body", "Staging is at staging.example.com.")
+    forced = _add(folder, "reference", "staging-copy", *same, "--source", "tool", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert "status: quarantined" in (folder / "reference_staging-copy.md").read_text()
+    # The reviewer's case: a near-duplicate of the very memory it supersedes is kept, and quarantined.
+    moved = _add(
+        folder, "reference", "staging-url-new", "-d", "Staging moved", "--body", "y", "--source", "tool",
+        "--supersedes", "reference_staging-url.md",
+    )  # fmt: skip
+    assert moved.exit_code == 0, moved.output
+    assert "status: quarantined" in (folder / "reference_staging-url-new.md").read_text()
+    assert "staging-url-new" not in (folder / "MEMORY.md").read_text()
+    assert MemoryDir(folder, today=TODAY).get("staging-url").status == "active"
+
+
+def test_library_add_of_a_quarantined_memory_defers_its_supersede(folder: Path, make_memory: MakeMemory) -> None:
+    old = _staging(make_memory)
+    before = old.read_bytes()
+    new = _new("deploy-target", "Deploys go to the new cluster in Frankfurt", kind=MemoryType.REFERENCE)
+    new.extra = {"source": "tool", "status": "quarantined"}
+    memory, _ = MemoryDir(folder, today=TODAY).add(new, supersedes="staging-url")
+    assert old.read_bytes() == before
+    assert memory.fields[PENDING]["file"] == "reference_staging-url.md" and "supersedes" not in memory.fields

@@ -149,7 +149,7 @@ def add(
         fail(_refusal(verdict), REFUSED)
     memory, write = folder.add(new, supersedes=supersedes)
     st.say(f"Added {st.show_path(folder.root / memory.path)}")
-    if supersedes is not None:
+    if "supersedes" in memory.fields:  # a quarantined memory's waits for `memdir review accept`
         st.say(f"Superseded {folder.get(memory.fields['supersedes']).path} (it leaves the index)")
     if type.needs_why_and_how and not (new.why.strip() and new.how.strip()):
         st.warn(f"{type.value} memories should say --why and --how; `memdir lint` will flag it")
@@ -168,7 +168,9 @@ def _screened(
     target = folder.get(supersedes).path if supersedes is not None else None
     verdict = screen([candidate], scan.memories, folder.today)[0]
     if verdict.action is Action.SKIP and (force or verdict.duplicate_of == target):
-        verdict.action, verdict.duplicate_of = Action.STORE, None
+        verdict.keep()
+    if verdict.writes:
+        verdict.supersedes = target
     log_decisions(folder.root, [verdict_entry(verdict, command="add")])
     if not verdict.writes:
         return verdict
@@ -178,6 +180,8 @@ def _screened(
     if verdict.action is Action.QUARANTINE:
         why = "; ".join(r for r in verdict.reasons if not r.startswith("redacted"))
         st.warn(f"quarantined ({why}): not indexed until `memdir review accept {new.name}`")
+        if target is not None:
+            st.warn(f"{target} stays in the index until then; accepting {new.name!r} supersedes it")
     nearest = [other for other in verdict.same_topic if other.existing and other.path != target]
     for other in nearest[:3]:
         st.warn(f"same topic as {other.path} ({other.reason}); if it replaces it, add with --supersedes {other.path}")
