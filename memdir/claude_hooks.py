@@ -35,6 +35,7 @@ from memdir.store import (
     atomic_write,
     ensure_state_dir,
     folder_lock,
+    open_state_file,
     read_jsonl,
     read_text_if_exists,
     rotate_log,
@@ -706,7 +707,7 @@ def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str],
     command = [sys.executable, "-m", "memdir", "--dir", str(folder.root), "extract", transcript, "--yes"]
     log = ensure_state_dir(folder.root) / EXTRACT_HOOK_LOG
     rotate_log(log)
-    with open(log, "ab") as output:
+    with open_state_file(log, append=True) as output:
         subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

@@ -229,7 +229,10 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
                 f" ({exc.filename})" if exc.filename else ""
             )
         finally:  # what moved before a failure is logged and leaves the index all the same
-            log_decisions(folder.root, [_log_entry(item, folder.today) for item in done])
+            try:
+                log_decisions(folder.root, [_log_entry(item, folder.today) for item in done])
+            except OSError as exc:  # the moves stand: the index must still let go of them
+                error = error or f"the moves were made but not logged to .memdir/log.jsonl: {exc}"
             if done:  # (remove() does the same: the lock is held, so the locked variant it is)
                 write = folder._write_index_locked(drop=[item.path for item in done])
     return PruneResult(done, kept, dry_run=False, index=write, problems=scan.problems, error=error)

@@ -39,6 +39,7 @@ from memdir.store import (
     STATE_DIR,
     FileProblem,
     Scan,
+    append_lines,
     atomic_write,
     ensure_state_dir,
     folder_lock,
@@ -483,10 +484,7 @@ class MemoryDir:
             return
         stamp = dt.datetime.now().astimezone().isoformat(timespec="seconds")
         entry = f"## {stamp}: lines `memdir index` removed or replaced\n\n" + "\n".join(gone) + "\n\n"
-        with open(state / f"{INDEX_NAME}.history", "a", encoding="utf-8") as handle:
-            handle.write(entry)
-            handle.flush()
-            os.fsync(handle.fileno())
+        append_lines(state / f"{INDEX_NAME}.history", entry.encode("utf-8"), durable=True)
 
     def save_draft(self, file_name: str, text: str) -> Path:
         """Keep text a person typed that memdir could not accept, so no edit is ever lost."""

@@ -377,9 +377,12 @@ def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
         os.close(fd)
 
 
-def open_state_file(path: Path) -> BinaryIO:
-    """Open a file of `.memdir/` (a log, a cache, an index) to read. Raises NotRegularFile, at once,
-    when a named pipe, socket or device is in its place, and OSError as open() does."""
+def open_state_file(path: Path, *, append: bool = False) -> BinaryIO:
+    """Open a file of `.memdir/` (a log, a cache, an index) to read, or with `append` to add to (created
+    when missing). Raises NotRegularFile, at once, when a named pipe, socket or device is in its place,
+    and OSError as open() does."""
+    if append:
+        return open(_open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
     return open(_open_regular(path, os.O_RDONLY), "rb")
 
 

@@ -784,7 +784,8 @@ def test_the_stop_hook_spawns_a_detached_extraction(
 
     class Popen:
         def __init__(self, command: list[str], **kwargs: Any) -> None:
-            spawned.append((command, kwargs))
+            output = os.fstat(kwargs["stdout"].fileno())  # while it is open: which file the child writes to
+            spawned.append((command, kwargs | {"stdout": (output.st_dev, output.st_ino)}))
 
     monkeypatch.setattr(subprocess, "Popen", Popen)
     payload = json.dumps({"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(folder)})
@@ -798,7 +799,8 @@ def test_the_stop_hook_spawns_a_detached_extraction(
     command, kwargs = spawned[0]
     assert command[1:] == ["-m", "memdir", "--dir", str(folder), "extract", str(transcript), "--yes"]
     assert kwargs["start_new_session"] is True and kwargs["stdin"] == subprocess.DEVNULL
-    assert kwargs["stdout"].name == str(folder / ".memdir" / "extract-hook.log")
+    hook_log = os.stat(folder / ".memdir" / "extract-hook.log")
+    assert kwargs["stdout"] == (hook_log.st_dev, hook_log.st_ino)
     assert kwargs["cwd"] == folder  # the session's cwd, from the hook input: the same config as the hook
     (folder.parent / ".memdir.toml").write_text("[extract]\non-stop = false\n")
     invoke_memdir("hook", "stop", input=payload, cwd=folder.parent, env={"MEMDIR_DIR": str(folder)})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -787,3 +788,15 @@ def test_the_prune_command_shows_what_moved_before_it_failed(
             assert "archived project_a.md -> .archive/project_a.md (expired 2026-11-08)" in result.stdout
         else:
             assert json.loads(result.stdout)["error"].startswith("cannot archive project_b.md")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_prune_whose_log_cannot_be_written_still_rewrites_the_index(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_a.md", created="2026-11-01", expires="2026-11-08")
+    _dir(folder).write_index()
+    (folder / ".memdir").mkdir(exist_ok=True)
+    os.mkfifo(folder / ".memdir" / "log.jsonl")
+    result = prune(MemoryDir(folder, today=dt.date(2026, 11, 22)))
+    assert [m.path for m in result.moved] == ["project_a.md"]
+    assert result.error is not None and "not logged" in result.error and "log.jsonl" in result.error
+    assert "project_a.md" not in (folder / "MEMORY.md").read_text()
