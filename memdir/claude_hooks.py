@@ -604,12 +604,12 @@ def session_bodies(folder: MemoryDir, topic: str | None, room: int, notes: list[
     if budget >= 1:
         with contextlib.suppress(ContextBudgetTooSmall):
             bodies = render_context(folder, "markdown", budget, include_index=False, recalled=recalled)
-    if bodies is None:  # the index filled the room
+    if bodies is None or not bodies.loaded:  # the index filled the room, or left too little for any
         if pinned or recalled:
             wanted = plural(len(pinned) + len(recalled), "memory", "memories")
-            notes.append(f"{wanted} to load in full left out: the index fills the hook's room")
+            notes.append(f"{wanted} to load in full left out: the index leaves the hook no room for them")
         return ""
-    return "\n" + bodies.text if bodies.loaded else ""
+    return "\n" + bodies.text
 
 
 def _length(text: str) -> int:

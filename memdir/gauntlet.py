@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
@@ -345,6 +345,8 @@ def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
         gone = str(exc).startswith("no memory matches")
         why = "which is no longer in the folder (archived, deleted or renamed)" if gone else f"but {exc}"
         raise StaleSupersede(f"{memory.path} would supersede {wanted}, {why}; {then}") from None
+    if PurePosixPath(one_line(old.fields.get("superseded_by"))).name == PurePosixPath(memory.path).name:
+        return old  # an accept cut off after its first write (the old memory's): this one finishes it
     if old.path == memory.path or old.superseded or old.status != Status.ACTIVE.value:
         state = f"superseded by {one_line(old.fields.get('superseded_by'))}" if old.superseded else old.status
         raise StaleSupersede(f"{memory.path} would supersede {old.path}, which is {state} now; {then}")

@@ -194,6 +194,8 @@ def _chain_problem(memory: Memory, by_ref: dict[str, Memory]) -> str | None:
             shown = " -> ".join(chain)
             return f"its supersede chain loops ({shown}): no memory in it is current; fix `superseded_by` by hand"
         current = following
+    if current.status != Status.ACTIVE.value and not current.superseded:  # e.g. a successor not yet accepted
+        return f"the end of its supersede chain, {current.path}, is {current.status}"
     return None
 
 

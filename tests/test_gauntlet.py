@@ -312,6 +312,26 @@ def test_review_accept_with_a_supersede_is_both_or_neither(
     assert (folder / "reference_deploy-target.md").read_bytes() == quarantined
 
 
+def test_an_accept_cut_off_between_its_two_writes_is_finished_by_the_next(
+    folder: Path, make_memory: MakeMemory
+) -> None:
+    # A process killed after the old memory was retired and before the newcomer was let in: the old
+    # one says it is superseded by a memory still in quarantine. Prune must not archive it, and the
+    # next accept finishes the job rather than refuse it as stale.
+    _staging(make_memory)
+    assert _add_from_a_tool(folder).exit_code == 0
+    root = MemoryDir(folder, today=TODAY)
+    root._replace_fixed(root.plan_supersede("reference_staging-url.md", "reference_deploy-target.md"))
+    pruned = invoke_memdir("--dir", str(folder), "prune", "--dry-run")
+    assert "would archive reference_staging-url.md" not in pruned.stdout
+    assert "reference_deploy-target.md, is quarantined" in pruned.stderr
+    accepted = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-target")
+    assert accepted.exit_code == 0, accepted.output
+    new = MemoryDir(folder, today=TODAY).get("deploy-target")
+    assert new.status == "active" and new.fields["supersedes"] == "reference_staging-url.md"
+    assert "deploy-target" in (folder / "MEMORY.md").read_text()
+
+
 def test_a_kept_near_duplicate_stays_quarantined(folder: Path, make_memory: MakeMemory) -> None:
     _staging(make_memory)
     same = ("-d", "Staging is at staging.example.com", "--body", "Staging is at staging.example.com.")

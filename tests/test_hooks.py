@@ -772,7 +772,7 @@ def test_session_start_says_when_the_index_leaves_no_room_for_bodies(recalling: 
     _branch(recalling, "ref: refs/heads/fix/friday-deploys")
     result = invoke_memdir("hook", "session-start", input=_payload(recalling), cwd=recalling)
     assert result.exit_code == 0 and "Writes Go." not in _context(result.stdout)
-    assert "2 memories to load in full left out: the index fills the hook's room" in result.stderr
+    assert "2 memories to load in full left out: the index leaves the hook no room for them" in result.stderr
 
 
 def test_session_start_with_recall_stays_on_the_fast_path(recalling: Path) -> None:
@@ -817,3 +817,12 @@ def test_the_fast_path_knows_the_same_hook_events() -> None:
     from memdir.cli import fast
 
     assert tuple(claude_hooks.EVENTS) == fast._HOOKS
+
+
+def test_session_bodies_say_when_none_fits_the_room_left(recalling: Path) -> None:
+    from memdir.memory_dir import MemoryDir
+
+    notes: list[str] = []
+    folder = MemoryDir(recalling / ".claude" / "memory", today=TODAY)
+    assert claude_hooks.session_bodies(folder, None, 60, notes) == ""  # room, but not for the pinned one
+    assert notes == ["1 memory to load in full left out: the index leaves the hook no room for them"]

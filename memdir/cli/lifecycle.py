@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memdir.cli.errors import REFUSED
+from memdir.cli.errors import REFUSED, USAGE
 from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
@@ -79,10 +79,11 @@ def prune(ctx: typer.Context, dry_run: DryRunOption = False, format: FormatOptio
         st.write(f"{verb} {item.path} -> {item.destination} ({item.reason})\n")
     for kept in result.kept:
         st.say(f"kept {kept.path}: {kept.why}")
-    if result.error is not None:
-        _reindexed(st, result.index)
+    if result.error is not None:  # said first: a refused index must not hide it
         moved = "the memories listed above as archived were moved" if result.moved else "nothing was moved"
-        fail(f"{result.error}; {moved}")
+        st.error(f"{result.error}; {moved}")
+        _reindexed(st, result.index)
+        raise typer.Exit(USAGE)
     if not result.moved and result.kept:  # superseded memories remain: say why, never that there are none
         which = "the superseded memory above is" if len(result.kept) == 1 else "the superseded memories above are"
         st.say(f"Nothing to move into .archive/: {which} kept.")
