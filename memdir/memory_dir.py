@@ -91,6 +91,7 @@ class IndexWrite:
     previous: str | None  # what MEMORY.md held before
     problems: list[FileProblem]  # the files that failed to load as memories
     inputs: Sequence[Indexable] = ()  # the memories it was built from, to build it again (smaller)
+    history_error: str | None = None  # why what the rewrite removed could not be kept in .memdir/
 
     @property
     def unreadable(self) -> list[FileProblem]:
@@ -460,11 +461,15 @@ class MemoryDir:
                 memories, problems = index_inputs(self.root, self._cache())
         result = build_index(previous or "", memories, self.today, self.caps, drop)
         changed = result.refused is None and (previous is None or result.text != previous)
+        history_error = None
         if changed and not dry_run:
             if previous:
-                self._keep_history(previous, result.text)
+                try:
+                    self._keep_history(previous, result.text)
+                except OSError as exc:  # a convenience: it must not leave MEMORY.md stale
+                    history_error = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
             atomic_write(self.index_path, result.text)
-        return IndexWrite(result, changed, previous, problems, memories)
+        return IndexWrite(result, changed, previous, problems, memories, history_error)
 
     def _keep_history(self, previous: str, new: str) -> None:
         """Keep what a rewrite removes: the whole last version, and every removed line for good.

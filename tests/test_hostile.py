@@ -294,3 +294,4 @@ def test_a_pipe_in_place_of_the_index_history_is_named_not_waited_on(folder: Pat
     child = subprocess.run([sys.executable, "-m", "memdir", "--dir", str(folder), "index"],
                            capture_output=True, text=True, timeout=60)  # fmt: skip
     assert "Traceback" not in child.stderr and "MEMORY.md.history" in child.stderr, child.stderr
+    assert child.returncode == 0 and "an old description" not in (folder / "MEMORY.md").read_text()  # rewritten

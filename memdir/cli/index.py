@@ -38,6 +38,8 @@ def report_index(st: State, write: IndexWrite, verb: str) -> None:
     """Tell people what the index holds, what was left out, and which files could not be read."""
     result = write.result
     st.warn_unreadable([(p.path, p.message) for p in write.unreadable], "the index leaves them out")
+    if write.history_error is not None:
+        st.warn(f"the lines this rewrite removed are not kept in .memdir/ ({write.history_error})")
     if result.refused is not None:
         st.error(f"MEMORY.md not written: {result.refused}")
         return
