@@ -325,14 +325,21 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
     return Memory(path=let_in.path, doc=parse_document(let_in.after)), write
 
 
+def would_supersede(memory: Memory) -> str | None:
+    """The file a quarantined memory supersedes once accepted (its `supersedes_on_accept`), if any."""
+    from memdir.memory_dir import PENDING_SUPERSEDE
+
+    pending = memory.fields.get(PENDING_SUPERSEDE)
+    return one_line(pending.get("file") if isinstance(pending, dict) else pending) or None
+
+
 def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
     """The memory a quarantined one supersedes once accepted, if it is still what was replaced."""
     from memdir.memory_dir import PENDING_SUPERSEDE, said_digest
 
     pending = memory.fields.get(PENDING_SUPERSEDE)
     # A person may write the bare file name (no digest): then only its presence is checked.
-    wanted, digest = (pending.get("file"), pending.get("digest")) if isinstance(pending, dict) else (pending, None)
-    wanted = one_line(wanted)
+    wanted, digest = would_supersede(memory), pending.get("digest") if isinstance(pending, dict) else None
     then = (
         f"nothing was changed. Reject it (`memdir review reject {memory.name}`), or `memdir edit "
         f"{memory.name}` to drop `{PENDING_SUPERSEDE}` (or only its digest) and accept it again"

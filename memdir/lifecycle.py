@@ -314,7 +314,8 @@ class History:
     events: list[HistoryEvent]
 
 
-_LOG_FILE_KEYS = ("file", "to", "path", "supersedes", "superseded_by", "duplicate_of", "keeper", "merged_into")
+_LOG_FILE_KEYS = ("file", "to", "path", "supersedes", "superseded_by", "duplicate_of", "keeper", "merged_into",
+                  "supersedes_on_accept")  # fmt: skip
 
 
 def history(folder: MemoryDir, query: str) -> History:

@@ -357,3 +357,18 @@ def test_library_add_of_a_quarantined_memory_defers_its_supersede(folder: Path, 
     memory, _ = MemoryDir(folder, today=TODAY).add(new, supersedes="staging-url")
     assert old.read_bytes() == before
     assert memory.fields[PENDING]["file"] == "reference_staging-url.md" and "supersedes" not in memory.fields
+
+
+def test_review_shows_what_accepting_would_supersede(folder: Path, make_memory: MakeMemory) -> None:
+    _staging(make_memory)
+    assert _add_from_a_tool(folder).exit_code == 0
+    listed = invoke_memdir("--dir", str(folder), "review")
+    assert "accepting it supersedes reference_staging-url.md" in listed.stdout
+    rows = json.loads(invoke_memdir("--dir", str(folder), "review", "--format", "json").stdout)["quarantined"]
+    assert rows[0]["would_supersede"] == "reference_staging-url.md"
+    from memdir.lifecycle import history
+
+    old = history(MemoryDir(folder, today=TODAY), "staging-url")
+    assert any(e.source == "log" and "deploy-target" in e.detail for e in old.events), old.events
+    accepted = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-target")
+    assert "and reference_staging-url.md is superseded by it" in accepted.stderr

@@ -145,7 +145,7 @@ def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None
     """The quarantine: memories from tools or with instruction-like text, waiting for a person."""
     if ctx.invoked_subcommand is not None:
         return
-    from memdir.gauntlet import quarantined
+    from memdir.gauntlet import quarantined, would_supersede
     from memdir.sensitive import find_instructions
 
     st = state(ctx)
@@ -162,6 +162,7 @@ def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None
                 "description": memory.description,
                 "source": str(memory.fields.get("source") or "") or None,
                 "instruction_like": [hit.masked for hit in found],
+                "would_supersede": would_supersede(memory),
             }
         )
     if format is OutputFormat.json:
@@ -173,6 +174,7 @@ def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None
     for row in rows:
         flags = [f"source: {row['source']}"] if row["source"] else []
         flags += [f"instruction-like: {phrase!r}" for phrase in row["instruction_like"][:2]]
+        flags += [f"accepting it supersedes {row['would_supersede']}"] if row["would_supersede"] else []
         st.write(f"{row['path']}  {row['description']}" + (f"  [{'; '.join(flags)}]" if flags else "") + "\n")
     st.say(f"{len(rows)} quarantined; `memdir show NAME` to read one, `memdir review accept|reject NAME` to decide")
 
@@ -188,7 +190,8 @@ def accept(
     st = state(ctx)
     folder = st.folder()
     memory, write = accept_memory(folder, name)
-    st.say(f"Accepted {memory.path}; it is indexed now")
+    replaced = memory.fields.get("supersedes")
+    st.say(f"Accepted {memory.path}; it is indexed now" + (f", and {replaced} is superseded by it" if replaced else ""))
     _after_write(st, write)
 
 
