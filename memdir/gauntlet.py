@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
-from memdir.model import Memory, NewMemory, Status, name_key, one_line, parse_document
+from memdir.model import PENDING_SUPERSEDE, Memory, NewMemory, Status, name_key, one_line, parse_document, said_digest
 from memdir.store import STATE_DIR, append_lines, atomic_write, ensure_state_dir, folder_lock, read_jsonl
 
 if TYPE_CHECKING:
@@ -294,8 +294,6 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
     neither, and the field becomes `supersedes`. Raises StaleSupersede (nothing written) when that
     memory left the folder, is no longer live, or says something else than when this one arrived.
     """
-    from memdir.memory_dir import PENDING_SUPERSEDE
-
     memory = _quarantined_one(folder, query)
     if PENDING_SUPERSEDE not in memory.fields:
         result = folder.update(memory.path, status=None)
@@ -327,16 +325,12 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
 
 def would_supersede(memory: Memory) -> str | None:
     """The file a quarantined memory supersedes once accepted (its `supersedes_on_accept`), if any."""
-    from memdir.memory_dir import PENDING_SUPERSEDE
-
     pending = memory.fields.get(PENDING_SUPERSEDE)
     return one_line(pending.get("file") if isinstance(pending, dict) else pending) or None
 
 
 def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
     """The memory a quarantined one supersedes once accepted, if it is still what was replaced."""
-    from memdir.memory_dir import PENDING_SUPERSEDE, said_digest
-
     pending = memory.fields.get(PENDING_SUPERSEDE)
     # A person may write the bare file name (no digest): then only its presence is checked.
     wanted, digest = would_supersede(memory), pending.get("digest") if isinstance(pending, dict) else None

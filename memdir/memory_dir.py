@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins  # `list` below is a method; annotations inside the class need the type
 import datetime as dt
-import hashlib
 import os
 import shutil
 from collections import Counter
@@ -24,6 +23,7 @@ from memdir.errors import ConfigError, IndexRefused, InvalidMemory, MemoryChange
 from memdir.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links, split_lines
 from memdir.model import (
     INDEX_NAME,
+    PENDING_SUPERSEDE,
     FrontmatterError,
     Memory,
     MemoryType,
@@ -31,6 +31,7 @@ from memdir.model import (
     Status,
     name_key,
     parse_document,
+    said_digest,
     set_fields,
     slugify,
 )
@@ -56,9 +57,6 @@ if TYPE_CHECKING:
     from memdir.lint import Finding, LintReport, Rule
 
 FIX_PASSES = 10  # a fix can uncover another; ten passes is more than any real file needs
-PENDING_SUPERSEDE = "supersedes_on_accept"
-"""On a quarantined memory: `{file, digest}` of the memory it replaces once `memdir review accept`
-lets it in (see `MemoryDir.plan_successor`). Not `supersedes`, which says the replacement happened."""
 
 
 class _Unread:
@@ -732,13 +730,6 @@ class MemoryDir:
         from memdir.context import render_context
 
         return render_context(self, format, budget, include_index=include_index, recalled=recalled)
-
-
-def said_digest(memory: Memory) -> str:
-    """A short digest of what a memory says (type, name, description, body), not of its dates or
-    importance: `review accept` compares it to tell whether the memory to supersede was changed."""
-    said = "\n".join([memory.raw_type or "", memory.name, memory.description, memory.body])
-    return hashlib.sha256(said.encode("utf-8")).hexdigest()[:16]
 
 
 def _free_path(path: Path) -> Path:

@@ -8,6 +8,7 @@ byte for byte.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
@@ -39,6 +40,11 @@ class MemoryType(StrEnum):
 
 
 TYPE_ORDER = {t: i for i, t in enumerate(MemoryType)}
+
+
+PENDING_SUPERSEDE = "supersedes_on_accept"
+"""On a quarantined memory: `{file, digest}` of the memory it replaces once `memdir review accept`
+lets it in (see `MemoryDir.plan_successor`). Not `supersedes`, which says the replacement happened."""
 
 
 class Status(StrEnum):
@@ -699,3 +705,10 @@ class NewMemory:
                 raise InvalidMemory(f"the {key} contains a NUL byte; memories are text")
         if self.importance is not None and not 0.0 <= self.importance <= 1.0:
             raise InvalidMemory(f"importance must be between 0 and 1, not {self.importance}")
+
+
+def said_digest(memory: Memory) -> str:
+    """A short digest of what a memory says (type, name, description, body), not of its dates or
+    importance: `review accept` compares it to tell whether the memory to supersede was changed."""
+    said = "\n".join([memory.raw_type or "", memory.name, memory.description, memory.body])
+    return hashlib.sha256(said.encode("utf-8")).hexdigest()[:16]

@@ -135,6 +135,16 @@ def test_f011_clean_with_every_form_of_date_and_importance(folder: Path, make_me
     assert findings(folder, "F011") == []
 
 
+def test_f012_stale_pending_supersede(folder: Path, make_memory: MakeMemory) -> None:
+    pending = "{file: reference_old.md, digest: 3f2a9c1d0b7e6a54}"
+    make_memory("reference_old.md")
+    make_memory("reference_new.md", supersedes_on_accept=pending)  # quarantine lifted by hand
+    make_memory("reference_waiting.md", status="quarantined", supersedes_on_accept=pending)
+    assert findings(folder, "F012") == [
+        ("reference_new.md", 2, "`supersedes_on_accept` on a memory that is active: nothing will apply it")
+    ]
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from memdir.lint.registry import Hit, LintContext, Severity, rule
-from memdir.model import DESCRIPTION_MAX, INDEX_NAME, Memory, MemoryType, one_line
+from memdir.model import DESCRIPTION_MAX, INDEX_NAME, PENDING_SUPERSEDE, Memory, MemoryType, Status, one_line
 
 _TYPES = ", ".join(t.value for t in MemoryType)
 _VALID_FRONTMATTER = """\
@@ -255,3 +255,25 @@ def invalid_field_value(ctx: LintContext) -> Iterator[Hit]:
                 yield Hit(memory.path, memory.line_of(key), problem)
         if (problem := _importance_problem(memory)) is not None:
             yield Hit(memory.path, memory.line_of("importance"), problem)
+
+
+@rule(
+    "F012", "stale-pending-supersede", Severity.WARNING,
+    "Finds `supersedes_on_accept` on a memory that is not quarantined.",
+    why="""A quarantined memory that replaces another records it as `supersedes_on_accept`, and
+    `memdir review accept` applies it: the old memory is superseded then, not before. On a memory
+    that is no longer quarantined (its `status` edited by hand) nothing will ever apply it, so the
+    memory it names stays live beside its replacement, and the field only misleads.""",
+    example="---\nname: deploy-target\ndescription: Deploys go to Frankfurt\ntype: reference\n"
+    "supersedes_on_accept: {digest: 3f2a9c1d0b7e6a54, file: reference_staging-url.md}\n---",
+    instead="Let `memdir review accept` apply it (set `status: quarantined` again first), or remove the\n"
+    "field and supersede by hand (`memdir add ... --supersedes`, or `memdir consolidate`).",
+)  # fmt: skip
+def stale_pending_supersede(ctx: LintContext) -> Iterator[Hit]:
+    for memory in ctx.scan.memories:
+        if PENDING_SUPERSEDE in memory.fields and memory.status != Status.QUARANTINED.value:
+            yield Hit(
+                memory.path,
+                memory.line_of(PENDING_SUPERSEDE),
+                f"`{PENDING_SUPERSEDE}` on a memory that is {memory.status}: nothing will apply it",
+            )
