@@ -744,9 +744,9 @@ def test_prune_keeps_a_supersede_chain_that_loops(folder: Path, make_memory: Mak
     }
 
 
-def test_a_prune_that_fails_part_way_returns_what_it_moved(
-    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def b_cannot_move(folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two expired memories; archiving the second fails as a read-only archive would."""
     import memdir.lifecycle
 
     for path in ("project_a.md", "project_b.md"):
@@ -759,35 +759,25 @@ def test_a_prune_that_fails_part_way_returns_what_it_moved(
         real(folder, item)
 
     monkeypatch.setattr(memdir.lifecycle, "_archive", archive)
-    result = prune(_dir(folder))
+    return folder
+
+
+def test_a_prune_that_fails_part_way_returns_what_it_moved(b_cannot_move: Path) -> None:
+    result = prune(_dir(b_cannot_move))
     assert [m.path for m in result.moved] == ["project_a.md"]
     assert result.error is not None and result.error.startswith("cannot archive project_b.md: Permission denied")
-    assert result.index is not None and "project_a.md" not in (folder / "MEMORY.md").read_text()
+    assert result.index is not None and "project_a.md" not in (b_cannot_move / "MEMORY.md").read_text()
 
 
-def test_the_prune_command_shows_what_moved_before_it_failed(
-    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import memdir.lifecycle
-
-    for path in ("project_a.md", "project_b.md"):
-        make_memory(path, created="2026-11-01", expires="2026-11-08")
-    real = memdir.lifecycle._archive
-
-    def archive(folder: MemoryDir, item: Any) -> None:
-        if item.path == "project_b.md":
-            raise PermissionError(13, "Permission denied", str(folder.root / ".archive"))
-        real(folder, item)
-
-    monkeypatch.setattr(memdir.lifecycle, "_archive", archive)
-    for format in ("text", "json"):
-        result = invoke_memdir("--dir", str(folder), "prune", "--format", format, env={"MEMDIR_TODAY": "2026-11-22"})
-        assert result.exit_code == 2, result.output
-        assert "cannot archive project_b.md: Permission denied" in result.stderr
-        if format == "text":
-            assert "archived project_a.md -> .archive/project_a.md (expired 2026-11-08)" in result.stdout
-        else:
-            assert json.loads(result.stdout)["error"].startswith("cannot archive project_b.md")
+@pytest.mark.parametrize("format", ["text", "json"])
+def test_the_prune_command_shows_what_moved_before_it_failed(b_cannot_move: Path, format: str) -> None:
+    result = invoke_memdir("--dir", str(b_cannot_move), "prune", "--format", format, env={"MEMDIR_TODAY": "2026-11-22"})
+    assert result.exit_code == 2, result.output
+    assert "cannot archive project_b.md: Permission denied" in result.stderr
+    if format == "text":
+        assert "archived project_a.md -> .archive/project_a.md (expired 2026-11-08)" in result.stdout
+    else:
+        assert json.loads(result.stdout)["error"].startswith("cannot archive project_b.md")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
