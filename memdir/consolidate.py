@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memdir import llm
 from memdir.errors import InvalidMemory, MemdirError, MemoryChanged
 from memdir.model import DESCRIPTION_MAX, FrontmatterError, Memory, NewMemory, name_key, set_fields
-from memdir.store import atomic_write, ensure_state_dir, folder_lock, read_text_if_exists
+from memdir.store import ensure_state_dir, folder_lock, read_text_if_exists
 
 if TYPE_CHECKING:
     from memdir.memory_dir import FileChange, IndexWrite, MemoryDir
@@ -370,18 +370,8 @@ def apply_consolidation(folder: MemoryDir, plan: ConsolidationPlan) -> IndexWrit
                 raise MemoryChanged(
                     f"{change.path} changed since consolidate looked at it; nothing was written, run it again"
                 )
-        written: list[FileChange] = []
-        try:
-            for change in sorted(changes, key=lambda c: c.before is not None):  # new memories first
-                atomic_write(folder.root / change.path, change.after, exclusive=change.before is None)
-                written.append(change)
-        except BaseException:
-            for change in reversed(written):  # all or nothing: put back what was written
-                if change.before is None:
-                    (folder.root / change.path).unlink(missing_ok=True)
-                else:
-                    atomic_write(folder.root / change.path, change.before)
-            raise
+        # All or nothing, new memories first: a merged memory exists before anything points at it.
+        folder.write_together_locked(*sorted(changes, key=lambda c: c.before is not None))
         entries: list[dict[str, Any]] = []
         for cluster in plan.proposed:
             if cluster.merged:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
 from memdir.model import PENDING_SUPERSEDE, Memory, NewMemory, Status, name_key, one_line, parse_document, said_digest
-from memdir.store import STATE_DIR, append_lines, atomic_write, ensure_state_dir, folder_lock, read_jsonl
+from memdir.store import STATE_DIR, append_lines, ensure_state_dir, folder_lock, read_jsonl
 
 if TYPE_CHECKING:
     from memdir.memory_dir import IndexWrite, MemoryDir
@@ -306,12 +306,7 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
         retire = folder.plan_supersede(old.path, memory.path)
         fields = {"status": None, PENDING_SUPERSEDE: None, "supersedes": Path(old.path).name}
         let_in = folder.plan_update(memory.path, **fields)
-        folder._replace_fixed(retire)
-        try:
-            folder._replace_fixed(let_in)
-        except BaseException:  # both or neither: the old memory is live again
-            atomic_write(folder.root / retire.path, retire.before or "")
-            raise
+        folder.write_together_locked(retire, let_in)  # both or neither
         write = folder._write_index_locked()
     log_decisions(
         folder.root,

@@ -525,20 +525,36 @@ class MemoryDir:
             if supersedes is not None:
                 text, old = self.plan_successor(supersedes, file_name, text)
                 memory = self._validated(file_name, text)
-            try:
-                atomic_write(self.root / file_name, text, exclusive=True)
-            except FileExistsError:
-                raise MemoryExists(f"{file_name} already exists in {self.root}") from None
+            self.write_together_locked(FileChange(file_name, None, text), *([old] if old else []))
             if old is not None:
-                try:
-                    self._replace_fixed(old)
-                except BaseException:  # both or neither: the new memory goes if the old cannot be marked
-                    (self.root / file_name).unlink(missing_ok=True)
-                    raise
                 scan = self.scan()  # the superseded memory changed too
             else:
                 scan.memories.append(memory)  # the lock keeps the folder as scanned, but for this file
             return memory, self._write_index_locked(scan=scan)
+
+    def write_together_locked(self, *changes: FileChange) -> None:
+        """Write `changes` as one: when one cannot be written, those before it are put back as they
+        were (a new file removed). A change whose file is not as planned (`before`) is refused, and a
+        new file that exists already raises MemoryExists. The caller holds the folder lock."""
+        done: list[FileChange] = []
+        try:
+            for change in changes:
+                path = self.root / change.path
+                if change.before is None:
+                    try:
+                        atomic_write(path, change.after, exclusive=True)
+                    except FileExistsError:
+                        raise MemoryExists(f"{change.path} already exists in {self.root}") from None
+                else:
+                    self._replace_fixed(change)
+                done.append(change)
+        except BaseException:
+            for change in reversed(done):
+                if change.before is None:
+                    (self.root / change.path).unlink(missing_ok=True)
+                else:
+                    atomic_write(self.root / change.path, change.before)
+            raise
 
     def plan_successor(self, query: str, new_file: str, text: str) -> tuple[str, FileChange | None]:
         """`text`, a new memory that replaces the memory `query` names, with the replacement

@@ -659,8 +659,10 @@ def test_writes_happen_under_the_folder_lock(
     import contextlib
     import importlib
 
+    import memdir.memory_dir
+
     module = importlib.import_module(module_name)
-    real_lock, real_write = module.folder_lock, module.atomic_write
+    real_lock, real_write = module.folder_lock, memdir.memory_dir.atomic_write
     held: list[bool] = [False]
     writes: list[tuple[str, bool]] = []
 
@@ -678,7 +680,9 @@ def test_writes_happen_under_the_folder_lock(
         real_write(path, *args, **kwargs)
 
     monkeypatch.setattr(module, "folder_lock", recording_lock)
-    monkeypatch.setattr(module, "atomic_write", recording_write)
+    for writer in {module, memdir.memory_dir}:  # consolidate writes through MemoryDir.write_together_locked
+        if hasattr(writer, "atomic_write"):
+            monkeypatch.setattr(writer, "atomic_write", recording_write)
     if module_name == "memdir.lifecycle":
         prune(_dir(lifecycle_folder))
     else:
