@@ -108,7 +108,8 @@ def is_pinned(memory: Memory, pin_importance: float | None) -> bool:
     if isinstance(pin, bool):
         return pin
     importance = memory.fields.get("importance")
-    explicit = isinstance(importance, int | float) and not isinstance(importance, bool)
+    # an importance memdir reads as the default (a word, a bool, YAML's .nan) is not set, and never pins
+    explicit = isinstance(importance, int | float) and not isinstance(importance, bool) and importance == importance
     return pin_importance is not None and explicit and memory.importance >= pin_importance
 
 

@@ -69,9 +69,11 @@ def test_is_pinned_rules(make_memory: MakeMemory, folder: Path) -> None:
     make_memory("user_a.md", importance=0.5)
     make_memory("user_b.md")
     make_memory("user_c.md", pin="true", importance=0.1)
+    make_memory("user_d.md", importance=".nan")  # read as the default 0.5
     memories = {m.path: m for m in _folder(folder).list()}
     assert is_pinned(memories["user_a.md"], 0.5)
     assert not is_pinned(memories["user_b.md"], 0.5)  # the default importance never pins
+    assert not is_pinned(memories["user_d.md"], 0.5)  # nor one that only counts as the default
     assert not is_pinned(memories["user_a.md"], None)
     assert is_pinned(memories["user_c.md"], None)
 
