@@ -10,6 +10,11 @@ class MemdirError(Exception):
     """An expected failure with a one-line message for the user."""
 
 
+def os_error_text(exc: OSError) -> str:
+    """An I/O failure in one line that names the file: "Permission denied: /x/.archive/a.md"."""
+    return f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+
+
 class ConfigError(MemdirError):
     """A config file that cannot be read or says something invalid."""
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
+from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound, os_error_text
 from memdir.model import FrontmatterError, Memory, Status, name_key, set_fields
 from memdir.store import ARCHIVE_DIR, FileProblem, Scan, atomic_write, folder_lock, read_text_if_exists, scan_folder
 
@@ -227,14 +227,12 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
         except MemoryChanged as exc:
             error = str(exc)
         except OSError as exc:  # a read-only archive, a full disk: the moves so far stand
-            error = f"cannot archive {item.path}: {exc.strerror or exc}" + (
-                f" ({exc.filename})" if exc.filename else ""
-            )
+            error = f"cannot archive {item.path}: {os_error_text(exc)}"
         finally:  # what moved before a failure is logged and leaves the index all the same
             try:
                 log_decisions(folder.root, [_log_entry(item, folder.today) for item in done])
             except OSError as exc:  # the moves stand: the index must still let go of them
-                error = error or f"the moves were made but not logged to .memdir/log.jsonl: {exc}"
+                error = error or f"the moves were made but not logged: {os_error_text(exc)}"
             if done:  # (remove() does the same: the lock is held, so the locked variant it is)
                 write = folder._write_index_locked(drop=[item.path for item in done])
     return PruneResult(done, kept, dry_run=False, index=write, problems=scan.problems, error=error)

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 from memdir.bulk import paused_gc
 from memdir.cache import ParseCache
 from memdir.config import Config
-from memdir.errors import ConfigError, IndexRefused, InvalidMemory, MemoryChanged, MemoryExists, MemoryNotFound
+from memdir.errors import (
+    ConfigError,
+    IndexRefused,
+    InvalidMemory,
+    MemoryChanged,
+    MemoryExists,
+    MemoryNotFound,
+    os_error_text,
+)
 from memdir.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links, split_lines
 from memdir.model import (
     INDEX_NAME,
@@ -465,7 +473,7 @@ class MemoryDir:
                 try:
                     self._keep_history(previous, result.text)
                 except OSError as exc:  # a convenience: it must not leave MEMORY.md stale
-                    history_error = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+                    history_error = os_error_text(exc)
             atomic_write(self.index_path, result.text)
         return IndexWrite(result, changed, previous, problems, memories, history_error)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from memdir.errors import FolderNotFound, MemdirError
+from memdir.errors import FolderNotFound, MemdirError, os_error_text
 from memdir.model import INDEX_NAME
 
 if TYPE_CHECKING:
@@ -592,5 +592,5 @@ def _message(exc: BaseException) -> str:
     if isinstance(exc, MemdirError):
         return str(exc)
     if isinstance(exc, OSError):
-        return f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+        return os_error_text(exc)
     return f"internal error: {type(exc).__name__}: {exc}"

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from memdir.errors import IndexRefused, MemdirError, MemoryChanged, MemoryExists
+from memdir.errors import IndexRefused, MemdirError, MemoryChanged, MemoryExists, os_error_text
 
 REFUSED = 1
 USAGE = 2
@@ -97,8 +97,7 @@ def report_failure(exc: BaseException) -> int | None:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     if isinstance(exc, OSError):  # permissions, a full disk, a vanished folder: say which file
-        where = f": {exc.filename}" if exc.filename else ""
-        print_error(f"{exc.strerror or exc}{where}")
+        print_error(os_error_text(exc))
         return USAGE
     if isinstance(exc, Exception) and not os.environ.get("MEMDIR_DEBUG"):
         print_error(f"internal error: {type(exc).__name__}: {exc} (MEMDIR_DEBUG=1 shows the traceback)")
