@@ -57,6 +57,7 @@ from memdir.store import (
     refresh_inputs,
     resolved,
     scan_folder,
+    unreadable_note,
 )
 from memdir.templates import render_memory
 
@@ -101,19 +102,12 @@ class IndexWrite:
 
     @property
     def unreadable(self) -> list[FileProblem]:
-        """The problems worth telling people about: a file with no frontmatter is simply not a memory."""
-        return [p for p in self.problems if p.kind != "no-frontmatter"]
+        """The problems worth telling people about (FileProblem.unreadable)."""
+        return [p for p in self.problems if p.unreadable]
 
     def unreadable_note(self) -> str:
         """'1 file could not be read as a memory', or '' when every file was read."""
-        count = len(self.unreadable)
-        if not count:
-            return ""
-        return (
-            f"{count:,} file could not be read as a memory"
-            if count == 1
-            else f"{count:,} files could not be read as memories"
-        )
+        return unreadable_note(len(self.unreadable))
 
 
 @dataclass(frozen=True)

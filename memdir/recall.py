@@ -817,7 +817,7 @@ def _build(folder: MemoryDir, listed: Listed, old: _Stored | None) -> _Built:
                 loaded = load_file(path, rel, cache)
                 if isinstance(loaded, Memory) and loaded.type is not None:  # what the index would list
                     doc, doc_terms = _doc_of(loaded)
-                elif isinstance(loaded, FileProblem) and loaded.kind != "no-frontmatter":  # a note is no problem
+                elif isinstance(loaded, FileProblem) and loaded.unreadable:
                     unreadable.append((rel, loaded.message))
             if doc is None or doc_terms is None:
                 files.append([rel, key, -1])

@@ -165,7 +165,7 @@ def folder_stats(folder: MemoryDir, expiring_days: int = EXPIRING_DAYS) -> Folde
         folder=str(folder.root),
         today=today,
         memories=len(scan.memories),
-        unreadable=[(p.path, p.message) for p in scan.problems if p.kind != "no-frontmatter"],
+        unreadable=[(p.path, p.message) for p in scan.problems if p.unreadable],
         by_type=dict(by_type),
         by_status=dict(by_status),
         archived=_archived_count(folder, notes),

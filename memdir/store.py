@@ -38,6 +38,19 @@ class FileProblem:
     message: str
     line: int | None = None
 
+    @property
+    def unreadable(self) -> bool:
+        """Worth telling people about: a memory that could not be read. A file with no frontmatter is
+        not one; it is simply not a memory (lint F001 says so)."""
+        return self.kind != "no-frontmatter"
+
+
+def unreadable_note(count: int) -> str:
+    """'1 file could not be read as a memory', '2 files ... as memories', or '' for none."""
+    if not count:
+        return ""
+    return "1 file could not be read as a memory" if count == 1 else f"{count:,} files could not be read as memories"
+
 
 @dataclass
 class Scan:

@@ -20,6 +20,7 @@ from memdir.cli.errors import USAGE, CommandFailed
 from memdir.config import Config, Location, load_config, locate
 from memdir.errors import ConfigError, FolderNotFound
 from memdir.memory_dir import MemoryDir
+from memdir.store import unreadable_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -98,12 +99,7 @@ class State:
     def warn_unreadable(self, problems: Sequence[tuple[str, str]], consequence: str) -> None:
         """Name each file that could not be read as a memory: nothing may go missing unseen."""
         if problems:
-            what = (
-                "1 file could not be read as a memory"
-                if len(problems) == 1
-                else (f"{len(problems):,} files could not be read as memories")
-            )
-            self.warn(f"{what}, so {consequence} (`memdir lint` explains):")
+            self.warn(f"{unreadable_note(len(problems))}, so {consequence} (`memdir lint` explains):")
             for path, why in problems:
                 self.say(f"  {path}: {why}")
 
