@@ -107,10 +107,7 @@ def is_pinned(memory: Memory, pin_importance: float | None) -> bool:
     pin = memory.fields.get("pin")
     if isinstance(pin, bool):
         return pin
-    importance = memory.fields.get("importance")
-    # an importance memdir reads as the default (a word, a bool, YAML's .nan) is not set, and never pins
-    explicit = isinstance(importance, int | float) and not isinstance(importance, bool) and importance == importance
-    return pin_importance is not None and explicit and memory.importance >= pin_importance
+    return pin_importance is not None and memory.importance_given is not None and memory.importance >= pin_importance
 
 
 def age_note(memory: Memory, today: dt.date) -> str:

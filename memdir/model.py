@@ -468,11 +468,18 @@ class Memory:
             return None
 
     @_computed_once
-    def importance(self) -> float:
+    def importance_given(self) -> float | None:
+        """`importance` as written when it is a number; None when unset or not one (a word, a bool,
+        YAML's .nan), which memdir reads as the default."""
         value = self.fields.get("importance")
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN: YAML's .nan
-            return 0.5
-        return min(max(float(value), 0.0), 1.0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN != NaN
+            return None
+        return float(value)
+
+    @_computed_once
+    def importance(self) -> float:
+        given = self.importance_given
+        return 0.5 if given is None else min(max(given, 0.0), 1.0)
 
     def date(self, key: str) -> dt.date | None:
         return _as_date(self.fields.get(key))

@@ -225,13 +225,13 @@ def _date_problem(memory: Memory, key: str) -> str | None:
 
 
 def _importance_problem(memory: Memory) -> str | None:
-    value = memory.fields.get("importance")
+    value, given = memory.fields.get("importance"), memory.importance_given
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN: YAML's .nan
+    if given is None:
         return f"`importance` is {one_line(value)!r}, not a number from 0 to 1; memdir uses {memory.importance:g}"
-    if not 0 <= value <= 1:
-        return f"`importance` is {value:g}, outside 0 to 1; memdir uses {memory.importance:g}"
+    if not 0 <= given <= 1:
+        return f"`importance` is {given:g}, outside 0 to 1; memdir uses {memory.importance:g}"
     return None
 
 
