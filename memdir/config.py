@@ -213,9 +213,8 @@ class _Table:
     def number(self, key: str, default: float, low: float, high: float | None = None) -> float:
         value = self.get(key, default)
         # TOML has nan and inf; every comparison with nan is false, so it would slip past the range
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            self.fail(key, f"a number from {low:g} to {high:g}" if high else f"a number of at least {low:g}")
-        if value < low or (high and value > high):
+        number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if not number or value < low or (high and value > high):
             self.fail(key, f"a number from {low:g} to {high:g}" if high else f"a number of at least {low:g}")
         return float(value)
 

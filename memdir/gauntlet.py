@@ -320,15 +320,20 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
 
 def would_supersede(memory: Memory) -> str | None:
     """The file a quarantined memory supersedes once accepted (its `supersedes_on_accept`), if any."""
+    return _pending(memory)[0]
+
+
+def _pending(memory: Memory) -> tuple[str | None, str | None]:
+    """`supersedes_on_accept` read: (file, digest). A person may write the bare file name: no digest."""
     pending = memory.fields.get(PENDING_SUPERSEDE)
-    return one_line(pending.get("file") if isinstance(pending, dict) else pending) or None
+    if isinstance(pending, dict):
+        return one_line(pending.get("file")) or None, one_line(pending.get("digest")) or None
+    return one_line(pending) or None, None
 
 
 def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
     """The memory a quarantined one supersedes once accepted, if it is still what was replaced."""
-    pending = memory.fields.get(PENDING_SUPERSEDE)
-    # A person may write the bare file name (no digest): then only its presence is checked.
-    wanted, digest = would_supersede(memory), pending.get("digest") if isinstance(pending, dict) else None
+    wanted, digest = _pending(memory)  # without a digest, only the memory's presence is checked
     then = (
         f"nothing was changed. Reject it (`memdir review reject {memory.name}`), or `memdir edit "
         f"{memory.name}` to drop `{PENDING_SUPERSEDE}` (or only its digest) and accept it again"
@@ -346,7 +351,7 @@ def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
     if old.path == memory.path or old.superseded or old.status != Status.ACTIVE.value:
         state = f"superseded by {one_line(old.fields.get('superseded_by'))}" if old.superseded else old.status
         raise StaleSupersede(f"{memory.path} would supersede {old.path}, which is {state} now; {then}")
-    if digest is not None and one_line(digest) != said_digest(old):
+    if digest is not None and digest != said_digest(old):
         raise StaleSupersede(f"{old.path} changed since {memory.path} was quarantined to supersede it; {then}")
     return old
 

@@ -270,15 +270,13 @@ def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | N
         cached = cache.get(rel, key)
         if cached is not None:
             return Memory(path=rel, doc=cached, mtime=status.st_mtime)
-        # Non-blocking, and checked again once open: a file swapped for a named pipe since the stat
-        # must not block the open waiting for a writer.
-        descriptor = os.open(path, os.O_RDONLY | _NONBLOCK)
-        with open(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                return FileProblem(rel, "unreadable", _NOT_REGULAR)
+        # Checked again once open: a file swapped for a named pipe since the stat must not block.
+        with open(_open_regular(path, os.O_RDONLY), "rb") as handle:
             raw = handle.read(size + 1)  # not read(MAX_FILE_BYTES): that allocates a megabyte a file
             if len(raw) > size:  # it grew since the stat
                 raw += handle.read(MAX_FILE_BYTES + 1 - len(raw))
+    except NotRegularFile:
+        return FileProblem(rel, "unreadable", _NOT_REGULAR)
     except OSError as exc:
         return FileProblem(rel, "unreadable", f"cannot be read: {exc.strerror or exc}")
     if len(raw) > MAX_FILE_BYTES:  # it grew after the stat
@@ -399,7 +397,7 @@ def open_state_file(path: Path, *, append: bool = False) -> BinaryIO:
     return open(_open_regular(path, os.O_RDONLY), "rb")
 
 
-def _open_regular(path: Path, flags: int) -> int:
+def _open_regular(path: Path | str, flags: int) -> int:
     """A descriptor of the regular file at `path`, opened with `flags` (O_CREAT creates it). Never
     waits: opening a named pipe blocks until the other end is opened too, so it is opened
     non-blocking (to write with no reader, that fails with ENXIO) and then refused."""
