@@ -591,7 +591,8 @@ def session_bodies(folder: MemoryDir, topic: str | None, room: int, notes: list[
     from memdir.context import ContextBudgetTooSmall, pinned_memories, render_context
     from memdir.recall import recall, recalled_memories
 
-    pinned = pinned_memories(folder)
+    scan = folder.scan()  # read once, for the pinned memories here and the bodies below
+    pinned = pinned_memories(folder, scan)
     recalled = []
     if topic:
         found = recall(folder, topic, already=[m.path for m in pinned])
@@ -603,7 +604,7 @@ def session_bodies(folder: MemoryDir, topic: str | None, room: int, notes: list[
     bodies = None
     if budget >= 1:
         with contextlib.suppress(ContextBudgetTooSmall):
-            bodies = render_context(folder, "markdown", budget, include_index=False, recalled=recalled)
+            bodies = render_context(folder, "markdown", budget, include_index=False, recalled=recalled, scan=scan)
     if bodies is None or not bodies.loaded:  # the index filled the room, or left too little for any
         if pinned or recalled:
             wanted = plural(len(pinned) + len(recalled), "memory", "memories")

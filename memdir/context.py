@@ -97,8 +97,8 @@ def pinned_memories(folder: MemoryDir, scan: Scan | None = None) -> list[Memory]
     passes their paths as `already`, so that none of them takes a recalled memory's place."""
     scan = scan or folder.scan()
     pin_importance = folder.config.context.pin_importance
-    live = (m for m in scan.memories if m.type is not None and m.exclusion(folder.today) is None)
-    return sorted((m for m in live if is_pinned(m, pin_importance)), key=value_key)
+    pinned = (m for m in scan.memories if is_pinned(m, pin_importance))  # few are: the cheap test first
+    return sorted((m for m in pinned if m.type is not None and m.exclusion(folder.today) is None), key=value_key)
 
 
 def is_pinned(memory: Memory, pin_importance: float | None) -> bool:
@@ -131,6 +131,7 @@ def render_context(
     *,
     include_index: bool = True,
     recalled: Iterable[Memory] = (),
+    scan: Scan | None = None,
 ) -> Context:
     """The context for a new session: the index (as `memdir index` would write it, without writing
         it) and the full text of the pinned memories, within `budget` bytes of UTF-8.
@@ -140,14 +141,15 @@ def render_context(
         adds more full texts after the pinned ones, best first, each with its `age_note`: the hook for
     recall (`memdir context --for TASK`). Superseded, expired,
         quarantined and archived memories are never loaded. Raises ContextBudgetTooSmall when the budget
-        cannot hold the hand-written text of MEMORY.md.
+        cannot hold the hand-written text of MEMORY.md. `scan` is the folder as the caller already read
+        it (for `pinned_memories`, say), so that it is not read twice.
     """
     fmt = ContextFormat(format)
     settings = folder.config.context
     budget = settings.budget if budget is None else budget
     if budget is not None and budget < 1:
         raise ValueError(f"budget must be a positive number of bytes, not {budget}")
-    scan = folder.scan()  # the bodies are needed, so the whole folder is read
+    scan = scan or folder.scan()  # the bodies are needed, so the whole folder is read (or was, by the caller)
     index = folder.plan_index(scan=scan)
     memories = {m.path: m for m in scan.memories}
     left_out: list[LeftOutOfContext] = []

@@ -742,12 +742,13 @@ class MemoryDir:
         *,
         include_index: bool = True,
         recalled: Iterable[Memory] = (),
+        scan: Scan | None = None,
     ) -> Context:
         """What to inject at session start: the index plus pinned memories in full, within
         `budget` bytes (see `memdir.context.render_context`). Reads only; never prints."""
         from memdir.context import render_context
 
-        return render_context(self, format, budget, include_index=include_index, recalled=recalled)
+        return render_context(self, format, budget, include_index=include_index, recalled=recalled, scan=scan)
 
 
 def _free_path(path: Path) -> Path:

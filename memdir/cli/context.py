@@ -64,11 +64,13 @@ def context(
     st = state(ctx)
     folder = st.folder()
     recalled = []
+    scan = None
     if task is not None:
         from memdir.context import pinned_memories
         from memdir.recall import recall, recalled_memories
 
-        found = recall(folder, task, k=k, already=[m.path for m in pinned_memories(folder)])
+        scan = folder.scan()  # read once, for the pinned memories here and the context below
+        found = recall(folder, task, k=k, already=[m.path for m in pinned_memories(folder, scan)])
         st.warn_unreadable(found.unreadable, "recall did not search them")
         if found.log_error:
             st.warn(f"recall not logged: {found.log_error}")
@@ -76,7 +78,7 @@ def context(
         if not recalled:
             st.say(f"recall: nothing relevant to the task (best relevance {found.top_relevance:.2f}, "
                    f"gate {found.settings.gate:g})")  # fmt: skip
-    result = folder.render_context(format, budget, include_index=not no_index, recalled=recalled)
+    result = folder.render_context(format, budget, include_index=not no_index, recalled=recalled, scan=scan)
     st.write(result.text)
     if result.index_refused is not None:
         st.warn(f"MEMORY.md is used as it is: {result.index_refused}")
