@@ -509,12 +509,26 @@ def session_start(
     if not (index_text or "").strip():
         return outcome
     context = session_context(folder, index_text or "", write.inputs)
+    if write.first_run and write.changed and write.result.rewritten:
+        context += first_rewrite_note(len(write.result.rewritten))
     if folder.config.context.recall_on_start:
         where = _string(payload, "cwd")
         topic = session_topic(Path(where) if where and Path(where).is_dir() else cwd)
         context += session_bodies(folder, topic, CONTEXT_LIMIT - _length(context), outcome.notes)
     outcome.output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
     return outcome
+
+
+def first_rewrite_note(count: int) -> str:
+    """Told to the agent when memdir rewrote this MEMORY.md for the first time: nobody reads a
+    hook's stderr, so the session is where the owner can hear that their own lines were replaced."""
+    lines = "1 hand-written entry line" if count == 1 else f"{count} hand-written entry lines"
+    return (
+        f"\n\nNote for the user: memdir has just indexed this folder for the first time and replaced {lines} "
+        "of MEMORY.md with the descriptions in the memories' own files. The previous MEMORY.md is in "
+        '.memdir/MEMORY.md.prev; to keep hand-written wording, copy it back and set `entry-text = "keep"` '
+        "under [index] in .memdir.toml. Mention this to the user once.\n"
+    )
 
 
 def _reindex(folder: MemoryDir, notes: list[str]) -> IndexWrite:

@@ -30,7 +30,9 @@ DEFAULT_HOW_LABELS = (
 )  # fmt: skip
 
 CONFIG_FILE = ".memdir.toml"
-_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint", "context", "recall", "extract"}
+_KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint", "context", "recall", "extract", "index"}
+_INDEX_KEYS = {"entry-text"}
+ENTRY_TEXTS = ("frontmatter", "keep")
 _EXTRACT_KEYS = {"model", "every", "on-stop", "refresh-duplicates"}
 _CONTEXT_KEYS = {"pin-importance", "budget", "recall-on-start"}
 _RECALL_KEYS = {
@@ -49,6 +51,15 @@ class LintSettings:
     extend_select: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
     stale_project_days: int = 90
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """`[tool.memdir.index]` (or `[index]` in `.memdir.toml`): how `memdir index` writes MEMORY.md."""
+
+    # "frontmatter": an entry says what its memory's frontmatter says (the file is the source of
+    # truth); "keep": an existing entry keeps the wording a person gave it while its memory lives.
+    entry_text: str = "frontmatter"
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,7 @@ class Config:
     why_labels: tuple[str, ...] = DEFAULT_WHY_LABELS
     how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
     lint: LintSettings = field(default_factory=LintSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     extract: ExtractSettings = field(default_factory=ExtractSettings)
@@ -159,6 +171,7 @@ def load_config(cwd: Path) -> Config:
         raise ConfigError(f"{path}: `dir` must be a path string")
     unknown = sorted(set(table) - _KNOWN_KEYS)
     lint, lint_warnings = _lint_settings(path, table.get("lint", {}))
+    index, index_warnings = _index_settings(path, table.get("index", {}))
     context, context_warnings = _context_settings(path, table.get("context", {}))
     recall, recall_warnings = _recall_settings(path, table.get("recall", {}))
     extract, extract_warnings = _extract_settings(path, table.get("extract", {}))
@@ -168,12 +181,14 @@ def load_config(cwd: Path) -> Config:
         why_labels=_labels(path, table, "why_labels", DEFAULT_WHY_LABELS),
         how_labels=_labels(path, table, "how_labels", DEFAULT_HOW_LABELS),
         lint=lint,
+        index=index,
         context=context,
         recall=recall,
         extract=extract,
         warnings=(
             tuple(f"{path}: unknown setting `{key}` ignored" for key in unknown)
             + lint_warnings
+            + index_warnings
             + context_warnings
             + recall_warnings
             + extract_warnings
@@ -228,6 +243,14 @@ class _Table:
         if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
             self.fail(key, "a list of rule codes or names")
         return tuple(x.strip() for x in value)
+
+
+def _index_settings(path: Path, table: Any) -> tuple[IndexSettings, tuple[str, ...]]:
+    section = _Table(path, "index", table, _INDEX_KEYS)
+    entry_text = section.get("entry-text", IndexSettings.entry_text)
+    if entry_text not in ENTRY_TEXTS:
+        section.fail("entry-text", " or ".join(f'"{choice}"' for choice in ENTRY_TEXTS))
+    return IndexSettings(entry_text=entry_text), section.warnings
 
 
 def _context_settings(path: Path, table: Any) -> tuple[ContextSettings, tuple[str, ...]]:

@@ -2,14 +2,22 @@
 
 The index is rebuilt from the memory files *and* the current MEMORY.md. A line of MEMORY.md is
 *managed* when it is a list item whose link points at a valid memory in the folder: memdir owns
-that line and rewrites it from the memory's frontmatter. Every other line (headings, prose,
-notes, links to other documents, links to files that are gone) is hand-written and is kept,
-verbatim and in place. Memories that have no line yet are inserted after the last entry of the
-same type (else after the last entry, else at the end), so hand-made grouping survives.
+that line and rewrites it from the memory's frontmatter (or, with `[index] entry-text = "keep"`,
+keeps its wording while the memory lives). Every other line (headings, prose, notes, links to other
+documents) is hand-written and is kept, verbatim and in place. A memory is *listed* when any link
+outside fenced code resolves to it (`./`, percent-encoding and letter case aside), in an entry or
+inside a sentence; only memories that are not listed get a new line, inserted after the last entry
+of the same type (else after the last entry, else at the end), so hand-made grouping survives.
 
-When everything does not fit in 200 lines / 25,000 bytes, entries are left out least valuable
-first: lowest `importance` (default 0.5), then oldest (`updated`, `modified`, `updated_at`,
-`created`; undated counts as oldest), then by path, last first. Line cap first, then bytes.
+An entry whose file is gone (a *dead* entry) is kept while everything fits. When the caps bind,
+dead entries go first; a memory renamed or moved (same `name`, or same file name in another place)
+takes over its old line instead.
+
+When everything does not fit in 200 lines / 25,000 bytes, entries are packed most valuable first:
+highest `importance` (default 0.5), then newest (`updated`, `modified`, `updated_at`, `created`;
+undated counts as oldest), then by path. An entry that does not fit in what is left is left out
+and the ones after it still get their chance, so one entry too long to ever fit cannot empty the
+index.
 """
 
 from __future__ import annotations
@@ -131,6 +139,9 @@ class IndexResult:
     hand_lines: int = 0
     rewritten: list[str] = field(default_factory=list)  # existing entry lines replaced by new text
     refused: str | None = None  # why the hand-written text alone cannot fit; then nothing is written
+    linked: list[Indexable] = field(default_factory=list)  # listed by a link in hand-written text
+    dead: list[str] = field(default_factory=list)  # entry lines kept although their file is gone
+    dead_dropped: list[str] = field(default_factory=list)  # entry lines of gone files dropped for the caps
 
     @property
     def lines(self) -> int:
@@ -212,25 +223,71 @@ def find_links(text: str) -> list[Link]:
     return links
 
 
+ENTRY_MAX = 150  # characters in one index line; Claude Code's own guidance for MEMORY.md entries
+_SEPARATOR = " — "
+_MIN_DESCRIPTION = 30  # a title is shortened before the description drops below this
+_MIN_TITLE = 12
+_ELLIPSIS = "…"
+
+
 def render_entry(memory: Indexable) -> str:
-    """The one index line for a memory: `- [name](path) — description`."""
-    title = memory.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    path = _link_path(memory.path)
-    if re.search(r"[\s()<>]", path):
-        path = f"<{path}>"
-    line = f"- [{title}]({path})"
-    return f"{line} — {memory.description}" if memory.description else line
+    """The one index line for a memory: `- [name](path) — description`, at most ENTRY_MAX characters.
+
+    A long description is shortened on a word boundary (the file keeps it whole); a title so long
+    that it leaves the description less than a few words is shortened too. Only a path longer than
+    the limit makes a longer line, since the link must reach the file."""
+    target = _link_target(memory.path)
+    title, description = memory.title, memory.description
+    line = _entry(title, target, description)
+    if len(line) <= ENTRY_MAX:
+        return line
+    room = ENTRY_MAX - len(_entry(title, target, "")) - len(_SEPARATOR)
+    if description and room >= _MIN_DESCRIPTION:
+        return _entry(title, target, shorten(description, room))
+    bare = len(_entry("", target, ""))  # `- [](path)`
+    reserve = len(_SEPARATOR) + _MIN_DESCRIPTION if description else 0
+    width = ENTRY_MAX - bare - reserve
+    if width < _MIN_TITLE:  # the path leaves no room to speak of: the link and as much title as fits
+        width, description = max(ENTRY_MAX - bare, _MIN_TITLE), ""
+    short = shorten(title, width)
+    while len(_escape_title(short)) > width and len(short) > 1:  # escapes take room too
+        short = shorten(title, len(short) - 2)
+    room = ENTRY_MAX - len(_entry(short, target, "")) - len(_SEPARATOR)
+    return _entry(short, target, shorten(description, room) if description and room >= _MIN_TITLE else "")
 
 
-_LINK_UNSAFE = re.compile(r"[%#\\\x00-\x1f\x7f]")
+def _entry(title: str, target: str, description: str) -> str:
+    line = f"- [{_escape_title(title)}]({target})"
+    return f"{line}{_SEPARATOR}{description}" if description else line
 
 
-def _link_path(path: str) -> str:
-    """A path as a link target: '%', '#', '\\' and control characters percent-encoded, so that
-    a reader (and normalise_target) finds the file instead of an escape, a fragment or a break."""
-    if not _LINK_UNSAFE.search(path):
-        return path
-    return "".join(f"%{ord(c):02X}" if _LINK_UNSAFE.match(c) else c for c in path)
+def _escape_title(title: str) -> str:
+    return title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` in at most `width` characters: cut on the last word boundary that fits, with an
+    ellipsis. Text without spaces (Chinese, a long token) is cut at a character."""
+    if len(text) <= width:
+        return text
+    cut = text[: max(width - 1, 0)]
+    space = cut.rfind(" ")
+    if space >= width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—") + _ELLIPSIS
+
+
+# Percent-encoded in a link target: '%' itself, '#' (a fragment), '\\' (an escape), '<' and '>'
+# (which end or open the bracketed form) and control characters (line breaks), so that a reader,
+# and normalise_target, finds the file instead of an escape, a fragment or a break.
+_LINK_UNSAFE = re.compile(r"[%#\\<>\x00-\x1f\x7f]")
+
+
+def _link_target(path: str) -> str:
+    """A path as it goes between the link's parentheses; it reads back as `path` (normalise_target)."""
+    if _LINK_UNSAFE.search(path):
+        path = "".join(f"%{ord(c):02X}" if _LINK_UNSAFE.match(c) else c for c in path)
+    return f"<{path}>" if re.search(r"[\s()]", path) else path
 
 
 def left_out_note(count: int, caps: Caps) -> str:
@@ -247,36 +304,107 @@ def value_key(memory: Indexable) -> tuple[float, int, str]:
     return (-memory.importance, -(changed.toordinal() if changed else 0), memory.path)
 
 
+class Resolver:
+    """Which memory a link target in MEMORY.md means: the exact path, else the one path that
+    differs only in letter case (a link that works on macOS and Windows, where people write them).
+
+    The one definition of "this link lists that memory", shared by `build_index` and lint."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.exact = set(paths)
+        folded: dict[str, str | None] = {}
+        for path in self.exact:
+            key = path.casefold()
+            folded[key] = None if key in folded else path  # two paths alike but for case: neither
+        self.folded = folded
+
+    def __call__(self, target: str | None) -> str | None:
+        if target is None:
+            return None
+        if target in self.exact:
+            return target
+        return self.folded.get(target.casefold())
+
+
+def listed_paths(text: str, paths: Iterable[str]) -> set[str]:
+    """The paths among `paths` that some link in MEMORY.md's `text` lists (see Resolver)."""
+    resolve = Resolver(paths)
+    return {found for link in find_links(text) if (found := resolve(link.target)) is not None}
+
+
 @dataclass
 class _Line:
     text: str
     slot: Indexable | None = None  # the memory this managed line stands for
     indent: str = ""  # a nested entry stays nested
+    dead: bool = False  # an entry whose file is gone
+    link_text: str = ""  # an entry's link text, to find the memory a dead entry was renamed to
+    target: str = ""  # an entry's normalised target
+    renamed: bool = False  # a dead entry taken over by its memory's new path: always rewritten
 
 
-def _parse(existing: str, valid: dict[str, Indexable], drop: set[str]) -> tuple[list[_Line], list[str]]:
-    """Classify MEMORY.md's lines; also return the extra entry lines of memories listed twice."""
+@dataclass
+class _Parsed:
+    lines: list[_Line]
+    duplicates: list[str]  # extra entry lines of memories listed twice
+    linked: set[str]  # memories listed by a link that is not their managed entry line
+
+
+def _parse(existing: str, resolve: Resolver, valid: dict[str, Indexable], drop: set[str], missing: set[str]) -> _Parsed:
+    """Classify MEMORY.md's lines: managed entries, dead entries, and hand-written lines. An entry
+    whose target (case aside) is in `drop` and lists no memory goes."""
     lines: list[_Line] = []
     duplicates: list[str] = []
     seen: set[str] = set()
+    linked: set[str] = set()
     in_fence = False
     for text in split_lines(existing):
         if text.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
+            lines.append(_Line(text))
+            continue
         if text.startswith(_NOTE_PREFIX):
             continue  # memdir's own note; regenerated below
-        entry = None if in_fence else _ENTRY.match(text)
-        target = normalise_target(entry.group("target")) if entry else None
-        if target is not None and target in drop:
-            continue
-        if entry is None or target is None or target not in valid:
+        if in_fence:
             lines.append(_Line(text))
-        elif target in seen:
+            continue
+        entry = _ENTRY.match(text)
+        target = normalise_target(entry.group("target")) if entry else None
+        path = resolve(target)
+        if path is None and target is not None and target.casefold() in drop:
+            continue
+        first_link = entry.end() if entry else 0
+        for found in _LINK.finditer(text, first_link):  # links inside prose list their memories too
+            also = resolve(normalise_target(found.group("target")))
+            if also is not None:
+                linked.add(also)
+        if entry is None or target is None:
+            lines.append(_Line(text))
+        elif path is None:
+            link_text = re.sub(r"\\(.)", r"\1", entry.group("text"))
+            lines.append(_Line(text, dead=target in missing, link_text=link_text, target=target))
+        elif path in seen:
             duplicates.append(text)  # the index lists a memory once
         else:
-            seen.add(target)
-            lines.append(_Line(text, valid[target], entry.group("indent")))
-    return lines, duplicates
+            seen.add(path)
+            lines.append(_Line(text, valid[path], entry.group("indent")))
+    return _Parsed(lines, duplicates, linked - seen)
+
+
+def _take_over_renamed(lines: list[_Line], unlisted: list[Indexable]) -> None:
+    """Give a dead entry to the memory that was renamed or moved away from it: the one unlisted
+    memory with the entry's link text as its title, else the one with the same file name."""
+    for line in lines:
+        if not line.dead:
+            continue
+        base = posixpath.basename(line.target)
+        by_title = [m for m in unlisted if m.title == line.link_text]
+        by_file = [m for m in unlisted if posixpath.basename(m.path) == base]
+        heir = by_title[0] if len(by_title) == 1 else by_file[0] if len(by_file) == 1 else None
+        if heir is not None:
+            line.slot, line.dead, line.renamed = heir, False, True
+            line.indent = line.text[: len(line.text) - len(line.text.lstrip(" \t"))]
+            unlisted.remove(heir)
 
 
 def _insertion_points(lines: list[_Line], new: Iterable[Indexable]) -> dict[int, list[Indexable]]:
@@ -306,26 +434,38 @@ class _Rendered:
     rewritten: list[str]  # the old text of entry lines that changed
 
 
+def _slot_text(line: _Line, keep_wording: bool) -> str:
+    """What a managed line becomes: its memory's entry, or the line as written when its wording is kept."""
+    assert line.slot is not None
+    if keep_wording and not line.renamed:
+        return line.text
+    return line.indent + render_entry(line.slot)
+
+
 def _render(
     lines: list[_Line],
     points: dict[int, list[Indexable]],
     keep: set[str],
     note: str | None,
     newline: str,
+    keep_wording: bool = False,
+    with_dead: bool = True,
 ) -> _Rendered:
     out: list[str] = []
     shown: list[Indexable] = []
     rewritten: list[str] = []
 
-    def emit(memory: Indexable, indent: str = "") -> None:
-        out.append(indent + render_entry(memory))
+    def emit(memory: Indexable) -> None:
+        out.append(render_entry(memory))
         shown.append(memory)
 
     for i, line in enumerate(lines):
         if line.slot is None:
-            out.append(line.text)
+            if with_dead or not line.dead:
+                out.append(line.text)
         elif line.slot.path in keep:
-            emit(line.slot, line.indent)
+            out.append(_slot_text(line, keep_wording))
+            shown.append(line.slot)
             if out[-1] != line.text:
                 rewritten.append(line.text)
         for memory in points.get(i, []):
@@ -361,12 +501,16 @@ def build_index(
     today: dt.date,
     caps: Caps = DEFAULT_CAPS,
     drop: Iterable[str] = (),
+    missing: Iterable[str] = (),
+    keep_wording: bool = False,
 ) -> IndexResult:
     """Compute the new MEMORY.md from the current one and the folder's memories.
 
     `memories` are the files whose frontmatter parsed; those without a valid type are not
     indexed and their existing lines are kept as written. `drop` names paths whose entry lines
     must go even though no memory stands behind them any more (memdir removed the file itself).
+    `missing` names link targets whose files do not exist: their entries are dead (see the module's
+    doc). `keep_wording` keeps the text of an existing entry while its memory lives.
     """
     bom = "\ufeff" if existing.startswith("\ufeff") else ""
     existing = existing.removeprefix(bom)
@@ -383,65 +527,125 @@ def build_index(
         else:
             indexable.append(memory)
         valid[memory.path] = memory
-    lines, duplicates = _parse(existing, valid, set(drop))
-    hand_lines = sum(1 for line in lines if line.slot is None)
-
+    parsed = _parse(existing, Resolver(valid), valid, {d.casefold() for d in drop}, set(missing))
+    lines = parsed.lines
     ranked = sorted(indexable, key=value_key)
     slotted = {line.slot.path for line in lines if line.slot is not None}
-    points = _insertion_points(lines, (m for m in ranked if m.path not in slotted))
+    unlisted = [m for m in ranked if m.path not in slotted and m.path not in parsed.linked]
+    _take_over_renamed(lines, unlisted)
+    points = _insertion_points(lines, unlisted)
+    # The memories that need a line of their own; one listed in prose is shown by that prose.
+    candidates = [m for m in ranked if m.path not in parsed.linked]
+    linked = [m for m in ranked if m.path in parsed.linked]
+    hand_lines = sum(1 for line in lines if line.slot is None)
+    dead = [line.text for line in lines if line.dead]
+    limit = caps.max_bytes - len(bom.encode())  # the BOM is kept, and counts
 
-    reason_for: dict[str, str] = {}
-    # Every entry is one line, so no more than max_lines of them can fit: rendering the rest only
-    # to cut them again costs a large folder most of its time.
-    keep_count = min(len(ranked), caps.max_lines)
-    for memory in ranked[keep_count:]:
-        reason_for[memory.path] = f"{caps.max_lines}-line cap"
+    def render(keep: set[str], note: str | None, with_dead: bool) -> _Rendered:
+        return _render(lines, points, keep, note, newline, keep_wording, with_dead)
+
+    def fits(rendered: _Rendered) -> bool:
+        return count_lines(rendered.text) <= caps.max_lines and len(rendered.text.encode()) <= limit
+
+    def result(rendered: _Rendered, left_out: list[LeftOut] = [], dropped: bool = False) -> IndexResult:  # noqa: B006
+        return IndexResult(
+            text=bom + rendered.text if rendered.text else "",
+            entries=rendered.shown,
+            left_out=left_out,
+            excluded=excluded,
+            hand_lines=hand_lines,
+            rewritten=parsed.duplicates + rendered.rewritten,
+            linked=linked,
+            dead=[] if dropped else dead,
+            dead_dropped=dead if dropped else [],
+        )
+
+    everything = {m.path for m in candidates}
+    if len(candidates) <= caps.max_lines:  # every entry is a line: more than max_lines never fit
+        for with_dead in (True, False) if dead else (True,):
+            rendered = render(everything, None, with_dead)
+            if fits(rendered):
+                return result(rendered, dropped=not with_dead)
+    # The caps bind: dead entries go first, then the entries are packed most valuable first.
+    base = render(set(), None, False)
+    if not fits(base):
+        refused = (
+            f"the hand-written text in MEMORY.md alone is {count_lines(base.text)} lines and "
+            f"{len(base.text.encode()):,} bytes, over the cap of {caps.max_lines} lines and "
+            f"{caps.max_bytes:,} bytes; memdir will not cut it. Move some of it into memory files"
+        )
+        return IndexResult(
+            text=bom + existing,
+            left_out=[LeftOut(m, "hand-written text fills the index") for m in reversed(candidates)],
+            excluded=excluded,
+            hand_lines=hand_lines,
+            refused=refused,
+            linked=linked,
+            dead=dead,
+        )
+    keep, reason_for = _pack(lines, points, candidates, base, caps, newline, limit, keep_wording)
     while True:
-        keep = {m.path for m in ranked[:keep_count]}
-        dropped = len(ranked) - keep_count
-        note = left_out_note(dropped, caps) if dropped else None
-        rendered = _render(lines, points, keep, note, newline)
-        over_lines = count_lines(rendered.text) - caps.max_lines
-        over_bytes = len(bom.encode()) + len(rendered.text.encode("utf-8")) - caps.max_bytes  # the BOM is kept
-        if over_lines <= 0 and over_bytes <= 0:
+        left = [m for m in candidates if m.path not in keep]
+        rendered = render(keep, left_out_note(len(left), caps) if left else None, False)
+        if fits(rendered):
             break
-        if keep_count == 0:
-            if note is not None:  # the hand-written text fits, only the note does not
-                rendered = _render(lines, points, set(), None, newline)
-                fits = len(bom.encode()) + len(rendered.text.encode()) <= caps.max_bytes
-                if count_lines(rendered.text) <= caps.max_lines and fits:
-                    break
-            refused = (
-                f"the hand-written text in MEMORY.md alone is {count_lines(rendered.text)} lines and "
-                f"{len(rendered.text.encode()):,} bytes, over the cap of {caps.max_lines} lines and "
-                f"{caps.max_bytes:,} bytes; memdir will not cut it. Move some of it into memory files"
-            )
-            return IndexResult(
-                text=bom + existing,
-                left_out=[LeftOut(m, "hand-written text fills the index") for m in ranked],
-                excluded=excluded,
-                hand_lines=hand_lines,
-                refused=refused,
-            )
-        if over_lines > 0:
-            cut, why = max(1, over_lines + (0 if dropped else 1)), f"{caps.max_lines}-line cap"
-        else:
-            cut, why, freed = 0, f"{caps.max_bytes:,}-byte cap", 0
-            # Leaving the first entry out adds the note line, which costs bytes too.
-            note_cost = 0 if dropped else len(left_out_note(len(ranked), caps).encode()) + len(newline)
-            while freed < over_bytes + note_cost and cut < keep_count:
-                cut += 1
-                freed += len(render_entry(ranked[keep_count - cut]).encode()) + len(newline)
-        for memory in ranked[max(0, keep_count - cut) : keep_count]:
-            reason_for[memory.path] = why
-        keep_count = max(0, keep_count - cut)
+        if not keep:  # the hand-written text fits, only the note does not
+            rendered = render(set(), None, False)
+            break
+        # The packing reserves room for what it cannot price exactly; should that fall short, the
+        # least valuable entry kept makes way.
+        last = next(m for m in reversed(candidates) if m.path in keep)
+        keep.discard(last.path)
+        reason_for[last.path] = f"{caps.max_bytes:,}-byte cap"
+    left_out = [LeftOut(m, reason_for[m.path]) for m in reversed(candidates) if m.path not in keep]
+    return result(rendered, left_out, dropped=True)
 
-    left_out = [LeftOut(m, reason_for[m.path]) for m in reversed(ranked[keep_count:])]
-    return IndexResult(
-        text=bom + rendered.text if rendered.text else "",
-        entries=rendered.shown,
-        left_out=left_out,
-        excluded=excluded,
-        hand_lines=hand_lines,
-        rewritten=duplicates + rendered.rewritten,
-    )
+
+def _pack(
+    lines: list[_Line],
+    points: dict[int, list[Indexable]],
+    ranked: list[Indexable],
+    base: _Rendered,
+    caps: Caps,
+    newline: str,
+    limit: int,
+    keep_wording: bool,
+) -> tuple[set[str], dict[str, str]]:
+    """Which entries to keep: most valuable first, each one that fits in what is left.
+
+    Every entry costs its line; the left-out note, and the blank line (and fence) that new entries
+    at the end may need (as `_render` adds them), are reserved up front."""
+    nl = len(newline.encode())
+    slot_line = {line.slot.path: line for line in lines if line.slot is not None}
+    lines_left = caps.max_lines - count_lines(base.text) - 1  # the note
+    bytes_left = limit - len(base.text.encode()) - len(left_out_note(len(ranked), caps).encode()) - nl
+    if points.get(len(lines)):
+        texts, separators = split_lines(base.text), []
+        fence = _open_fence(texts)
+        if fence is not None:
+            texts.append(fence)
+            separators.append(fence)
+        if texts and texts[-1].strip() and not _LIST_ITEM.match(texts[-1]):
+            separators.append("")
+        lines_left -= len(separators)
+        bytes_left -= sum(len(text.encode()) + nl for text in separators)
+    room = bytes_left
+    keep: set[str] = set()
+    reason_for: dict[str, str] = {}
+    for memory in ranked:
+        if lines_left <= 0:
+            reason_for[memory.path] = f"{caps.max_lines}-line cap"
+            continue
+        slot = slot_line.get(memory.path)
+        cost = len((_slot_text(slot, keep_wording) if slot else render_entry(memory)).encode()) + nl
+        if cost > room:
+            reason_for[memory.path] = (
+                f"too long to ever fit: its line is {cost:,} bytes and the hand-written text leaves {max(room, 0):,}"
+            )
+        elif cost > bytes_left:
+            reason_for[memory.path] = f"{caps.max_bytes:,}-byte cap"
+        else:
+            keep.add(memory.path)
+            lines_left -= 1
+            bytes_left -= cost
+    return keep, reason_for

@@ -99,6 +99,7 @@ class IndexWrite:
     problems: list[FileProblem]  # the files that failed to load as memories
     inputs: Sequence[Indexable] = ()  # the memories it was built from, to build it again (smaller)
     history_error: str | None = None  # why what the rewrite removed could not be kept in .memdir/
+    first_run: bool = False  # memdir had never rewritten this MEMORY.md (no .memdir/MEMORY.md.prev)
 
     @property
     def unreadable(self) -> list[FileProblem]:
@@ -446,8 +447,11 @@ class MemoryDir:
             previous = self.read_index()
         else:
             assert dry_run, "an index is only written over the file as it is on disk"
+        # The first rewrite of this MEMORY.md by memdir: nothing of it was ever kept in .memdir/.
+        first_run = not (self.root / STATE_DIR / f"{INDEX_NAME}.prev").exists()
+        missing = self._missing_targets(previous or "")
         if drop_missing:
-            drop = [*drop, *self._missing_targets(previous or "")]
+            drop = [*drop, *missing]
         memories: Sequence[Indexable]
         refreshed = None
         if scan is None and since is not None:
@@ -459,7 +463,8 @@ class MemoryDir:
         else:  # unchanged files come from the cache's index rows, without reading them
             with paused_gc():
                 memories, problems = index_inputs(self.root, self._cache())
-        result = build_index(previous or "", memories, self.today, self.caps, drop)
+        keep_wording = self.config.index.entry_text == "keep"
+        result = build_index(previous or "", memories, self.today, self.caps, drop, missing, keep_wording)
         changed = result.refused is None and (previous is None or result.text != previous)
         history_error = None
         if changed and not dry_run:
@@ -469,7 +474,7 @@ class MemoryDir:
                 except OSError as exc:  # a convenience: it must not leave MEMORY.md stale
                     history_error = os_error_text(exc)
             atomic_write(self.index_path, result.text)
-        return IndexWrite(result, changed, previous, problems, memories, history_error)
+        return IndexWrite(result, changed, previous, problems, memories, history_error, first_run)
 
     def _keep_history(self, previous: str, new: str) -> None:
         """Keep what a rewrite removes: the whole last version, and every removed line for good.

@@ -389,6 +389,16 @@ def test_session_start_reindexes_and_gives_the_index_as_context(project: Path, t
     assert str(project / ".claude" / "memory") in context and context.endswith(index)
 
 
+def test_session_start_tells_the_agent_when_it_first_replaced_hand_written_entries(project: Path) -> None:
+    index = project / ".claude" / "memory" / "MEMORY.md"
+    index.write_text("- [lint-first](feedback_lint-first.md) — my own words for it\n")
+    first = _context(invoke_memdir("hook", "session-start", input=_payload(project), cwd=project).stdout)
+    assert "replaced 1 hand-written entry line" in first and "MEMORY.md.prev" in first
+    index.write_text("- [lint-first](feedback_lint-first.md) — my own words again\n")
+    again = _context(invoke_memdir("hook", "session-start", input=_payload(project), cwd=project).stdout)
+    assert "replaced" not in again  # said once: the first rewrite is the one nobody expected
+
+
 def test_session_start_without_input_resolves_from_the_working_directory(project: Path) -> None:
     result = invoke_memdir("hook", "session-start", input="", cwd=project)
     assert result.exit_code == 0 and "lint-first" in _context(result.stdout)

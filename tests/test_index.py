@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from memdir.index import Caps, build_index, find_links, render_entry
+from memdir.index import Caps, build_index, find_links, left_out_note, render_entry
 from memdir.model import Memory, parse_document
 
 TODAY = dt.date(2026, 11, 22)
@@ -159,11 +159,12 @@ def test_line_cap_leaves_out_least_valuable_first() -> None:
 
 
 def test_byte_cap_is_respected_with_long_descriptions() -> None:
-    memories = [mem(f"user_{i:03}.md", description="x" * 400, importance=i / 100) for i in range(100)]
+    # Three bytes a character: each entry is shortened to 150 characters, some 400 bytes.
+    memories = [mem(f"user_{i:03}.md", description="记忆" * 200, importance=i / 100) for i in range(100)]
     result = build("", memories)
     assert result.bytes <= 25_000 and result.lines <= 200
-    # Each line is 426 bytes: 58 of them plus the left-out note fit in 25,000; 59 would not.
-    assert len(result.entries) == 58
+    line = len(render_entry(memories[0]).encode()) + 1
+    assert len(result.entries) == (25_000 - len(left_out_note(42, Caps()).encode()) - 1) // line
     assert all(left.memory.importance < min(m.importance for m in result.entries) for left in result.left_out)
     assert {left.reason for left in result.left_out} == {"25,000-byte cap"}
 

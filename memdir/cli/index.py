@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from memdir.cli.state import OutputFormat, State
-from memdir.index import IndexResult
+from memdir.index import IndexResult, entry_target
 from memdir.memory_dir import IndexWrite
+from memdir.model import plural
 
 LEFT_OUT_SHOWN = 20
 
@@ -30,6 +31,9 @@ def index_summary(result: IndexResult) -> dict[str, Any]:
         ],
         "excluded": [{"path": e.memory.path, "reason": e.reason} for e in result.excluded],
         "rewritten": result.rewritten,
+        "linked_in_text": [memory.path for memory in result.linked],
+        "dead_entries": result.dead,
+        "dead_dropped": result.dead_dropped,
         "refused": result.refused,
     }
 
@@ -45,9 +49,20 @@ def report_index(st: State, write: IndexWrite, verb: str) -> None:
         return
     st.say(f"MEMORY.md {verb}: {result.size_note()}.")
     if result.rewritten and write.changed:
-        st.say(
-            f"Replaced {len(result.rewritten)} existing entry lines with their memories' frontmatter "
-            "(old lines are kept in .memdir/MEMORY.md.history)."
+        report_rewritten(st, write)
+    if result.dead_dropped:
+        st.warn(
+            f"dropped {plural(len(result.dead_dropped), 'entry', 'entries')} linking files that no longer exist, "
+            "to make room (the lines are kept in .memdir/MEMORY.md.history):"
+        )
+        for line in result.dead_dropped[:LEFT_OUT_SHOWN]:
+            st.say(f"  {line}")
+    if result.dead:
+        shown = ", ".join(_dead_targets(result.dead)[:LEFT_OUT_SHOWN])
+        st.warn(
+            f"{plural(len(result.dead), 'entry links a file that', 'entries link files that')} "
+            f"{'no longer exists' if len(result.dead) == 1 else 'no longer exist'} ({shown}); kept while everything "
+            "fits, dropped first when the caps bind; `memdir index --drop-missing` removes them now"
         )
     if result.left_out:
         st.warn(f"left out {len(result.left_out)} memories to fit the caps (least valuable first):")
@@ -60,6 +75,32 @@ def report_index(st: State, write: IndexWrite, verb: str) -> None:
     if result.excluded and not st.quiet:
         reasons = ", ".join(sorted({e.reason.split(" ")[0] for e in result.excluded}))
         st.say(f"Not indexed by policy: {len(result.excluded)} ({reasons}).")
+
+
+def report_rewritten(st: State, write: IndexWrite) -> None:
+    """Say which entry lines took their memory's frontmatter text. On the first run in a folder
+    (often the session-start hook, where nobody watches) name each line and the way back."""
+    rewritten = write.result.rewritten
+    count = plural(len(rewritten), "existing entry line", "existing entry lines")
+    if not write.first_run:
+        st.say(f"Replaced {count} with their memories' frontmatter (old lines are kept in .memdir/MEMORY.md.history).")
+        return
+    whose = "its memory's" if len(rewritten) == 1 else "their memories'"
+    st.warn(f"replaced {count} with the text of {whose} frontmatter:")
+    for line in rewritten[:LEFT_OUT_SHOWN]:
+        st.say(f"  {line}")
+    if len(rewritten) > LEFT_OUT_SHOWN:
+        st.say(f"  ... and {len(rewritten) - LEFT_OUT_SHOWN:,} more")
+    st.say(
+        "  To keep your own wording instead: copy .memdir/MEMORY.md.prev back over MEMORY.md, add\n"
+        '  `[index]` `entry-text = "keep"` to .memdir.toml (or [tool.memdir.index] in pyproject.toml),\n'
+        "  and run `memdir index` again. Every replaced line is also in .memdir/MEMORY.md.history."
+    )
+
+
+def _dead_targets(lines: list[str]) -> list[str]:
+    targets = [entry_target(line) for line in lines]
+    return [target for target in targets if target is not None]
 
 
 def run_index(st: State, *, check: bool, stdout: bool, drop_missing: bool, format: OutputFormat) -> int:

@@ -5,11 +5,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from memdir.index import MAX_BYTES, MAX_LINES, count_lines, entry_target, find_links, render_entry, split_lines
+from memdir.index import (
+    ENTRY_MAX,
+    MAX_BYTES,
+    MAX_LINES,
+    Resolver,
+    count_lines,
+    entry_target,
+    find_links,
+    listed_paths,
+    render_entry,
+    split_lines,
+)
 from memdir.lint.registry import Applicability, Fix, Hit, LintContext, Severity, rule
 from memdir.model import INDEX_NAME
 
-ENTRY_MAX = 150  # characters in one index line; Claude Code's own guidance for MEMORY.md entries
 _REGENERATE = Fix(Applicability.SAFE, "regenerate MEMORY.md (`memdir index`)", regenerate_index=True)
 _INDEX_FIX = "Regenerates MEMORY.md as `memdir index` does, keeping every hand-written line (safe)."
 
@@ -49,7 +59,9 @@ def stale_index(ctx: LintContext) -> Iterator[Hit]:
     "Finds links in MEMORY.md to files that do not exist.",
     why="""A link in the index that leads nowhere sends the agent looking for a memory that is gone,
     or was never written (a template left as `{module}_project.md`). memdir keeps such lines
-    because a person may have written them. URLs are not checked.""",
+    while everything fits, because a person may have written them; when the caps bind they go
+    first, so that a dead line never costs a live memory its place. A memory that was renamed
+    or moved takes over its old line. URLs are not checked.""",
     example="- [old-deploy](project_old-deploy.md) — We deploy to Heroku   (the file was deleted)",
     instead="Delete the line, or point it at the memory that replaced the old one.",
     fix="""Removes list entries whose file is gone, as `memdir index --drop-missing` does (unsafe:
@@ -61,8 +73,9 @@ def broken_link(ctx: LintContext) -> Iterator[Hit]:
     if ctx.index_text is None:
         return
     lines = split_lines(ctx.index_text)
+    resolve = Resolver(m.path for m in ctx.scan.memories)  # `User_A.md` lists user_a.md, as index reads it
     for link in find_links(ctx.index_text):
-        if link.target is not None and not (ctx.root / link.target).exists():
+        if link.target is not None and resolve(link.target) is None and not (ctx.root / link.target).exists():
             droppable = entry_target(lines[link.line - 1]) == link.target
             fix = (
                 Fix(Applicability.UNSAFE, f"remove the entry for {link.raw_target}", drop_missing=True)
@@ -77,7 +90,8 @@ def broken_link(ctx: LintContext) -> Iterator[Hit]:
     "Finds memories that belong in the index but are not listed in MEMORY.md.",
     why="""A memory missing from the index is invisible: the agent reads MEMORY.md at the start of a
     session and never learns the file exists. Memories left out on purpose to fit the caps are
-    reported by I005 instead.""",
+    reported by I005 instead. A memory linked inside a sentence (`details: [x](./x.md)`) is
+    listed: `memdir index` reads links the same way.""",
     example="feedback_lint.md exists, MEMORY.md has no line linking it",
     instead="- [lint-before-commit](feedback_lint.md) — Run npm run lint before every commit",
     fix=_INDEX_FIX,
@@ -86,9 +100,10 @@ def broken_link(ctx: LintContext) -> Iterator[Hit]:
 def unindexed_memory(ctx: LintContext) -> Iterator[Hit]:
     if ctx.index_text is None and ctx.index_problem is not None:
         return
-    linked = {link.target for link in find_links(ctx.index_text or "")}
+    # Listed means what `memdir index` reads as listed: any link, in an entry or a sentence.
+    listed = listed_paths(ctx.index_text or "", (m.path for m in ctx.scan.memories))
     for memory in ctx.index.entries:
-        if memory.path not in linked:
+        if memory.path not in listed:
             yield Hit(memory.path, None, "not listed in MEMORY.md; run `memdir index`", _REGENERATE)
 
 
@@ -126,7 +141,8 @@ def index_over_cap(ctx: LintContext) -> Iterator[Hit]:
     "Finds memories left out of MEMORY.md to keep the index within its caps.",
     why="""When the memories do not all fit, `memdir index` leaves out the least valuable (lowest
     `importance`, then oldest) rather than let the reader cut the tail blindly. A left-out
-    memory is still in the folder but the agent is not told about it.""",
+    memory is still in the folder but the agent is not told about it. An entry too long to ever
+    fit in the room the hand-written text leaves is named as such.""",
     example="240 memories, of which 40 do not fit in 200 lines",
     instead="""Raise the `importance` of what must be seen, archive memories that no longer matter
     (`memdir rm`), or shorten descriptions.""",

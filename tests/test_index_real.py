@@ -1,0 +1,274 @@
+"""MEMORY.md as real folders have it: dead links, prose links, long descriptions, kept wording,
+entries that can never fit, and file names a markdown link has trouble with."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from conftest import MakeMemory, invoke_memdir
+
+from memdir.index import Caps, build_index, entry_target, find_links, left_out_note, render_entry, split_lines
+from memdir.memory_dir import MemoryDir
+from memdir.model import Memory, parse_document
+
+TODAY = dt.date(2026, 11, 22)
+
+
+def mem(path: str, name: str | None = None, description: str = "desc", **fields: object) -> Memory:
+    fields.setdefault("type", path.split("/")[-1].split("_", 1)[0])
+    stem = path.split("/")[-1][:-3]
+    lines = [f"name: {json.dumps(name or stem.split('_', 1)[-1])}", f"description: {json.dumps(description)}"]
+    lines += [f"{key}: {value}" for key, value in fields.items()]
+    return Memory(path=path, doc=parse_document("---\n" + "\n".join(lines) + "\n---\nbody\n"))
+
+
+def build(existing: str, memories: list[Memory], **kwargs: object):  # type: ignore[no-untyped-def]
+    return build_index(existing, memories, TODAY, **kwargs)  # type: ignore[arg-type]
+
+
+# --- 2. dead links never cost a live memory its place ---------------------------------------------
+
+
+def test_dead_entries_go_first_when_the_caps_bind() -> None:
+    dead = "".join(f"- [gone {i}](project_gone-{i}.md) — deleted long ago\n" for i in range(5))
+    live = [mem(f"user_{i}.md") for i in range(5)]
+    existing = "# Memory\n" + dead + "".join(render_entry(m) + "\n" for m in live)
+    missing = [f"project_gone-{i}.md" for i in range(5)]
+    result = build(existing, live, caps=Caps(max_lines=8), missing=missing)
+    assert [m.path for m in result.entries] == [m.path for m in live]
+    assert result.left_out == []
+    assert "gone" not in result.text
+    assert result.dead_dropped == [line for line in split_lines(dead)]
+    assert build(result.text, live, caps=Caps(max_lines=8), missing=()).text == result.text
+
+
+def test_dead_entries_stay_while_everything_fits() -> None:
+    existing = "- [gone](project_gone.md) — deleted\n- [a](user_a.md) — desc\n"
+    result = build(existing, [mem("user_a.md")], missing=["project_gone.md"])
+    assert result.text == existing
+    assert result.dead == ["- [gone](project_gone.md) — deleted"]
+    assert result.dead_dropped == []
+
+
+def test_dead_links_in_prose_are_not_entries_and_stay() -> None:
+    existing = "See [the old plan](project_plan.md) for background.\n"
+    result = build(existing, [mem("user_a.md")], caps=Caps(max_lines=2), missing=["project_plan.md"])
+    assert result.text.startswith(existing)
+    assert result.dead == []
+
+
+def test_a_renamed_memory_takes_over_its_old_line(folder: Path, make_memory: MakeMemory) -> None:
+    (folder / "MEMORY.md").write_text(
+        "# Memory\n\n- [deploy](project_deploy.md) — old words\n- [b](user_b.md) — desc\n"
+    )
+    make_memory("user_b.md", description="desc")
+    make_memory("project_deploy-flow.md", name="deploy", description="We deploy from main")
+    MemoryDir(folder).write_index()
+    assert (folder / "MEMORY.md").read_text() == (
+        "# Memory\n\n- [deploy](project_deploy-flow.md) — We deploy from main\n- [b](user_b.md) — desc\n"
+    )
+
+
+def test_a_memory_moved_into_a_subfolder_takes_over_its_old_line() -> None:
+    existing = "- [Deploy flow](project_deploy.md) — x\n- [b](user_b.md) — desc\n"
+    moved = mem("team/project_deploy.md", name="Deploy process")
+    result = build(existing, [moved, mem("user_b.md")], missing=["project_deploy.md"])
+    assert result.text == "- [Deploy process](team/project_deploy.md) — desc\n- [b](user_b.md) — desc\n"
+
+
+def test_dead_entries_dropped_for_the_caps_are_kept_in_history(folder: Path, make_memory: MakeMemory) -> None:
+    dead = "".join(f"- [gone {i}](project_gone-{i}.md) — deleted\n" for i in range(3))
+    (folder / "MEMORY.md").write_text(dead)
+    for i in range(3):
+        make_memory(f"user_{i}.md")
+    write = MemoryDir(folder, caps=Caps(max_lines=3)).write_index()
+    assert len(write.result.entries) == 3
+    history = (folder / ".memdir" / "MEMORY.md.history").read_text()
+    assert all(line in history for line in split_lines(dead))
+
+
+def test_index_names_dead_entries_and_the_fix(folder: Path, make_memory: MakeMemory) -> None:
+    (folder / "MEMORY.md").write_text("- [gone](project_gone.md) — deleted\n")
+    make_memory("user_a.md")
+    result = invoke_memdir("--dir", str(folder), "index")
+    assert result.exit_code == 0, result.output
+    assert "project_gone.md" in result.output and "--drop-missing" in result.output
+    data = json.loads(invoke_memdir("--dir", str(folder), "index", "--format", "json").stdout)
+    assert data["dead_entries"] == ["- [gone](project_gone.md) — deleted"]
+
+
+# --- 3. one definition of "listed" ----------------------------------------------------------------
+
+
+def test_a_memory_linked_in_prose_is_listed_and_not_appended() -> None:
+    existing = (
+        "# Notes\n\nSummed data: details: [ref-sum-data.md](./reference_sum-data.md), and see\n"
+        "the [deploy notes](project_deploy.md) too.\n"
+    )
+    memories = [mem("reference_sum-data.md"), mem("project_deploy.md")]
+    result = build(existing, memories)
+    assert result.text == existing
+    assert sorted(m.path for m in result.linked) == ["project_deploy.md", "reference_sum-data.md"]
+
+
+def test_dot_slash_encoded_and_case_variant_links_are_the_same_memory() -> None:
+    existing = (
+        "- [a](./user_a.md) — desc\n- [b](user_my%20b.md) — desc\n"
+        "- [c](User_C.md) — desc\n- [d](<./user d.md>) — desc\n"
+    )
+    memories = [mem("user_a.md"), mem("user_my b.md", name="b"), mem("user_c.md", name="c"), mem("user d.md", "d")]
+    result = build(existing, memories)
+    assert result.text.count("\n") == 4
+    assert sorted(entry_target(line) for line in split_lines(result.text)) == sorted(m.path for m in memories)
+
+
+def test_lint_and_index_agree_on_prose_links(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("reference_sum-data.md")
+    make_memory("user_me.md")
+    (folder / "MEMORY.md").write_text("Data: [sum](./reference_sum-data.md) and [me](User_Me.md).\n")
+    before = (folder / "MEMORY.md").read_text()
+    lint = json.loads(invoke_memdir("--dir", str(folder), "lint", "--format", "json").stdout)
+    assert [f["code"] for f in lint["findings"] if f["code"].startswith("I")] == []
+    assert invoke_memdir("--dir", str(folder), "index").exit_code == 0
+    assert (folder / "MEMORY.md").read_text() == before
+
+
+# --- 4. a generated line never breaks a rule memdir enforces --------------------------------------
+
+
+def test_a_long_description_is_shortened_on_a_word_boundary() -> None:
+    words = "Deploys go through the release train every Tuesday and the checklist lives in the ops wiki " * 4
+    m = mem("project_train.md", name="release train", description=words.strip())
+    line = render_entry(m)
+    assert len(line) <= 150
+    assert line.endswith("…")
+    kept = line.removeprefix("- [release train](project_train.md) — ").removesuffix("…")
+    assert words.startswith(kept) and words[len(kept)] == " "
+    assert entry_target(line) == "project_train.md"
+
+
+def test_a_long_title_is_shortened_too_and_the_link_survives() -> None:
+    m = mem("user_x.md", name="n" * 300, description="short")
+    line = render_entry(m)
+    assert len(line) <= 150 and entry_target(line) == "user_x.md"
+
+
+def test_generated_entries_pass_lint_i006(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_long.md", description="word " * 60)
+    assert invoke_memdir("--dir", str(folder), "index").exit_code == 0
+    assert [len(line) for line in split_lines((folder / "MEMORY.md").read_text()) if len(line) > 150] == []
+    result = invoke_memdir("--dir", str(folder), "lint", "--extend-select", "I006", "--format", "json")
+    assert [f["code"] for f in json.loads(result.stdout)["findings"] if f["code"] == "I006"] == []
+
+
+# --- 5. curated lines are a choice -----------------------------------------------------------------
+
+
+def test_entry_text_keep_keeps_an_existing_entrys_wording() -> None:
+    existing = "- **[Deploy](project_deploy.md)** — the one to read first\n"
+    memories = [mem("project_deploy.md"), mem("user_new.md")]
+    result = build(existing, memories, keep_wording=True)
+    assert result.text == existing + "- [new](user_new.md) — desc\n"
+    assert result.rewritten == []
+
+
+def test_entry_text_setting_is_read_and_checked(tmp_path: Path) -> None:
+    from memdir.config import load_config
+    from memdir.errors import ConfigError
+
+    (tmp_path / ".memdir.toml").write_text('[index]\nentry-text = "keep"\n')
+    assert load_config(tmp_path).index.entry_text == "keep"
+    (tmp_path / ".memdir.toml").write_text('[index]\nentry-text = "mine"\n')
+    try:
+        load_config(tmp_path)
+    except ConfigError as exc:
+        assert "entry-text" in str(exc) and "keep" in str(exc)
+    else:
+        raise AssertionError("an unknown entry-text was accepted")
+
+
+def test_keep_setting_reaches_the_index(tmp_path: Path, make_memory: MakeMemory, folder: Path) -> None:
+    (folder / ".memdir.toml").write_text('dir = "."\n[index]\nentry-text = "keep"\n')
+    make_memory("user_a.md", description="from the file")
+    (folder / "MEMORY.md").write_text("- [A, as I put it](user_a.md) — my words\n")
+    assert invoke_memdir("index", cwd=folder).exit_code == 0
+    assert (folder / "MEMORY.md").read_text() == "- [A, as I put it](user_a.md) — my words\n"
+
+
+def test_first_run_says_what_it_replaced_and_how_to_get_it_back(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md", description="from the file")
+    (folder / "MEMORY.md").write_text("- [A](user_a.md) — my hand-tuned words\n")
+    assert not (folder / ".memdir").exists()
+    result = invoke_memdir("--dir", str(folder), "index")
+    assert result.exit_code == 0
+    assert "- [A](user_a.md) — my hand-tuned words" in result.output
+    assert 'entry-text = "keep"' in result.output and "MEMORY.md.prev" in result.output
+    # The recipe works: the old file back, the setting on, and the words stay.
+    (folder / "MEMORY.md").write_text((folder / ".memdir" / "MEMORY.md.prev").read_text())
+    (folder / ".memdir.toml").write_text('dir = "."\n[index]\nentry-text = "keep"\n')
+    assert invoke_memdir("index", cwd=folder).exit_code == 0
+    assert (folder / "MEMORY.md").read_text() == "- [A](user_a.md) — my hand-tuned words\n"
+    # Later runs (the state folder exists) say it in one line.
+    (folder / ".memdir.toml").unlink()
+    again = invoke_memdir("--dir", str(folder), "index")
+    assert "my hand-tuned words" not in again.output and "Replaced 1" in again.output
+
+
+# --- 6. greedy packing -------------------------------------------------------------------------------
+
+
+def test_an_entry_that_can_never_fit_does_not_empty_the_index() -> None:
+    huge = mem("user_" + "x" * 240 + ".md", importance=1.0)  # the most valuable, and its path alone is long
+    small = [mem(f"user_{i:02}.md", importance=0.5) for i in range(5)]
+    room = sum(len(render_entry(m).encode()) + 1 for m in small) + len(left_out_note(1, Caps(200, 999))) + 1
+    caps = Caps(max_lines=200, max_bytes=room + 5)  # the note reserved for the worst case is a little longer
+    assert len(render_entry(huge).encode()) + 1 > room - len(left_out_note(1, caps)) - 1
+    result = build("", [huge, *small], caps=caps)
+    assert len(result.entries) == 5
+    assert [left.memory.path for left in result.left_out] == [huge.path]
+    assert "too long" in result.left_out[0].reason
+    assert result.bytes <= caps.max_bytes
+
+
+def test_a_kept_hand_line_that_cannot_fit_is_left_out_alone() -> None:
+    long_line = "- [big](user_big.md) — " + "word " * 6000
+    memories = [mem("user_big.md", importance=1.0), *(mem(f"user_{i}.md") for i in range(21))]
+    result = build(long_line + "\n", memories, keep_wording=True)
+    assert len(result.entries) == 21 and result.bytes <= 25_000
+    assert [left.memory.path for left in result.left_out] == ["user_big.md"]
+
+
+def test_lint_names_the_entry_too_long_to_ever_be_listed(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_a.md")
+    (folder / "MEMORY.md").write_text("x" * 24_990 + "\n")
+    result = json.loads(invoke_memdir("--dir", str(folder), "lint", "--format", "json").stdout)
+    i005 = [f for f in result["findings"] if f["code"] == "I005"]
+    assert len(i005) == 1 and i005[0]["path"] == "user_a.md" and "too long" in i005[0]["message"]
+
+
+# --- 7. every link memdir writes parses back ------------------------------------------------------
+
+
+def test_a_file_name_with_space_and_gt_is_written_once(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_staging -> prod.md", name="staging to prod")
+    for _ in range(3):
+        MemoryDir(folder).write_index()
+    text = (folder / "MEMORY.md").read_text()
+    assert text.count("\n") == 1
+    assert [link.target for link in find_links(text)] == ["project_staging -> prod.md"]
+
+
+def test_render_entry_round_trips_awkward_paths() -> None:
+    for path in [
+        "user_a>b.md",
+        "user_<x>.md",
+        "user_a b>c.md",
+        "user_[x].md",
+        "user_a)b.md",
+        "user_a(b.md",
+        "user_é ü.md",
+    ]:
+        m = mem(path, name="x")
+        assert entry_target(render_entry(m)) == path, path
