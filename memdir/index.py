@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from urllib.parse import unquote
 
 from memdir.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
+from memdir.sensitive import mask_secrets
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -231,13 +232,15 @@ _ELLIPSIS = "…"
 
 
 def render_entry(memory: Indexable) -> str:
-    """The one index line for a memory: `- [name](path) — description`, at most ENTRY_MAX characters.
+    """The one index line for a memory: `- [name](path) — description`, at most ENTRY_MAX characters,
+    with any secret in the name or description masked (lint S002 names the file that holds it).
 
     A long description is shortened on a word boundary (the file keeps it whole); a title so long
     that it leaves the description less than a few words is shortened too. Only a path longer than
     the limit makes a longer line, since the link must reach the file."""
     target = _link_target(memory.path)
-    title, description = memory.title, memory.description
+    # MEMORY.md is committed and loaded into every session: a key in a memory never reaches it.
+    title, description = mask_secrets(memory.title), mask_secrets(memory.description)
     line = _entry(title, target, description)
     if len(line) <= ENTRY_MAX:
         return line

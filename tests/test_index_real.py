@@ -272,3 +272,18 @@ def test_render_entry_round_trips_awkward_paths() -> None:
     ]:
         m = mem(path, name="x")
         assert entry_target(render_entry(m)) == path, path
+
+
+# --- a secret in a memory never reaches MEMORY.md ----------------------------------------------------
+
+
+def test_index_masks_a_key_and_lint_still_names_the_file(folder: Path, make_memory: MakeMemory) -> None:
+    key = "ghp_" + "a1B2c3D4" * 4 + "e5F6"
+    make_memory("reference_ci.md", name=f"ci token {key}", description=f"The CI token is {key}, rotate yearly")
+    assert invoke_memdir("--dir", str(folder), "index").exit_code == 0
+    text = (folder / "MEMORY.md").read_text()
+    assert key not in text and "ghp_…" in text
+    assert entry_target(split_lines(text)[0]) == "reference_ci.md"
+    lint = json.loads(invoke_memdir("--dir", str(folder), "lint", "--format", "json").stdout)
+    assert {f["path"] for f in lint["findings"] if f["code"] == "S002"} == {"reference_ci.md"}
+    assert [f for f in lint["findings"] if f["code"].startswith("I")] == []
