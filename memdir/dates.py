@@ -36,6 +36,9 @@ Memories are read months after they are written, so they must say 2025-03-20, no
 # like "heute" in "heute Morgen"). French "hier" is German for "here", so it counts only in
 # text that looks French. Japanese-only words (明日, 来週, ...) need kana in the text: the same
 # characters inside Chinese compounds (说明日期) mean something else.
+#
+# A date replacing a CJK phrase that touches a Latin letter or digit gets a space on that side
+# (本周P0 -> "2026-11-23 P0", 明天10点 -> "2026-11-26 10点"): converting is right, gluing is not.
 
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ from datetime import date, timedelta
 from functools import cache
 from typing import Any
 
-__all__ = ["DateSpan", "absolutize", "find_relative_dates", "parse_day"]
+__all__ = ["DateSpan", "absolutize", "date_in_place", "find_relative_dates", "parse_day"]
 
 
 @dataclass(frozen=True)
@@ -760,6 +763,30 @@ def _quoted_alone(text: str, start: int, end: int) -> bool:
     return True
 
 
+# Han, kana and Hangul are written against a date with no space (我们2026-07-30和王磊); any other
+# letter or digit would run into it and make one token of both (本周P0 -> 2026-11-23P0).
+_CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]")
+
+
+def _runs_into(char: str) -> bool:
+    return char.isalnum() and not _CJK.match(char)
+
+
+def date_in_place(text: str, start: int, end: int, day: date) -> str:
+    """What replaces text[start:end] with `day`: its ISO date, with a space on each side where it
+    would otherwise touch a letter or digit (本周P0 -> "2026-11-23 P0", 明天10点 -> "2026-11-26 10点").
+
+    CJK relative dates have no word boundary, so a Latin letter or digit may sit right against
+    one; converting it is still right (明天10点 is "tomorrow at 10"), gluing the date onto it is
+    not. Han, kana and Hangul neighbours are left unspaced, as CJK text writes dates."""
+    iso = day.isoformat()
+    if start > 0 and _runs_into(text[start - 1]):
+        iso = " " + iso
+    if end < len(text) and _runs_into(text[end]):
+        iso += " "
+    return iso
+
+
 # --- what to skip: markdown code and URLs ----------------------------------------------------
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
@@ -910,7 +937,7 @@ def absolutize(text: str, anchor: date) -> tuple[str, list[DateSpan]]:
     parts: list[str] = []
     pos = 0
     for span in spans:
-        parts += [text[pos : span.start], span.resolved.isoformat()]
+        parts += [text[pos : span.start], date_in_place(text, span.start, span.end, span.resolved)]
         pos = span.end
     parts.append(text[pos:])
     return "".join(parts), spans

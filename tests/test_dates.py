@@ -572,3 +572,23 @@ def test_code_like_text_and_quoted_labels_are_not_dates(text: str) -> None:
 )
 def test_prose_around_quotes_and_brackets_is_still_converted(text: str, expected: str) -> None:
     assert convert(text)[0] == expected
+
+
+# --- a date is never glued onto a letter or digit ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("本周P0要修完。", "2025-07-07 P0要修完。"),
+        ("P0本周修完。", "P0 2025-07-07修完。"),
+        ("明天10点开会。", "2025-07-11 10点开会。"),
+        ("v2明天发布。", "v2 2025-07-11发布。"),
+        ("来週MTGがあります。", "2025-07-14 MTGがあります。"),
+        ("我们下周四和王磊开会。", "我们2025-07-17和王磊开会。"),  # Han on both sides: written without spaces
+    ],
+)
+def test_a_date_is_spaced_from_a_letter_or_digit_it_would_touch(text: str, expected: str) -> None:
+    out = absolutize(text, THU)[0]
+    assert out == expected
+    assert absolutize(out, THU) == (out, [])

@@ -100,6 +100,25 @@ def test_b003_fix_leaves_code_alone(folder: Path, make_memory: MakeMemory) -> No
     assert result.changes == [] and path.read_bytes() == before
 
 
+def test_b003_fix_never_glues_a_date_onto_a_letter_or_digit(folder: Path, make_memory: MakeMemory) -> None:
+    path = make_memory(
+        "project_p0.md", description="本周P0要修完", body="本周P0要修完，明天10点复盘。\n" + GOOD, updated="2026-11-20"
+    )
+    MemoryDir(folder, today=TODAY).fix()
+    text = path.read_text()
+    assert "description: 2026-11-16 P0要修完\n" in text  # the Monday of 2026-11-20's week
+    assert "2026-11-16 P0要修完，2026-11-21 10点复盘。\n" in text
+
+
+def test_b003_leaves_what_add_would_leave(folder: Path, make_memory: MakeMemory) -> None:
+    body = 'Click the "Next Week" button; tomorrow() and {today} are code.\n' + GOOD
+    path = make_memory("project_ui.md", description="The 'Tomorrow' tab", body=body, updated="2026-11-20")
+    assert "B003" not in codes(folder)
+    before = path.read_bytes()
+    MemoryDir(folder, today=TODAY).fix(unsafe=True)
+    assert path.read_bytes() == before
+
+
 def test_b003_fix_of_the_description_keeps_a_synced_index_in_sync(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("user_x.md", description="Joined the team yesterday", updated="2026-11-20")
     indexed(folder)

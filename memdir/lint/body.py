@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
-from memdir.dates import find_relative_dates_in
+from memdir.dates import date_in_place, find_relative_dates_in
 from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, line_at, rule
 from memdir.model import Memory
 
@@ -113,7 +113,11 @@ def _line_span(text: str, line: int) -> tuple[int, int]:
     why="""A memory is read weeks or months after it was written, when "next Thursday" points at the
     wrong day. `memdir add` converts relative dates when it writes; this rule finds the ones
     written by hand and says which date each would be, counted from the file's
-    `updated`/`created` date, else its modification time. Code spans and fenced code are ignored.""",
+    `updated`/`created` date, else its modification time. What `memdir add` leaves alone is ignored
+    here too: code spans and fenced code, code-like text (`tomorrow()`, `next_week`, `{today}`) and
+    a phrase that is all a quotation holds, a label rather than a day (the "Next Week" button). A
+    date that would touch a Latin letter or digit is written with a space on that side, since CJK
+    text has no word boundary: 本周P0 becomes `2026-11-23 P0`, never `2026-11-23P0`.""",
     example="The release freeze starts next Thursday.",
     instead="The release freeze starts 2026-11-26.",
     fix="Replaces each phrase with its ISO date, counted from the file's date (safe).",
@@ -135,12 +139,14 @@ def relative_date(ctx: LintContext) -> Iterator[Hit]:
             line_start, line_end = _line_span(text, description_line)
             where = text.find(span.phrase, line_start, line_end)
             unique = where >= 0 and text.find(span.phrase, where + 1, line_end) < 0
-            edit = Edit(where, where + len(span.phrase), span.resolved.isoformat()) if unique else None
+            end = where + len(span.phrase)
+            edit = Edit(where, end, date_in_place(text, where, end, span.resolved)) if unique else None
             yield _date_hit(memory, description_line, span.phrase, span.resolved, anchored_on, anchor, edit)
         for span in in_body:
             start = memory.doc.body_start + span.start
             line = line_at(memory.doc.text, start)  # the whole text: memory.body is a new string each time
-            edit = Edit(start, memory.doc.body_start + span.end, span.resolved.isoformat())
+            end = memory.doc.body_start + span.end
+            edit = Edit(start, end, date_in_place(text, start, end, span.resolved))
             yield _date_hit(memory, line, span.phrase, span.resolved, anchored_on, anchor, edit)
 
 
