@@ -574,6 +574,22 @@ def test_prose_around_quotes_and_brackets_is_still_converted(text: str, expected
     assert convert(text)[0] == expected
 
 
+def test_every_writer_leaves_code_and_labels_alone(tmp_path: Path) -> None:
+    from memdir import MemoryDir
+    from memdir.model import MemoryType, NewMemory
+
+    typed = 'Click the "Next Week" button; tomorrow() is code; we ship tomorrow.'
+    written = 'Click the "Next Week" button; tomorrow() is code; we ship 2025-07-11.'
+    new = NewMemory(MemoryType.PROJECT, "ui", "The 'Today' tab", body=typed, created=THU)
+    new.absolutize_dates()  # what add, the agent tools and extraction call
+    assert (new.description, new.body) == ("The 'Today' tab", written)
+    folder = MemoryDir(tmp_path / "memory", today=THU)
+    folder.init()
+    folder.add(NewMemory(MemoryType.USER, "role", "Backend developer", created=THU))
+    memory, _ = folder.update("role", body=typed, description="Uses the 'Tomorrow' view")
+    assert (memory.description, memory.body.strip()) == ("Uses the 'Tomorrow' view", written)
+
+
 # --- a date is never glued onto a letter or digit ------------------------------------------------
 
 
