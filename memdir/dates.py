@@ -753,9 +753,10 @@ _QUOTES: dict[str, str] = {
 
 
 def _quoted_alone(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] is all a quotation holds, spaces aside (« demain »)."""
+    """Whether text[start:end] is all a quotation holds, spaces aside (« demain ») and a stop that
+    American style puts inside the quotes (a week of "tomorrow.")."""
     before = text[max(0, start - 4) : start].rstrip()  # a few characters: a folder may hold 58,000 phrases
-    after = text[end : end + 4].lstrip()
+    after = text[end : end + 4].lstrip().lstrip(".,;:!?\u2026")
     if not before or not after or before[-1] not in _QUOTES or after[0] not in _QUOTES[before[-1]]:
         return False
     if before[-1] == "'":  # an apostrophe (the boss' tomorrow') is not a quote

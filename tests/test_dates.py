@@ -551,6 +551,7 @@ def test_many_texts_at_once_give_what_each_gives_alone() -> None:
         "Click 'Tomorrow' in the picker.",
         "The \u201cNext Week\u201d button pages forward; \u2018Today\u2019 jumps back.",
         'The "the day after tomorrow" preset.',
+        'It has been a week of "tomorrow." Press "Today," then "Next Week!"',
         "Le bouton \u00ab demain \u00bb et le bouton \u00abaujourd'hui\u00bb.",
         "点击\u300c明天\u300d按钮，或\u300e下周\u300f。",
         "Run `tomorrow()` or `next week`.",
