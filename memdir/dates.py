@@ -28,12 +28,17 @@ Memories are read months after they are written, so they must say 2025-03-20, no
 # "week-long"); "month-end" / "end of month" followed by a noun ("month-end close"); "the last
 # week" / "the next month" (a stretch of time, not a calendar period) and "last week of ...";
 # ranges ("2-3 days ago", "in a day or two"); a past duration ("we built it in two weeks");
-# markdown code and URLs. Capitalised German "Morgen" is the noun (morning) and Spanish "la /
-# por la / de la mañana" is the morning: only the bare adverbs morgen / mañana mean tomorrow
-# ("esta mañana" is this morning, i.e. today, like "heute" in "heute Morgen"). French "hier"
-# is German for "here", so it counts only in text that looks French. Japanese-only words (明日,
-# 来週, ...) need kana in the text: the same characters inside Chinese compounds (说明日期)
-# mean something else.
+# markdown code and URLs; code-like text outside backticks (tomorrow(), next_week, getTomorrow,
+# today.isoformat, {today}, $yesterday); a phrase that is all a quotation holds, which names a
+# label rather than a day (the "Next Week" button, 'Tomorrow', 「明天」). Capitalised German
+# "Morgen" is the noun (morning) and Spanish "la / por la / de la mañana" is the morning: only
+# the bare adverbs morgen / mañana mean tomorrow ("esta mañana" is this morning, i.e. today,
+# like "heute" in "heute Morgen"). French "hier" is German for "here", so it counts only in
+# text that looks French. Japanese-only words (明日, 来週, ...) need kana in the text: the same
+# characters inside Chinese compounds (说明日期) mean something else.
+#
+# A date replacing a CJK phrase that touches a Latin letter or digit gets a space on that side
+# (本周P0 -> "2026-11-23 P0", 明天10点 -> "2026-11-26 10点"): converting is right, gluing is not.
 
 from __future__ import annotations
 
@@ -46,7 +51,7 @@ from datetime import date, timedelta
 from functools import cache
 from typing import Any
 
-__all__ = ["DateSpan", "absolutize", "find_relative_dates", "parse_day"]
+__all__ = ["DateSpan", "absolutize", "date_in_place", "find_relative_dates", "parse_day"]
 
 
 @dataclass(frozen=True)
@@ -718,6 +723,70 @@ _ANY_BEFORE = re.compile(r"(?:\w-|[/\\#@]|\w\.)$")
 _ANY_AFTER = re.compile(rf"^(?:{_APOSTROPHE}s\b|-\w|[./\\]\w|[的の의])")
 _CONTEXT = 40  # characters of context the guards look at
 
+# Code, not prose, for a phrase written in Latin letters: a call or an index (tomorrow(),
+# yesterday[0], isDue(tomorrow), dates[today]), a placeholder or a variable ({today},
+# {{ tomorrow }}, $yesterday, %today%). Identifiers (next_week, getTomorrow) and attributes
+# (today.isoformat) are already words of their own or caught above. In CJK text a bracket right
+# after a word is ordinary punctuation (明天(周五)), so these look only at Latin phrases.
+_CODE_BEFORE = re.compile(r"(?:[A-Za-z0-9_][(\[]|[${%]|\{\{\s*)$")
+_CODE_AFTER = re.compile(r"^[(\[]")
+
+# A phrase that is the whole of a quotation is a name, not a date: a UI label (the "Next Week"
+# button, 'Tomorrow', “Today”), a preset, a title (「明天」, 《明天》). A quotation that says more
+# ("we ship tomorrow") is speech, and its dates are converted. Opening quote -> closing quotes.
+_QUOTES: dict[str, str] = {
+    '"': '"\u201d',
+    "'": "'\u2019",
+    "\u201c": "\u201d\u201c",  # “…” and German „…“ / Swedish ”…”
+    "\u201e": "\u201c\u201d",
+    "\u201d": "\u201d",
+    "\u2018": "\u2019\u2018",
+    "\u201a": "\u2018\u2019",
+    "\u00ab": "\u00bb",
+    "\u00bb": "\u00ab",  # German »…«
+    "\u2039": "\u203a",
+    "\u300c": "\u300d",
+    "\u300e": "\u300f",
+    "\u300a": "\u300b",
+    "\uff02": "\uff02",
+}
+
+
+def _quoted_alone(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is all a quotation holds, spaces aside (« demain ») and a stop that
+    American style puts inside the quotes (a week of "tomorrow.")."""
+    before = text[max(0, start - 4) : start].rstrip()  # a few characters: a folder may hold 58,000 phrases
+    after = text[end : end + 4].lstrip().lstrip(".,;:!?\u2026")
+    if not before or not after or before[-1] not in _QUOTES or after[0] not in _QUOTES[before[-1]]:
+        return False
+    if before[-1] == "'":  # an apostrophe (the boss' tomorrow') is not a quote
+        return not (len(before) > 1 and before[-2].isalnum()) and not (len(after) > 1 and after[1].isalnum())
+    return True
+
+
+# Han, kana and Hangul are written against a date with no space (我们2026-07-30和王磊); any other
+# letter or digit would run into it and make one token of both (本周P0 -> 2026-11-23P0).
+_CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]")
+
+
+def _runs_into(char: str) -> bool:
+    return char.isalnum() and not _CJK.match(char)
+
+
+def date_in_place(text: str, start: int, end: int, day: date) -> str:
+    """What replaces text[start:end] with `day`: its ISO date, with a space on each side where it
+    would otherwise touch a letter or digit (本周P0 -> "2026-11-23 P0", 明天10点 -> "2026-11-26 10点").
+
+    CJK relative dates have no word boundary, so a Latin letter or digit may sit right against
+    one; converting it is still right (明天10点 is "tomorrow at 10"), gluing the date onto it is
+    not. Han, kana and Hangul neighbours are left unspaced, as CJK text writes dates."""
+    iso = day.isoformat()
+    if start > 0 and _runs_into(text[start - 1]):
+        iso = " " + iso
+    if end < len(text) and _runs_into(text[end]):
+        iso += " "
+    return iso
+
 
 # --- what to skip: markdown code and URLs ----------------------------------------------------
 
@@ -767,6 +836,8 @@ def _accepted(rule: _Rule, text: str, start: int, end: int) -> bool:
         or (rule.before is not None and rule.before.search(before))
         or (rule.after is not None and rule.after.match(after))
         or (rule.guard is not None and rule.guard(text, start, end))
+        or (text[start].isascii() and _CODE_BEFORE.search(before) is not None)
+        or (text[end - 1].isascii() and _CODE_AFTER.match(after) is not None)
     )
 
 
@@ -820,7 +891,8 @@ class _Prefilter:
 
 def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:
     """Relative date phrases in text, in order, non-overlapping, skipping markdown code (inline
-    `code` spans and fenced ``` / ~~~ blocks) and URLs."""
+    `code` spans and fenced ``` / ~~~ blocks), URLs, code-like text (tomorrow(), {today}) and
+    quoted labels (the "Next Week" button)."""
     return find_relative_dates_in([text], [anchor])[0]
 
 
@@ -841,7 +913,12 @@ def find_relative_dates_in(texts: Sequence[str], anchors: Sequence[date]) -> lis
                 except (OverflowError, ValueError):  # beyond year 1..9999
                     continue
                 found[i].append(DateSpan(m.start(), m.end(), text[m.start() : m.end()], resolved))
-    return [_first_and_longest(spans) for spans in found]
+    # Quotations are judged on the phrase that won: in "the day after tomorrow" (a preset's
+    # label) the whole phrase is quoted, and "tomorrow" must not be converted in its place.
+    return [
+        [s for s in _first_and_longest(spans) if not _quoted_alone(hide, s.start, s.end)]
+        for spans, hide in zip(found, masked, strict=True)
+    ]
 
 
 def _first_and_longest(found: list[DateSpan]) -> list[DateSpan]:
@@ -861,7 +938,7 @@ def absolutize(text: str, anchor: date) -> tuple[str, list[DateSpan]]:
     parts: list[str] = []
     pos = 0
     for span in spans:
-        parts += [text[pos : span.start], span.resolved.isoformat()]
+        parts += [text[pos : span.start], date_in_place(text, span.start, span.end, span.resolved)]
         pos = span.end
     parts.append(text[pos:])
     return "".join(parts), spans

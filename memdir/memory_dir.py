@@ -505,16 +505,23 @@ class MemoryDir:
         return path
 
     def add(
-        self, new: NewMemory, template: str | None = None, *, supersedes: str | None = None
+        self,
+        new: NewMemory,
+        template: str | None = None,
+        *,
+        supersedes: str | None = None,
+        convert_dates: bool = True,
     ) -> tuple[Memory, IndexWrite]:
         """Write a new memory and re-index. Raises MemoryExists when the name or file is taken.
 
         Relative dates in its texts become ISO dates counted from `new.created` first
-        (`new.absolutize_dates()` does it beforehand when the caller wants to show them).
+        (`new.absolutize_dates()` does it beforehand when the caller wants to show them);
+        `convert_dates=False` keeps the texts as given (`memdir add --no-dates`).
         `supersedes` names a memory the new one replaces: it gets `status: superseded` and
         `superseded_by: <new file>` (it is kept, and leaves the index).
         """
-        new.absolutize_dates()
+        if convert_dates:
+            new.absolutize_dates()
         new.validate()
         return self.add_text(new.file_name, render_memory(new, template), supersedes=supersedes)
 

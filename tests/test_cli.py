@@ -61,6 +61,20 @@ def test_add_writes_from_template_converts_dates_and_reindexes(folder: Path) -> 
     assert "'yesterday' -> 2026-11-21" in result.stderr
 
 
+def test_add_no_dates_keeps_the_text_as_typed(folder: Path) -> None:
+    result = memdir(
+        "--dir", str(folder), "add", "project", "Release train",
+        "-d", "The train leaves next Thursday", "--why", "Agreed yesterday", "--how", "本周P0 first",
+        "--body", "Tomorrow we cut the branch.", "--today", "2026-11-22", "--expires", "next month", "--no-dates",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = (folder / "project_release-train.md").read_text()
+    assert "description: The train leaves next Thursday\n" in text
+    assert "Tomorrow we cut the branch.\n\n**Why:** Agreed yesterday\n\n**How to apply:** 本周P0 first\n" in text
+    assert "created: 2026-11-22\n" in text and "expires: 2026-12-01\n" in text  # options are still dates
+    assert "->" not in result.stderr  # no conversion reported
+
+
 def test_add_refuses_an_existing_name(folder: Path) -> None:
     assert memdir("--dir", str(folder), "add", "user", "role", "-d", "Backend dev").exit_code == 0
     before = (folder / "user_role.md").read_bytes()
@@ -358,6 +372,16 @@ def test_add_on_a_terminal_opens_the_template_in_the_editor(
     assert "description: Deploys freeze 2026-11-27\n" in text
     assert "No deploys from 2026-11-27.\n\n**Why:** Audit\n\n**How to apply:** Any deploy\n" in text
     assert "(project_freeze.md) — Deploys freeze 2026-11-27" in (folder / "MEMORY.md").read_text()
+
+
+def test_add_in_the_editor_with_no_dates_keeps_the_text_as_typed(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill_in_editor(tmp_path, monkeypatch, "Deploys freeze next Friday", "No deploys from next Friday.")
+    result = memdir("--dir", str(folder), "add", "user", "freeze", "--no-dates")
+    assert result.exit_code == 0, result.output
+    text = (folder / "user_freeze.md").read_text()
+    assert "description: 'Deploys freeze next Friday'\n" in text and "No deploys from next Friday.\n" in text
 
 
 def _fill_in_editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, description: str, body: str) -> None:

@@ -534,3 +534,78 @@ def test_many_texts_at_once_give_what_each_gives_alone() -> None:
         find_relative_dates(text, anchor) for text, anchor in zip(texts, anchors, strict=True)
     ]
     assert any(find_relative_dates_in(texts, anchors))  # the texts do hold dates
+
+
+# --- code-like text and quoted labels: every writer and lint leave them alone ------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Call tomorrow() at startup; yesterday() is cached.",
+        "Set next_week and getTomorrow; isToday, TOMORROW_CUTOFF, tomorrow_at.",
+        "Format with today.isoformat() and date.today().",
+        "The template has {today}, {{ tomorrow }}, $yesterday and %today%.",
+        "Index it as dates[tomorrow] or tomorrow[0].",
+        'Click the "Next Week" button.',
+        "Click 'Tomorrow' in the picker.",
+        "The \u201cNext Week\u201d button pages forward; \u2018Today\u2019 jumps back.",
+        'The "the day after tomorrow" preset.',
+        'It has been a week of "tomorrow." Press "Today," then "Next Week!"',
+        "Le bouton \u00ab demain \u00bb et le bouton \u00abaujourd'hui\u00bb.",
+        "点击\u300c明天\u300d按钮，或\u300e下周\u300f。",
+        "Run `tomorrow()` or `next week`.",
+    ],
+)
+def test_code_like_text_and_quoted_labels_are_not_dates(text: str) -> None:
+    assert convert(text) == (text, [])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('He said "we ship tomorrow" to me.', 'He said "we ship 2025-07-11" to me.'),  # speech, not a label
+        ("It is due (tomorrow).", "It is due (2025-07-11)."),
+        ("Tomorrow: deploy. Next week: review.", "2025-07-11: deploy. 2025-07-14: review."),
+        ("The 'Today' tab moved tomorrow.", "The 'Today' tab moved 2025-07-11."),
+        ("See [tomorrow's notes](x) and [tomorrow](y).", "See [tomorrow's notes](x) and [2025-07-11](y)."),
+    ],
+)
+def test_prose_around_quotes_and_brackets_is_still_converted(text: str, expected: str) -> None:
+    assert convert(text)[0] == expected
+
+
+def test_every_writer_leaves_code_and_labels_alone(tmp_path: Path) -> None:
+    from memdir import MemoryDir
+    from memdir.model import MemoryType, NewMemory
+
+    typed = 'Click the "Next Week" button; tomorrow() is code; we ship tomorrow.'
+    written = 'Click the "Next Week" button; tomorrow() is code; we ship 2025-07-11.'
+    new = NewMemory(MemoryType.PROJECT, "ui", "The 'Today' tab", body=typed, created=THU)
+    new.absolutize_dates()  # what add, the agent tools and extraction call
+    assert (new.description, new.body) == ("The 'Today' tab", written)
+    folder = MemoryDir(tmp_path / "memory", today=THU)
+    folder.init()
+    folder.add(NewMemory(MemoryType.USER, "role", "Backend developer", created=THU))
+    memory, _ = folder.update("role", body=typed, description="Uses the 'Tomorrow' view")
+    assert (memory.description, memory.body.strip()) == ("Uses the 'Tomorrow' view", written)
+
+
+# --- a date is never glued onto a letter or digit ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("本周P0要修完。", "2025-07-07 P0要修完。"),
+        ("P0本周修完。", "P0 2025-07-07修完。"),
+        ("明天10点开会。", "2025-07-11 10点开会。"),
+        ("v2明天发布。", "v2 2025-07-11发布。"),
+        ("来週MTGがあります。", "2025-07-14 MTGがあります。"),
+        ("我们下周四和王磊开会。", "我们2025-07-17和王磊开会。"),  # Han on both sides: written without spaces
+    ],
+)
+def test_a_date_is_spaced_from_a_letter_or_digit_it_would_touch(text: str, expected: str) -> None:
+    out = absolutize(text, THU)[0]
+    assert out == expected
+    assert absolutize(out, THU) == (out, [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import shutil
@@ -83,11 +84,34 @@ def test_b003_fix_falls_back_to_created(folder: Path, make_memory: MakeMemory) -
     assert "Moved teams 2026-06-09.\n" in path.read_text()
 
 
-def test_b003_fix_falls_back_to_modification_time(folder: Path, make_memory: MakeMemory) -> None:
+def test_b003_fix_counted_from_the_modification_time_is_unsafe(folder: Path, make_memory: MakeMemory) -> None:
+    """A clone or a checkout sets a file's modification time to the day it happened, so a date
+    counted from it can be months off: that fix needs --unsafe-fixes, and the finding says so."""
     path = make_memory("user_x.md", body="Moved teams yesterday.\n")
     noon = time.mktime((2026, 1, 7, 12, 0, 0, 0, 0, -1))  # local noon: the same date in any time zone
     os.utime(path, (noon, noon))
-    MemoryDir(folder, today=TODAY).fix()
+    dated = make_memory("user_y.md", body="Joined yesterday.\n", updated="2026-11-20")
+    indexed(folder)
+    text = memdir(folder, "lint")
+    [undated_line] = [line for line in text.stdout.splitlines() if "user_x.md:" in line]
+    assert "B003 [warning]" in undated_line  # no [*]: --fix alone does not fix it
+    assert "counting from its modification time 2026-01-07" in undated_line
+    [dated_line] = [line for line in text.stdout.splitlines() if "user_y.md:" in line]
+    assert "B003 [*] [warning]" in dated_line and "counting from its date 2026-11-20" in dated_line
+    assert text.stdout.splitlines()[-1].endswith(
+        "1 fixable with `memdir lint --fix`, 1 more with `memdir lint --fix --unsafe-fixes`."
+    )
+    data = json.loads(memdir(folder, "lint", "--format", "json").stdout)
+    fixes = {f["path"]: f["fix"] for f in data["findings"] if f["code"] == "B003"}
+    assert fixes["user_x.md"]["applicability"] == "unsafe"
+    assert "modification time" in fixes["user_x.md"]["description"]
+    assert fixes["user_y.md"]["applicability"] == "safe"
+
+    before = path.read_bytes()
+    assert memdir(folder, "lint", "--fix").exit_code == 0  # a warning is left, not an error
+    assert path.read_bytes() == before
+    assert "Joined 2026-11-19.\n" in dated.read_text()
+    assert memdir(folder, "lint", "--fix", "--unsafe-fixes").exit_code == 0
     assert "Moved teams 2026-01-06.\n" in path.read_text()
 
 
@@ -98,6 +122,25 @@ def test_b003_fix_leaves_code_alone(folder: Path, make_memory: MakeMemory) -> No
     before = path.read_bytes()
     result = MemoryDir(folder, today=TODAY).fix()
     assert result.changes == [] and path.read_bytes() == before
+
+
+def test_b003_fix_never_glues_a_date_onto_a_letter_or_digit(folder: Path, make_memory: MakeMemory) -> None:
+    path = make_memory(
+        "project_p0.md", description="本周P0要修完", body="本周P0要修完，明天10点复盘。\n" + GOOD, updated="2026-11-20"
+    )
+    MemoryDir(folder, today=TODAY).fix()
+    text = path.read_text()
+    assert "description: 2026-11-16 P0要修完\n" in text  # the Monday of 2026-11-20's week
+    assert "2026-11-16 P0要修完，2026-11-21 10点复盘。\n" in text
+
+
+def test_b003_leaves_what_add_would_leave(folder: Path, make_memory: MakeMemory) -> None:
+    body = 'Click the "Next Week" button; tomorrow() and {today} are code.\n' + GOOD
+    path = make_memory("project_ui.md", description="The 'Tomorrow' tab", body=body, updated="2026-11-20")
+    assert "B003" not in codes(folder)
+    before = path.read_bytes()
+    MemoryDir(folder, today=TODAY).fix(unsafe=True)
+    assert path.read_bytes() == before
 
 
 def test_b003_fix_of_the_description_keeps_a_synced_index_in_sync(folder: Path, make_memory: MakeMemory) -> None:

@@ -52,7 +52,8 @@ def test_text_lines_and_summary(rich: Path) -> None:
     pattern = re.compile(r"^memory/[^:]+(:\d+)?: [A-Z]\d{3}( \[\*\])? \[(error|warning|info)\] .+ \([a-z-]+\)$")
     assert all(pattern.match(line) for line in lines[:-1]), lines
     assert lines[-1] == (
-        "Found 15 issues (7 errors, 6 warnings, 2 info); 7 files checked. 8 fixable with `memdir lint --fix`."
+        "Found 15 issues (7 errors, 6 warnings, 2 info); 7 files checked. 8 fixable with `memdir lint --fix`, "
+        "1 more with `memdir lint --fix --unsafe-fixes`."
     )
 
 

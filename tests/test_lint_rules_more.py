@@ -256,8 +256,9 @@ def test_rules_code_prints_every_section() -> None:
         f"Why it matters: {RULES['B003'].why}\n\n"
         "Example:\n\n    The release freeze starts next Thursday.\n\n"
         "Instead:\n\n    The release freeze starts 2026-11-26.\n\n"
-        "Fix: Replaces each phrase with its ISO date, counted from the file's date (safe).\n"
+        f"Fix: {RULES['B003'].fix}\n"
     )
+    assert "Unsafe, applied only with `--unsafe-fixes`" in RULES["B003"].fix  # when anchored on the mtime
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

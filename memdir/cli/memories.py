@@ -104,11 +104,21 @@ def add(
         typer.Option("--supersedes", help="A memory this one replaces: it is marked superseded and leaves the index."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Add it even when it says the same as a memory.")] = False,
+    no_dates: Annotated[
+        bool,
+        typer.Option(
+            "--no-dates",
+            help="Keep every text as typed: no relative date becomes an ISO date. --today and --expires "
+            "still take phrases.",
+        ),
+    ] = False,
 ) -> None:
     """Write a new memory from its type's template and re-index.
 
     Relative dates in every text ("tomorrow", "next Thursday") become ISO dates counted from
-    --today. With no --body/--why/--how on a terminal, $EDITOR opens on the template.
+    --today, unless --no-dates; code, identifiers, calls and quoted labels (`tomorrow()`,
+    next_week, the "Next Week" button) are left as they are. With no --body/--why/--how on a
+    terminal, $EDITOR opens on the template.
     The write path's screen runs first (docs/extract.md): secrets are redacted, `--source tool` and
     instruction-like text are quarantined, a near-duplicate is skipped and a memory on the same
     topic is named.
@@ -137,17 +147,18 @@ def add(
         expires=_parse_day(expires, "--expires", day) if expires else _ttl_expires(ttl, day),
     )
     if body is None and why is None and how is None and _interactive():
-        _add_in_editor(st, folder, new, day, Candidate(new, source), supersedes, force)
+        _add_in_editor(st, folder, new, None if no_dates else day, Candidate(new, source), supersedes, force)
         return
     if not new.description.strip():
         fail("--description/-d is required: it is the line the index shows")
-    _report_dates(st, new.absolutize_dates())
+    if not no_dates:
+        _report_dates(st, new.absolutize_dates())
     if not new.body.strip():
         new.body = new.description
     verdict = _screened(st, folder, Candidate(new, source), supersedes, force)
     if verdict is not None and not verdict.writes:
         fail(_refusal(verdict), REFUSED)
-    memory, write = folder.add(new, supersedes=supersedes)
+    memory, write = folder.add(new, supersedes=supersedes, convert_dates=not no_dates)
     st.say(f"Added {st.show_path(folder.root / memory.path)}")
     if "supersedes" in memory.fields:  # a quarantined memory's waits for `memdir review accept`
         st.say(f"Superseded {folder.get(memory.fields['supersedes']).path} (it leaves the index)")
@@ -224,9 +235,10 @@ def _as_screened(text: str, verdict: Verdict | None) -> str:
 
 
 def _add_in_editor(
-    st: State, folder: MemoryDir, new: NewMemory, day: dt.date, candidate: Candidate, supersedes: str | None,
-    force: bool,
+    st: State, folder: MemoryDir, new: NewMemory, dates_from: dt.date | None, candidate: Candidate,
+    supersedes: str | None, force: bool,
 ) -> None:  # fmt: skip
+    """`add` through $EDITOR; relative dates are converted counting from `dates_from`, unless None."""
     edited = edit_text(editor_text(new))
     if edited is None:
         fail("editor closed without saving; nothing written", REFUSED)
@@ -235,8 +247,9 @@ def _add_in_editor(
         hints = ", ".join(unfilled_hints(edited))
         fail(f"the template still has <hints> in {hints}; nothing written (draft kept at {draft})")
     try:
-        edited, conversions = absolutize_text(edited, day)
-        _report_dates(st, conversions)
+        if dates_from is not None:
+            edited, conversions = absolutize_text(edited, dates_from)
+            _report_dates(st, conversions)
         verdict = _screened(st, folder, Candidate(_edited(edited, new), candidate.source), supersedes, force)
         if verdict is not None and not verdict.writes:
             draft = folder.save_draft(new.file_name, _as_screened(edited, verdict))

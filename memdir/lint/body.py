@@ -6,8 +6,9 @@ import datetime as dt
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
-from memdir.dates import find_relative_dates_in
+from memdir.dates import date_in_place, find_relative_dates_in
 from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, line_at, rule
 from memdir.model import Memory
 
@@ -91,11 +92,22 @@ def missing_how(ctx: LintContext) -> Iterator[Hit]:
             yield Hit(memory.path, memory.doc.body_line, f"{kind} memory has no **How to apply:** line")
 
 
-def _anchor(memory: Memory) -> tuple[dt.date, str]:
-    """The day the text was written, as well as the file can tell, and where that came from."""
+class _Anchor(NamedTuple):
+    """The day a memory's text was written, as well as the file can tell, and what that rests on."""
+
+    day: dt.date
+    source: str  # how a finding names it: "its date", "its modification time"
+    fix: Applicability  # how far a fix counted from it can be trusted
+
+
+def _anchor(memory: Memory) -> _Anchor:
+    """A date the file states about itself (updated, created, ...) is the author's; the modification
+    time is only the last time something touched the file. A clone, a checkout or a copy sets it to
+    that day, so "tomorrow" in a note written in July would become a date in November: a fix
+    counted from it is unsafe, applied only with --unsafe-fixes."""
     if memory.last_changed is not None:
-        return memory.last_changed, "its date"
-    return dt.date.fromtimestamp(memory.mtime), "its modification time"
+        return _Anchor(memory.last_changed, "its date", Applicability.SAFE)
+    return _Anchor(dt.date.fromtimestamp(memory.mtime), "its modification time", Applicability.UNSAFE)
 
 
 def _line_span(text: str, line: int) -> tuple[int, int]:
@@ -113,19 +125,27 @@ def _line_span(text: str, line: int) -> tuple[int, int]:
     why="""A memory is read weeks or months after it was written, when "next Thursday" points at the
     wrong day. `memdir add` converts relative dates when it writes; this rule finds the ones
     written by hand and says which date each would be, counted from the file's
-    `updated`/`created` date, else its modification time. Code spans and fenced code are ignored.""",
+    `updated`/`created` date, else its modification time. What `memdir add` leaves alone is ignored
+    here too: code spans and fenced code, code-like text (`tomorrow()`, `next_week`, `{today}`) and
+    a phrase that is all a quotation holds, a label rather than a day (the "Next Week" button). A
+    date that would touch a Latin letter or digit is written with a space on that side, since CJK
+    text has no word boundary: 本周P0 becomes `2026-11-23 P0`, never `2026-11-23P0`.""",
     example="The release freeze starts next Thursday.",
     instead="The release freeze starts 2026-11-26.",
-    fix="Replaces each phrase with its ISO date, counted from the file's date (safe).",
+    fix="""Replaces each phrase with its ISO date. Safe when counted from a date the file states about
+    itself (`updated`, `created`, `modified`, ...). Unsafe, applied only with `--unsafe-fixes`, when
+    the file states none and the count starts from its modification time, which a `git clone`, a
+    checkout or a copy resets to that day: the finding names the anchor it used, and adding
+    `created:` to the frontmatter makes the fix safe.""",
     fixable=Applicability.SAFE,
 )  # fmt: skip
 def relative_date(ctx: LintContext) -> Iterator[Hit]:
     memories = ctx.scan.memories
     anchors = [_anchor(memory) for memory in memories]
-    days = [anchor for anchor, _ in anchors]
+    days = [anchor.day for anchor in anchors]
     # All descriptions and bodies in one call: the date grammar's prefilter is much faster in bulk.
     found = find_relative_dates_in([m.description for m in memories] + [m.body for m in memories], days + days)
-    for i, (memory, (anchor, anchored_on)) in enumerate(zip(memories, anchors, strict=True)):
+    for i, (memory, anchor) in enumerate(zip(memories, anchors, strict=True)):
         in_description, in_body = found[i], found[len(memories) + i]
         if not in_description and not in_body:
             continue
@@ -135,22 +155,29 @@ def relative_date(ctx: LintContext) -> Iterator[Hit]:
             line_start, line_end = _line_span(text, description_line)
             where = text.find(span.phrase, line_start, line_end)
             unique = where >= 0 and text.find(span.phrase, where + 1, line_end) < 0
-            edit = Edit(where, where + len(span.phrase), span.resolved.isoformat()) if unique else None
-            yield _date_hit(memory, description_line, span.phrase, span.resolved, anchored_on, anchor, edit)
+            end = where + len(span.phrase)
+            edit = Edit(where, end, date_in_place(text, where, end, span.resolved)) if unique else None
+            yield _date_hit(memory, description_line, span.phrase, span.resolved, anchor, edit)
         for span in in_body:
             start = memory.doc.body_start + span.start
             line = line_at(memory.doc.text, start)  # the whole text: memory.body is a new string each time
-            edit = Edit(start, memory.doc.body_start + span.end, span.resolved.isoformat())
-            yield _date_hit(memory, line, span.phrase, span.resolved, anchored_on, anchor, edit)
+            end = memory.doc.body_start + span.end
+            edit = Edit(start, end, date_in_place(text, start, end, span.resolved))
+            yield _date_hit(memory, line, span.phrase, span.resolved, anchor, edit)
 
 
-def _date_hit(
-    memory: Memory, line: int, phrase: str, resolved: dt.date, anchored_on: str, anchor: dt.date, edit: Edit | None
-) -> Hit:
+def _date_hit(memory: Memory, line: int, phrase: str, resolved: dt.date, anchor: _Anchor, edit: Edit | None) -> Hit:
     day = resolved.isoformat()
-    fix = None if edit is None else Fix(Applicability.SAFE, f"replace {phrase!r} with {day}", (edit,))
-    message = f"relative date {phrase!r}: write the date ({day}, counting from {anchored_on} {anchor.isoformat()})"
-    return Hit(memory.path, line, message, fix)
+    counted = f"counting from {anchor.source} {anchor.day.isoformat()}"
+    if anchor.fix is Applicability.UNSAFE:
+        counted += ", which a clone or checkout resets"
+    fix = None
+    if edit is not None:
+        what = f"replace {phrase!r} with {day}"
+        if anchor.fix is Applicability.UNSAFE:
+            what += " (counted from the modification time: check it)"
+        fix = Fix(anchor.fix, what, (edit,))
+    return Hit(memory.path, line, f"relative date {phrase!r}: write the date ({day}, {counted})", fix)
 
 
 @lru_cache(maxsize=16)

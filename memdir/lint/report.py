@@ -36,10 +36,12 @@ def _summary(report: LintReport, fixed: int = 0) -> str:
             f"Found {plural(s['findings'], 'issue', 'issues')} ({counts}, {s['info']} info); "
             f"{plural(s['files'], 'file', 'files')} checked."
         )
-        if s["fixable"]:
-            line += f" {s['fixable']} fixable with `memdir lint --fix`."
-        elif report.fixable(unsafe=True):
-            line += f" {report.fixable(unsafe=True)} fixable with `memdir lint --fix --unsafe-fixes`."
+        safe, unsafe = s["fixable"], report.fixable(unsafe=True) - s["fixable"]
+        if safe:
+            line += f" {safe} fixable with `memdir lint --fix`"
+            line += f", {unsafe} more with `memdir lint --fix --unsafe-fixes`." if unsafe else "."
+        elif unsafe:
+            line += f" {unsafe} fixable with `memdir lint --fix --unsafe-fixes`."
     return (f"Fixed {plural(fixed, 'issue', 'issues')}.\n" if fixed else "") + line
 
 
