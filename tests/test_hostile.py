@@ -295,3 +295,37 @@ def test_a_pipe_in_place_of_the_index_history_is_named_not_waited_on(folder: Pat
                            capture_output=True, text=True, timeout=60)  # fmt: skip
     assert "Traceback" not in child.stderr and "MEMORY.md.history" in child.stderr, child.stderr
     assert child.returncode == 0 and "an old description" not in (folder / "MEMORY.md").read_text()  # rewritten
+
+
+# --- user text is never markup -------------------------------------------------------------------
+
+_MARKUP_LIKE = ("[/tmp/app.log]", "[x]", "[bold]", "[link=https://example.com]docs[/link]", ":warning:")
+
+
+def _markup_folder(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("feedback_logs.md", name="logs", description="Logs go to [/tmp/app.log]")
+    make_memory("feedback_done.md", name='"[bold]done"', description='"Mark done with [x] :warning:"')
+    make_memory("user_[link=https:x]c.md", name="linked", description="see [link=https://example.com]docs[/link]")
+    make_memory("user_old.md", expires="2020-01-01")
+
+
+def test_list_prints_brackets_in_user_text_as_written(folder: Path, make_memory: MakeMemory) -> None:
+    _markup_folder(folder, make_memory)
+    result = invoke_memdir("--dir", str(folder), "list")
+    assert result.exit_code == 0, result.output
+    for text in (*_MARKUP_LIKE, "[bold]done"):
+        assert text in result.stdout
+    assert result.stdout.count("[not indexed]") == 1  # memdir's own flag (user_old.md) was lost as a style too
+
+
+def test_every_report_prints_brackets_in_user_text_as_written(folder: Path, make_memory: MakeMemory) -> None:
+    _markup_folder(folder, make_memory)
+    (folder / "user_[x].md").write_text("no frontmatter [/tmp/app.log]\n")  # a lint finding names it
+    assert invoke_memdir("--dir", str(folder), "index").exit_code == 0
+    recalled = invoke_memdir("--dir", str(folder), "recall", "where do logs go")
+    assert recalled.exit_code == 0 and "[/tmp/app.log]" in recalled.stdout, recalled.output
+    linted = invoke_memdir("--dir", str(folder), "lint", "--extend-select", "ALL")
+    assert linted.exit_code == 0 and "user_[x].md" in linted.stdout, linted.output
+    for command in (("history", "feedback_done.md"), ("stats",), ("rules",), ("where",)):
+        result = invoke_memdir("--dir", str(folder), *command)
+        assert result.exit_code == 0 and "Error" not in result.output, (command, result.output)
