@@ -329,3 +329,40 @@ def test_every_report_prints_brackets_in_user_text_as_written(folder: Path, make
     for command in (("history", "feedback_done.md"), ("stats",), ("rules",), ("where",)):
         result = invoke_memdir("--dir", str(folder), *command)
         assert result.exit_code == 0 and "Error" not in result.output, (command, result.output)
+
+
+# --- numbers too long to be numbers ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("yaml_path", [False, True], ids=["simple", "yaml"])
+def test_an_integer_of_thousands_of_digits_is_read_as_text(
+    folder: Path, make_memory: MakeMemory, yaml_path: bool
+) -> None:
+    # Python converts no int of over 4,300 digits to text and none over 1e308 to a float: as an int,
+    # one such value made every command that read the file an internal error.
+    huge = "9" * 5_000
+    extra = {"meta": "{kind: x}", "hexed": "0x" + "f" * 5_000, "sexagesimal": "1" + ":59" * 400} if yaml_path else {}
+    make_memory("project_huge.md", description="Staging runs on kubernetes", importance=huge, count=huge,
+                tags=f"[a, {huge}]", **extra)  # fmt: skip
+    make_memory("user_fine.md")
+    [memory] = [m for m in MemoryDir(folder).list() if m.path == "project_huge.md"]
+    assert memory.fields["count"] == huge and memory.fields["tags"] == ["a", huge]
+    assert memory.importance == 0.5
+    if yaml_path:
+        assert memory.fields["hexed"] == extra["hexed"] and memory.fields["sexagesimal"] == extra["sexagesimal"]
+    for command in (["index"], ["list"], ["list", "--format", "json"], ["recall", "kubernetes"], ["stats"],
+                    ["show", "project_huge.md", "--format", "json"], ["context"]):  # fmt: skip
+        result = invoke_memdir("--dir", str(folder), *command)
+        assert result.exit_code == 0, (command, result.output)
+        assert "internal error" not in result.output
+    assert "project_huge.md" in (folder / "MEMORY.md").read_text()
+    result = invoke_memdir("--dir", str(folder), "lint", "--select", "F011", "--format", "concise")
+    assert result.exit_code == 1 and "project_huge.md" in result.stdout and "`importance`" in result.stdout
+
+
+def test_an_integer_of_ordinary_length_is_still_a_number() -> None:
+    long, longer = "9" * 300, "1" + "0" * 300  # the largest kept, the smallest read as text
+    kept = parse_document(f"---\na: {long}\nb: [{long}]\nc: {{x: {long}}}\n---\n").data
+    assert kept == {"a": int(long), "b": [int(long)], "c": {"x": int(long)}}
+    text = parse_document(f"---\na: {longer}\nc: {{x: {longer}}}\n---\n").data
+    assert text == {"a": longer, "c": {"x": longer}}
