@@ -366,3 +366,51 @@ def test_an_integer_of_ordinary_length_is_still_a_number() -> None:
     assert kept == {"a": int(long), "b": [int(long)], "c": {"x": int(long)}}
     text = parse_document(f"---\na: {longer}\nc: {{x: {longer}}}\n---\n").data
     assert text == {"a": longer, "c": {"x": longer}}
+
+
+# --- deep folders ---------------------------------------------------------------------------------
+
+
+def test_a_thousand_nested_folders_are_listed_without_recursion(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_fine.md", description="the memory at the top")
+    levels = [folder / "d"]
+    for _ in range(1_199):
+        levels.append(levels[-1] / "d")
+    try:
+        for level in levels:  # one at a time: Path.mkdir(parents=True) itself recurses once per level
+            level.mkdir()
+        make_memory("user_deep.md", root=levels[-1], description="the memory at the bottom")
+        make_memory("user_beside.md", root=folder / "team", description="a sub-folder after the deep one")
+        paths = [m.path for m in MemoryDir(folder).list()]
+        assert paths == ["user_fine.md", "d/" * 1_200 + "user_deep.md", "team/user_beside.md"]
+        for command in (["index"], ["list"], ["lint"], ["recall", "memory at the bottom"], ["stats"]):
+            result = invoke_memdir("--dir", str(folder), *command)
+            assert result.exit_code in (0, 1) and "internal error" not in result.output, (command, result.output)
+        assert "user_fine.md" in (folder / "MEMORY.md").read_text()
+    finally:  # bottom up: shutil.rmtree, and so pytest's own clean-up, recurses once per level
+        for level in reversed(levels):
+            for path in level.glob("*.md"):
+                path.unlink()
+            if level.exists():
+                level.rmdir()
+
+
+def test_a_folder_too_deep_to_open_is_named_and_the_rest_served(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_fine.md", description="the memory at the top")
+    name = "n" * 250
+    fd = os.open(folder, os.O_RDONLY)
+    try:  # each level made relative to the last: the whole path is longer than the system takes
+        for _ in range(20):
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    scan = MemoryDir(folder).scan()
+    assert [m.path for m in scan.memories] == ["user_fine.md"]
+    [problem] = scan.problems
+    assert problem.path.startswith(name + "/") and "cannot be listed" in problem.message
+    result = invoke_memdir("--dir", str(folder), "index")
+    assert result.exit_code == 0 and "cannot be listed" in result.stderr, result.output[:2000]
+    assert "user_fine.md" in (folder / "MEMORY.md").read_text()
