@@ -139,6 +139,38 @@ def test_show_ambiguous_names_both(folder: Path, make_memory: MakeMemory) -> Non
     assert result.exit_code == 2 and "project_x.md, user_x.md" in result.stderr
 
 
+def test_show_edit_rm_take_a_path_from_the_working_directory_or_an_absolute_one(
+    tmp_path: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    root = repo / ".claude" / "memory"
+    role = make_memory("user_role.md", root=root, description="Backend engineer")
+    team = make_memory("team/project_ship.md", root=root)
+    (repo / "docs").mkdir()
+    (repo / "docs" / "user_role.md").write_text("not a memory\n")
+    for cwd, query, path in (
+        (repo, ".claude/memory/user_role.md", role),  # the README's form, from the repository root
+        (repo, "./.claude/memory/user_role", role),
+        (repo / "docs", "../.claude/memory/team/project_ship.md", team),
+        (repo / "docs", str(role), role),  # absolute
+        (repo / "docs", str(root / "team" / "project_ship.md"), team),
+    ):
+        result = memdir("show", query, cwd=cwd)
+        assert result.exit_code == 0 and result.stdout == path.read_text(), (query, result.output)
+    for query in ("docs/user_role.md", str(repo / "docs" / "user_role.md"), "/etc/hostname"):
+        result = memdir("show", query, cwd=repo)
+        assert result.exit_code == 2, (query, result.output)
+        assert result.stderr == f"memdir: error: {query} is not in this memory folder ({root})\n"
+    monkeypatch.setenv(
+        "EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('Backend', 'Data'))")
+    )
+    assert memdir("edit", ".claude/memory/user_role.md", cwd=repo).exit_code == 0
+    assert "description: Data engineer" in role.read_text()
+    assert memdir("rm", str(team), cwd=repo / "docs").exit_code == 0
+    assert not team.exists() and (root / ".archive" / "team" / "project_ship.md").exists()
+
+
 def editor_script(tmp_path: Path, python_code: str) -> str:
     """An $EDITOR that runs python_code with the file path as `path`."""
     script = tmp_path / "editor.py"
