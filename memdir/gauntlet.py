@@ -272,6 +272,13 @@ def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:
     return entry
 
 
+def failed_entry(verdict: Verdict, error: str, **extra: Any) -> dict[str, Any]:
+    """The log line for a verdict that writes whose write then failed: `failed`, with what the screen
+    had decided (`screened`) and the error. The log never says `stored` for a file that is not there."""
+    entry = verdict_entry(verdict, **extra)
+    return entry | {"decision": "failed", "screened": entry["decision"], "error": error}
+
+
 # --- review: what the quarantine holds, let in or thrown out ------------------------------------
 
 

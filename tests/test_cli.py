@@ -11,6 +11,7 @@ from conftest import MakeMemory, invoke_memdir
 from typer.testing import CliRunner
 
 from memdir.cli import app
+from memdir.gauntlet import read_log
 
 runner = CliRunner()
 
@@ -477,16 +478,23 @@ def test_add_and_rm_refuse_before_touching_anything_when_memory_md_is_unreadable
     added = memdir("--dir", str(folder), "add", "user", "b", "-d", "d")
     assert added.exit_code == 1 and "not valid UTF-8" in added.stderr
     assert not (folder / "user_b.md").exists()
+    [logged] = read_log(folder)  # the screen let it through, the write did not happen: not "stored"
+    assert logged["decision"] == "failed" and logged["screened"] == "stored" and "not valid UTF-8" in logged["error"]
     removed = memdir("--dir", str(folder), "rm", "a")
     assert removed.exit_code == 1 and (folder / "user_a.md").exists()
 
 
-def test_add_exits_1_when_the_index_cannot_take_the_new_memory(folder: Path) -> None:
+@pytest.mark.parametrize("quiet", [[], ["--quiet"]], ids=["", "quiet"])
+def test_add_exits_3_when_the_file_is_written_but_the_index_refused_it(folder: Path, quiet: list[str]) -> None:
     (folder / "MEMORY.md").write_text("".join(f"prose {i}\n" for i in range(250)))
-    result = memdir("--dir", str(folder), "add", "user", "b", "-d", "d")
-    assert result.exit_code == 1
-    assert "Added" in result.stderr and "not written" in result.stderr
+    result = memdir("--dir", str(folder), *quiet, "add", "user", "b", "-d", "d")
+    assert result.exit_code == 3  # docs/cli.md: written, MEMORY.md not updated
     assert (folder / "user_b.md").exists()
+    assert f"memdir: {folder / 'user_b.md'} is written, but MEMORY.md is not updated: the hand-written" in result.stderr
+    assert [e["decision"] for e in read_log(folder)] == ["stored", "index-refused"]
+    (folder / "MEMORY.md").write_text("")
+    assert memdir("--dir", str(folder), "index").exit_code == 0  # what a script does then
+    assert "user_b.md" in (folder / "MEMORY.md").read_text()
 
 
 @pytest.mark.parametrize(("data", "message"), [(b"caf\xe9\n", "not valid UTF-8"), (b"a\x00b", "NUL")])
