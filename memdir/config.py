@@ -154,6 +154,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         ) from None
+    except ValueError as exc:  # an integer past Python's digit limit for int(text)
+        raise ConfigError(f"{path}: invalid TOML: {str(exc).split(';')[0]}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
 
@@ -230,8 +232,9 @@ class _Table:
 
     def number(self, key: str, default: float, low: float, high: float | None = None) -> float:
         value = self.get(key, default)
-        # TOML has nan and inf; every comparison with nan is false, so it would slip past the range
-        number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        # TOML has nan and inf; every comparison with nan is false, so it would slip past the range.
+        # An integer too large for a float is no number from any range (and math.isfinite of it raises).
+        number = isinstance(value, int | float) and not isinstance(value, bool) and _finite(value)
         if not number or value < low or (high and value > high):
             self.fail(key, f"a number from {low:g} to {high:g}" if high else f"a number of at least {low:g}")
         return float(value)
@@ -246,6 +249,13 @@ class _Table:
         if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
             self.fail(key, "a list of rule codes or names")
         return tuple(x.strip() for x in value)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _context_settings(path: Path, table: Any) -> tuple[ContextSettings, tuple[str, ...]]:

@@ -115,3 +115,18 @@ def test_a_nul_in_the_folder_given_is_a_usage_error(repo: Path) -> None:
         locate(Path("mem\0ory"), Path.cwd(), {}, load_config(Path.cwd()))
     result = runner.invoke(app, ["--dir", "mem\0ory", "where"])
     assert result.exit_code == 2 and "internal error" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("[context]\nbudget = " + "9" * 5_000 + "\n", ".memdir.toml: invalid TOML: Exceeds the limit (4300 digits)"),
+        ("[recall]\ngate = " + "9" * 400 + "\n", ".memdir.toml: `recall.gate` must be a number from 0 to 1"),
+    ],
+    ids=["past-pythons-digit-limit", "past-a-float"],
+)
+def test_a_number_too_long_to_read_is_a_config_error(repo: Path, content: str, said: str) -> None:
+    (repo / ".memdir.toml").write_text(content)
+    result = runner.invoke(app, ["where"])
+    assert result.exit_code == 2 and result.stderr.startswith(f"memdir: error: {repo}/{said}"), result.output
+    assert result.stderr.count("\n") == 1
