@@ -3,10 +3,11 @@
 Expected errors (MemdirError) print `memdir: error: ...` on stderr and exit with the code
 `exit_code` gives them: 1 for a request refused on its merits (a name that exists, an index that
 cannot be written without cutting hand-written text), 2 for usage, configuration and input the
-tool cannot work with. 3 is not an error's: a memory was written (added, edited, removed) but
-MEMORY.md could not take the change, so a script knows the file is there and the index is behind
-(see `WRITTEN_NOT_INDEXED`). Ctrl-C exits 130. Anything unexpected prints a short message and exits 2; set
-MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
+tool cannot work with. Ctrl-C exits 130. Anything unexpected prints a short message and exits 2;
+set MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
+
+Exit 3 (`WRITTEN_NOT_INDEXED`) belongs to no error: a memory was written (added, edited, removed)
+but MEMORY.md could not take the change, so a script knows the file is there and the index behind.
 """
 
 from __future__ import annotations
