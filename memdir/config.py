@@ -136,10 +136,22 @@ def find_config_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
             return dedicated, _read_toml(dedicated)
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
-            table = _read_toml(pyproject).get("tool", {}).get("memdir")
-            if isinstance(table, dict):
+            table = _memdir_table(pyproject, _read_toml(pyproject))
+            if table is not None:
                 return pyproject, table
     return None
+
+
+def _memdir_table(path: Path, pyproject: dict[str, Any]) -> dict[str, Any] | None:
+    """`[tool.memdir]` of a pyproject.toml, if it has one. A `tool` or `tool.memdir` that is not a
+    table is an error of that file, not a reason to look further up for another config."""
+    tool = pyproject.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table")
+    table = tool.get("memdir")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: `tool.memdir` must be a table")
+    return table
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -150,6 +162,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8; tomllib decodes the file before parsing it
+        raise ConfigError(
+            f"{path}: is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    except ValueError as exc:  # an integer past Python's digit limit for int(text)
+        raise ConfigError(f"{path}: invalid TOML: {str(exc).split(';')[0]}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
 
@@ -169,6 +187,8 @@ def load_config(cwd: Path) -> Config:
     folder = table.get("dir")
     if folder is not None and (not isinstance(folder, str) or not folder.strip()):
         raise ConfigError(f"{path}: `dir` must be a path string")
+    if folder is not None:
+        _check_path(folder, f"{path}: `dir`")
     unknown = sorted(set(table) - _KNOWN_KEYS)
     lint, lint_warnings = _lint_settings(path, table.get("lint", {}))
     index, index_warnings = _index_settings(path, table.get("index", {}))
@@ -227,8 +247,9 @@ class _Table:
 
     def number(self, key: str, default: float, low: float, high: float | None = None) -> float:
         value = self.get(key, default)
-        # TOML has nan and inf; every comparison with nan is false, so it would slip past the range
-        number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        # TOML has nan and inf; every comparison with nan is false, so it would slip past the range.
+        # An integer too large for a float is no number from any range (and math.isfinite of it raises).
+        number = isinstance(value, int | float) and not isinstance(value, bool) and _finite(value)
         if not number or value < low or (high and value > high):
             self.fail(key, f"a number from {low:g} to {high:g}" if high else f"a number of at least {low:g}")
         return float(value)
@@ -251,6 +272,13 @@ def _index_settings(path: Path, table: Any) -> tuple[IndexSettings, tuple[str, .
     if entry_text not in ENTRY_TEXTS:
         section.fail("entry-text", " or ".join(f'"{choice}"' for choice in ENTRY_TEXTS))
     return IndexSettings(entry_text=entry_text), section.warnings
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _context_settings(path: Path, table: Any) -> tuple[ContextSettings, tuple[str, ...]]:
@@ -354,8 +382,10 @@ def locate(
 ) -> Location:
     """Resolve the memory folder and say which rule chose it."""
     if dir_option is not None:
+        _check_path(str(dir_option), "--dir")
         return Location(_absolute(dir_option, cwd), "option", "given with --dir")
     if env.get("MEMDIR_DIR"):
+        _check_path(env["MEMDIR_DIR"], "MEMDIR_DIR")
         return Location(_absolute(Path(env["MEMDIR_DIR"]), cwd), "env", "set by MEMDIR_DIR")
     if config.dir is not None:
         return Location(config.dir, "config", f"`dir` in {config.path}")
@@ -370,6 +400,12 @@ def locate(
         f"Claude Code's auto-memory folder for {project}"
         + (" (CLAUDE_CONFIG_DIR)" if env.get("CLAUDE_CONFIG_DIR") else ""),
     )
+
+
+def _check_path(path: str, what: str) -> None:
+    """A path no system call accepts (every one fails with ValueError) is a configuration error."""
+    if "\0" in path:
+        raise ConfigError(f"{what} must be a path without a NUL character")
 
 
 def _absolute(path: Path, cwd: Path) -> Path:

@@ -272,6 +272,16 @@ def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:
     return entry
 
 
+def failed_entry(verdict: Verdict, error: str, **extra: Any) -> dict[str, Any]:
+    """The log line for a verdict that writes whose write then failed: `failed`, with what the screen
+    had decided (`screened`) and the error. The log never says `stored` for a file that is not there;
+    the error may quote what a person wrote, so its secrets are masked, as on the terminal."""
+    from memdir.sensitive import mask_secrets
+
+    entry = verdict_entry(verdict, **extra)
+    return entry | {"decision": "failed", "screened": entry["decision"], "error": mask_secrets(error)}
+
+
 # --- review: what the quarantine holds, let in or thrown out ------------------------------------
 
 

@@ -202,12 +202,19 @@ class MemoryDir:
         return sorted(t for t in targets if not (self.root / t).exists())
 
     def find(self, query: str) -> Found:
-        """Pick one file by path, file name, stem, `name` or slug of the name.
+        """Pick one file by path, file name, stem, `name` or slug of the name. A path is relative to
+        the folder, or to the working directory (`.claude/memory/user_role.md` from the repository
+        root), or absolute.
 
-        Raises MemoryNotFound when nothing matches or the query is ambiguous.
+        Raises MemoryNotFound when nothing matches, the query is ambiguous, or it is a path to a
+        file outside the folder.
         """
         scan = self.scan()
         wanted = query.strip().removeprefix("./")
+        in_folder = self._path_in_folder(query.strip())
+        outside = in_folder is None and _names_a_path(query.strip())
+        if outside and os.path.isabs(query.strip()):
+            raise MemoryNotFound(f"{query.strip()} is not in this memory folder ({self.root})")
         candidates: list[Found] = [Found(m.path, m, None) for m in scan.memories]
         candidates += [Found(p.path, None, p) for p in scan.problems if p.kind != "symlink-outside"]
 
@@ -220,6 +227,7 @@ class MemoryDir:
             wanted_slug = ""
         rules = (
             lambda f: f.path == wanted or f.path == f"{wanted}.md",
+            lambda f: in_folder is not None and f.path in (in_folder, f"{in_folder}.md"),
             lambda f: PurePosixPath(f.path).name in (wanted, f"{wanted}.md") or stem(f.path) == wanted,
             lambda f: f.memory is not None and f.memory.name.casefold() == wanted.casefold(),
             lambda f: (
@@ -237,7 +245,23 @@ class MemoryDir:
             if len(hits) > 1:
                 names = ", ".join(sorted(h.path for h in hits))
                 raise MemoryNotFound(f"{query!r} matches {len(hits)} memories ({names}); name the file")
+        if outside and os.path.lexists(query.strip()):
+            raise MemoryNotFound(f"{query.strip()} is not in this memory folder ({self.root})")
         raise MemoryNotFound(f"no memory matches {query!r} in {self.root}; `memdir list` shows them")
+
+    def _path_in_folder(self, query: str) -> str | None:
+        """`query` as a POSIX path relative to the folder, when it is a path into the folder from the
+        working directory or an absolute one; None otherwise. Compared as written and then with
+        symlinks followed, since either the folder or the path may go through one."""
+        if not _names_a_path(query):
+            return None
+        try:
+            path, root = Path(os.path.abspath(query)), Path(os.path.abspath(self.root))  # from the working directory
+            if not path.is_relative_to(root):
+                path, root = resolved(path), resolved(root)
+        except (OSError, ValueError):  # a working directory deleted, a symlink loop, a NUL character
+            return None
+        return path.relative_to(root).as_posix() if path.is_relative_to(root) and path != root else None
 
     def lint(
         self,
@@ -770,3 +794,8 @@ def _free_path(path: Path) -> Path:
         n += 1
         candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
     return candidate
+
+
+def _names_a_path(query: str) -> bool:
+    """Whether `query` can only be a path (a name or a bare file name has no separator)."""
+    return os.path.isabs(query) or "/" in query or os.sep in query

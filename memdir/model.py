@@ -129,6 +129,12 @@ _DIGIT_START = frozenset("0123456789")
 _NUMBERISH = re.compile(r"[-+.0-9][-+._0-9a-fA-FxXoO]*")  # might be an int, float or hex: decline
 _QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"[^\"\\\t]*\"")
 _INT = re.compile(r"0|[1-9][0-9]*")
+# Python converts no int of more than 4,300 digits to or from text (sys.get_int_max_str_digits) and
+# none above about 1.8e308 to a float, so one such number in one file would make every command that
+# reads it an internal error. No field of a memory means anything by a number that long: it is read
+# as the text it was written as, like an impossible date, and lint F011 names it where a number was due.
+_INT_DIGITS_MAX = 300
+_INT_BOUND = 10**_INT_DIGITS_MAX
 _FLOAT = re.compile(r"(?:0|[1-9][0-9]*)\.[0-9]+")
 _YAML_REJECTS = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # A bare CR, NEL, U+2028 and U+2029 are line breaks to YAML but not to the line-by-line reading
@@ -160,7 +166,7 @@ def _simple_value(value: str) -> tuple[bool, Any]:
             except ValueError:
                 return False, None
         if _INT.fullmatch(value):
-            return True, int(value)
+            return True, int(value) if len(value) <= _INT_DIGITS_MAX else value
         if _FLOAT.fullmatch(value):
             return True, float(value)
     elif first in "'\"" and _QUOTED.fullmatch(value):  # 'it''s' or "no escapes": the common quoted descriptions
@@ -282,7 +288,8 @@ _LOADERS: tuple[Any, Any] | None = None
 
 
 def _loaders() -> tuple[Any, Any]:
-    """YAML's safe loaders, pure-Python and libyaml's, reading an impossible date as the text it is.
+    """YAML's safe loaders, pure-Python and libyaml's, reading an impossible date, and an integer too
+    long to be one (see _INT_DIGITS_MAX), as the text it is.
 
     YAML reads `2026-02-30` or `2026-11-24 25:00:00` as a timestamp and then fails to build it with a
     ValueError, which would make one typo in one file's `expires` an error of every command. As text
@@ -297,10 +304,18 @@ def _loaders() -> tuple[Any, Any]:
             except ValueError:
                 return loader.construct_scalar(node)
 
+        def int_or_text(loader: Any, node: Any) -> Any:
+            try:
+                number = loader.construct_yaml_int(node)
+            except ValueError:  # over Python's digit limit for int(text)
+                return loader.construct_scalar(node)
+            return number if -_INT_BOUND < number < _INT_BOUND else loader.construct_scalar(node)
+
         built = []
         for base in (yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             loader_class: Any = type(f"Memdir{base.__name__}", (base,), {})
             loader_class.add_constructor("tag:yaml.org,2002:timestamp", timestamp_or_text)
+            loader_class.add_constructor("tag:yaml.org,2002:int", int_or_text)
             built.append(loader_class)
         _LOADERS = (built[0], built[1])
     return _LOADERS

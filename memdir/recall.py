@@ -521,8 +521,8 @@ class _Built(_Index):
         self.docs, self.term_lists, self.files = docs, terms, files  # files: [rel, key or None, doc or -1]
         self.unreadable = unreadable
         self.n = len(docs)
-        self.average_head = sum(len(h) for h, _ in terms) / self.n if self.n else 1.0
-        self.average_body = sum(len(b) for _, b in terms) / self.n if self.n else 1.0
+        self.average_head = _average(len(h) for h, _ in terms)
+        self.average_body = _average(len(b) for _, b in terms)
         table: dict[str, list[Posting]] = defaultdict(list)
         for i, (head, body) in enumerate(terms):
             in_head, in_body = _count(head), _count(body)
@@ -570,6 +570,14 @@ class _Built(_Index):
             "unreadable": self.unreadable,
         }
         return b"".join([_MAGIC, json.dumps(header, separators=(",", ":")).encode(), b"\n", *sections])
+
+
+def _average(lengths: Iterable[int]) -> float:
+    """A field's average length for BM25's length norm; 1.0 when there is nothing to average or every
+    field is empty (a folder of memories without bodies), which would otherwise divide by zero. Any
+    non-zero value does: an empty field has no terms to weigh."""
+    counted = list(lengths)
+    return sum(counted) / len(counted) if counted and any(counted) else 1.0
 
 
 def _count(terms: Iterable[str]) -> dict[str, int]:

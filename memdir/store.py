@@ -172,14 +172,31 @@ def list_files(root: Path) -> list[tuple[str, str] | FileProblem]:
     if not root.is_dir():
         raise FolderNotFound.at(root, "run `memdir init` to create it")
     found: list[tuple[str, str] | FileProblem] = []
-    _list_dir(found, root.resolve(), str(root), "")
+    real_root = root.resolve()
+    # Depth first with a stack of its own, not recursion: a thousand nested folders would exhaust
+    # Python's recursion limit. Sub-folders are pushed in reverse so they are visited in name order.
+    pending = [(str(root), "")]
+    while pending:
+        folder, prefix = pending.pop()
+        subfolders = _list_dir(found, real_root, folder, prefix)
+        pending.extend((os.path.join(folder, name), f"{prefix}{name}/") for name in reversed(subfolders))
     return found
 
 
-def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folder: str, prefix: str) -> None:
-    """One folder of the listing; `prefix` is its path relative to the root, ending in '/'."""
-    with os.scandir(folder) as listed:
-        entries = sorted(listed, key=lambda e: e.name)
+def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folder: str, prefix: str) -> list[str]:
+    """One folder of the listing, added to `found`; returns its sub-folders to list, in order. `prefix`
+    is its path relative to the root, ending in '/'. A sub-folder that cannot be listed is a problem
+    of its own (the root's failure is the caller's)."""
+    try:
+        with os.scandir(folder) as listed:
+            entries = sorted(listed, key=lambda e: e.name)
+    except OSError as exc:
+        if not prefix:
+            raise
+        found.append(
+            FileProblem(prefix.rstrip("/"), "unreadable", f"is a folder that cannot be listed ({exc.strerror})")
+        )
+        return []
     subfolders: list[str] = []
     for entry in entries:
         if entry.name.startswith(".") or not _is_dir(entry):
@@ -206,8 +223,7 @@ def _list_dir(found: list[tuple[str, str] | FileProblem], real_root: Path, folde
             found.append(FileProblem(prefix + name, "unreadable", _NOT_REGULAR))
         elif name != INDEX_NAME:
             found.append((prefix + name, entry.path))
-    for name in subfolders:
-        _list_dir(found, real_root, os.path.join(folder, name), f"{prefix}{name}/")
+    return subfolders
 
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no named pipes in the file system

@@ -85,7 +85,9 @@ def cli_reference() -> str:
     out += [
         "Exit codes (every command): 0 success; 1 lint findings, a failed check (`index --check`) or a",
         "refused request (a name that exists, hand-written text over the index caps); 2 usage,",
-        "configuration or input error; 130 interrupted.",
+        "configuration or input error; 3 the memory was written (`add`, `edit`, `rm`, `review",
+        "accept/reject`) but MEMORY.md could not take the change, which `memdir index` applies once",
+        "MEMORY.md fits (stderr says both); 130 interrupted.",
         "",
     ]
     for name, command in group.commands.items():

@@ -11,6 +11,7 @@ from conftest import MakeMemory, invoke_memdir
 from typer.testing import CliRunner
 
 from memdir.cli import app
+from memdir.gauntlet import read_log
 
 runner = CliRunner()
 
@@ -151,6 +152,38 @@ def test_show_ambiguous_names_both(folder: Path, make_memory: MakeMemory) -> Non
     make_memory("project_x.md", name="same")
     result = memdir("--dir", str(folder), "show", "same")
     assert result.exit_code == 2 and "project_x.md, user_x.md" in result.stderr
+
+
+def test_show_edit_rm_take_a_path_from_the_working_directory_or_an_absolute_one(
+    tmp_path: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    root = repo / ".claude" / "memory"
+    role = make_memory("user_role.md", root=root, description="Backend engineer")
+    team = make_memory("team/project_ship.md", root=root)
+    (repo / "docs").mkdir()
+    (repo / "docs" / "user_role.md").write_text("not a memory\n")
+    for cwd, query, path in (
+        (repo, ".claude/memory/user_role.md", role),  # the README's form, from the repository root
+        (repo, "./.claude/memory/user_role", role),
+        (repo / "docs", "../.claude/memory/team/project_ship.md", team),
+        (repo / "docs", str(role), role),  # absolute
+        (repo / "docs", str(root / "team" / "project_ship.md"), team),
+    ):
+        result = memdir("show", query, cwd=cwd)
+        assert result.exit_code == 0 and result.stdout == path.read_text(), (query, result.output)
+    for query in ("docs/user_role.md", str(repo / "docs" / "user_role.md"), "/etc/hostname"):
+        result = memdir("show", query, cwd=repo)
+        assert result.exit_code == 2, (query, result.output)
+        assert result.stderr == f"memdir: error: {query} is not in this memory folder ({root})\n"
+    monkeypatch.setenv(
+        "EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('Backend', 'Data'))")
+    )
+    assert memdir("edit", ".claude/memory/user_role.md", cwd=repo).exit_code == 0
+    assert "description: Data engineer" in role.read_text()
+    assert memdir("rm", str(team), cwd=repo / "docs").exit_code == 0
+    assert not team.exists() and (root / ".archive" / "team" / "project_ship.md").exists()
 
 
 def editor_script(tmp_path: Path, python_code: str) -> str:
@@ -469,16 +502,23 @@ def test_add_and_rm_refuse_before_touching_anything_when_memory_md_is_unreadable
     added = memdir("--dir", str(folder), "add", "user", "b", "-d", "d")
     assert added.exit_code == 1 and "not valid UTF-8" in added.stderr
     assert not (folder / "user_b.md").exists()
+    [logged] = read_log(folder)  # the screen let it through, the write did not happen: not "stored"
+    assert logged["decision"] == "failed" and logged["screened"] == "stored" and "not valid UTF-8" in logged["error"]
     removed = memdir("--dir", str(folder), "rm", "a")
     assert removed.exit_code == 1 and (folder / "user_a.md").exists()
 
 
-def test_add_exits_1_when_the_index_cannot_take_the_new_memory(folder: Path) -> None:
+@pytest.mark.parametrize("quiet", [[], ["--quiet"]], ids=["", "quiet"])
+def test_add_exits_3_when_the_file_is_written_but_the_index_refused_it(folder: Path, quiet: list[str]) -> None:
     (folder / "MEMORY.md").write_text("".join(f"prose {i}\n" for i in range(250)))
-    result = memdir("--dir", str(folder), "add", "user", "b", "-d", "d")
-    assert result.exit_code == 1
-    assert "Added" in result.stderr and "not written" in result.stderr
+    result = memdir("--dir", str(folder), *quiet, "add", "user", "b", "-d", "d")
+    assert result.exit_code == 3  # docs/cli.md: written, MEMORY.md not updated
     assert (folder / "user_b.md").exists()
+    assert f"memdir: {folder / 'user_b.md'} is written, but MEMORY.md is not updated: the hand-written" in result.stderr
+    assert [e["decision"] for e in read_log(folder)] == ["stored", "index-refused"]
+    (folder / "MEMORY.md").write_text("")
+    assert memdir("--dir", str(folder), "index").exit_code == 0  # what a script does then
+    assert "user_b.md" in (folder / "MEMORY.md").read_text()
 
 
 @pytest.mark.parametrize(("data", "message"), [(b"caf\xe9\n", "not valid UTF-8"), (b"a\x00b", "NUL")])

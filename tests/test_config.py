@@ -88,3 +88,45 @@ def test_config_extends_labels_and_warns_on_unknown_keys(repo: Path) -> None:
 def test_locate_outside_a_repository_uses_the_working_directory(tmp_path: Path) -> None:
     found = locate(None, tmp_path, {"CLAUDE_CONFIG_DIR": "/c"}, load_config(tmp_path))
     assert found.path == Path("/c/projects") / sanitise_project_path(tmp_path) / "memory"
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "said"),
+    [
+        ("pyproject.toml", b"tool = 5\n", "pyproject.toml: `tool` must be a table"),
+        ("pyproject.toml", b"[tool]\nmemdir = 5\n", "pyproject.toml: `tool.memdir` must be a table"),
+        (".memdir.toml", b'dir = "caf\xe9"\n', ".memdir.toml: is not valid UTF-8 (byte 0xe9 at offset 10)"),
+        ("pyproject.toml", b"[tool.memdir]\n# \xff\n", "pyproject.toml: is not valid UTF-8 (byte 0xff at offset 16)"),
+        (".memdir.toml", b'dir = "mem\\u0000ory"\n', ".memdir.toml: `dir` must be a path without a NUL character"),
+    ],
+    ids=["tool-not-a-table", "tool-memdir-not-a-table", "not-utf8", "pyproject-not-utf8", "nul-in-dir"],
+)
+def test_a_config_memdir_cannot_use_is_one_line_and_exit_2(repo: Path, file: str, content: bytes, said: str) -> None:
+    (repo / file).write_bytes(content)
+    result = runner.invoke(app, ["where"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"memdir: error: {repo / file}{said.removeprefix(file)}\n"
+
+
+def test_a_nul_in_the_folder_given_is_a_usage_error(repo: Path) -> None:
+    with pytest.raises(ConfigError, match="MEMDIR_DIR must be a path without a NUL character"):
+        locate(None, Path.cwd(), {"MEMDIR_DIR": "mem\0ory"}, load_config(Path.cwd()))
+    with pytest.raises(ConfigError, match="--dir must be a path without a NUL character"):
+        locate(Path("mem\0ory"), Path.cwd(), {}, load_config(Path.cwd()))
+    result = runner.invoke(app, ["--dir", "mem\0ory", "where"])
+    assert result.exit_code == 2 and "internal error" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("[context]\nbudget = " + "9" * 5_000 + "\n", ".memdir.toml: invalid TOML: Exceeds the limit (4300 digits)"),
+        ("[recall]\ngate = " + "9" * 400 + "\n", ".memdir.toml: `recall.gate` must be a number from 0 to 1"),
+    ],
+    ids=["past-pythons-digit-limit", "past-a-float"],
+)
+def test_a_number_too_long_to_read_is_a_config_error(repo: Path, content: str, said: str) -> None:
+    (repo / ".memdir.toml").write_text(content)
+    result = runner.invoke(app, ["where"])
+    assert result.exit_code == 2 and result.stderr.startswith(f"memdir: error: {repo}/{said}"), result.output
+    assert result.stderr.count("\n") == 1

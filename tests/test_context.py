@@ -436,3 +436,10 @@ def test_cli_context_for_keeps_to_k_and_the_budget(tasks: Path) -> None:
 def test_cli_k_without_a_task_is_a_usage_error(tasks: Path) -> None:
     result = invoke_memdir("--dir", str(tasks), "context", "-k", "2")
     assert result.exit_code == 2 and "-k only applies with --for" in result.output
+
+
+def test_context_for_a_task_when_no_memory_has_a_body(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("project_deploy.md", body="", description="Deploys go out on Tuesdays")
+    make_memory("project_other.md", body="", description="The other deploy runs nightly")
+    result = invoke_memdir("--dir", str(folder), "context", "--for", "when do deploys go out")
+    assert result.exit_code == 0 and "project_deploy.md" in result.stdout, result.output

@@ -295,3 +295,123 @@ def test_a_pipe_in_place_of_the_index_history_is_named_not_waited_on(folder: Pat
                            capture_output=True, text=True, timeout=60)  # fmt: skip
     assert "Traceback" not in child.stderr and "MEMORY.md.history" in child.stderr, child.stderr
     assert child.returncode == 0 and "an old description" not in (folder / "MEMORY.md").read_text()  # rewritten
+
+
+# --- user text is never markup -------------------------------------------------------------------
+
+_MARKUP_LIKE = ("[/tmp/app.log]", "[x]", "[bold]", "[link=https://example.com]docs[/link]", ":warning:")
+
+
+def _markup_folder(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("feedback_logs.md", name="logs", description="Logs go to [/tmp/app.log]")
+    make_memory("feedback_done.md", name='"[bold]done"', description='"Mark done with [x] :warning:"')
+    make_memory("user_[link=https:x]c.md", name="linked", description="see [link=https://example.com]docs[/link]")
+    make_memory("user_old.md", expires="2020-01-01")
+
+
+def test_list_prints_brackets_in_user_text_as_written(folder: Path, make_memory: MakeMemory) -> None:
+    _markup_folder(folder, make_memory)
+    result = invoke_memdir("--dir", str(folder), "list")
+    assert result.exit_code == 0, result.output
+    for text in (*_MARKUP_LIKE, "[bold]done"):
+        assert text in result.stdout
+    assert result.stdout.count("[not indexed]") == 1  # memdir's own flag (user_old.md) was lost as a style too
+
+
+def test_every_report_prints_brackets_in_user_text_as_written(folder: Path, make_memory: MakeMemory) -> None:
+    _markup_folder(folder, make_memory)
+    (folder / "user_[x].md").write_text("no frontmatter [/tmp/app.log]\n")  # a lint finding names it
+    assert invoke_memdir("--dir", str(folder), "index").exit_code == 0
+    recalled = invoke_memdir("--dir", str(folder), "recall", "where do logs go")
+    assert recalled.exit_code == 0 and "[/tmp/app.log]" in recalled.stdout, recalled.output
+    linted = invoke_memdir("--dir", str(folder), "lint", "--extend-select", "ALL")
+    assert linted.exit_code == 0 and "user_[x].md" in linted.stdout, linted.output
+    for command in (("history", "feedback_done.md"), ("stats",), ("rules",), ("where",)):
+        result = invoke_memdir("--dir", str(folder), *command)
+        assert result.exit_code == 0 and "Error" not in result.output, (command, result.output)
+
+
+# --- numbers too long to be numbers ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("yaml_path", [False, True], ids=["simple", "yaml"])
+def test_an_integer_of_thousands_of_digits_is_read_as_text(
+    folder: Path, make_memory: MakeMemory, yaml_path: bool
+) -> None:
+    # Python converts no int of over 4,300 digits to text and none over 1e308 to a float: as an int,
+    # one such value made every command that read the file an internal error.
+    huge = "9" * 5_000
+    extra = {"meta": "{kind: x}", "hexed": "0x" + "f" * 5_000, "sexagesimal": "1" + ":59" * 400} if yaml_path else {}
+    make_memory("project_huge.md", description="Staging runs on kubernetes", importance=huge, count=huge,
+                tags=f"[a, {huge}]", **extra)  # fmt: skip
+    make_memory("user_fine.md")
+    [memory] = [m for m in MemoryDir(folder).list() if m.path == "project_huge.md"]
+    assert memory.fields["count"] == huge and memory.fields["tags"] == ["a", huge]
+    assert memory.importance == 0.5
+    if yaml_path:
+        assert memory.fields["hexed"] == extra["hexed"] and memory.fields["sexagesimal"] == extra["sexagesimal"]
+    for command in (["index"], ["list"], ["list", "--format", "json"], ["recall", "kubernetes"], ["stats"],
+                    ["show", "project_huge.md", "--format", "json"], ["context"]):  # fmt: skip
+        result = invoke_memdir("--dir", str(folder), *command)
+        assert result.exit_code == 0, (command, result.output)
+        assert "internal error" not in result.output
+    assert "project_huge.md" in (folder / "MEMORY.md").read_text()
+    result = invoke_memdir("--dir", str(folder), "lint", "--select", "F011", "--format", "concise")
+    assert result.exit_code == 1 and "project_huge.md" in result.stdout and "`importance`" in result.stdout
+
+
+def test_an_integer_of_ordinary_length_is_still_a_number() -> None:
+    long, longer = "9" * 300, "1" + "0" * 300  # the largest kept, the smallest read as text
+    kept = parse_document(f"---\na: {long}\nb: [{long}]\nc: {{x: {long}}}\n---\n").data
+    assert kept == {"a": int(long), "b": [int(long)], "c": {"x": int(long)}}
+    text = parse_document(f"---\na: {longer}\nc: {{x: {longer}}}\n---\n").data
+    assert text == {"a": longer, "c": {"x": longer}}
+
+
+# --- deep folders ---------------------------------------------------------------------------------
+
+
+def test_a_thousand_nested_folders_are_listed_without_recursion(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_fine.md", description="the memory at the top")
+    levels = [folder / "d"]
+    for _ in range(1_199):
+        levels.append(levels[-1] / "d")
+    try:
+        for level in levels:  # one at a time: Path.mkdir(parents=True) itself recurses once per level
+            level.mkdir()
+        make_memory("user_deep.md", root=levels[-1], description="the memory at the bottom")
+        make_memory("user_beside.md", root=folder / "team", description="a sub-folder after the deep one")
+        paths = [m.path for m in MemoryDir(folder).list()]
+        assert paths == ["user_fine.md", "d/" * 1_200 + "user_deep.md", "team/user_beside.md"]
+        for command in (["index"], ["list"], ["lint"], ["recall", "memory at the bottom"], ["stats"]):
+            result = invoke_memdir("--dir", str(folder), *command)
+            assert result.exit_code in (0, 1) and "internal error" not in result.output, (command, result.output)
+        assert "user_fine.md" in (folder / "MEMORY.md").read_text()
+    finally:  # bottom up: shutil.rmtree, and so pytest's own clean-up, recurses once per level
+        for level in reversed(levels):
+            for path in level.glob("*.md"):
+                path.unlink()
+            if level.exists():
+                level.rmdir()
+
+
+@pytest.mark.skipif(os.mkdir not in os.supports_dir_fd, reason="makes each level relative to the last (POSIX)")
+def test_a_folder_too_deep_to_open_is_named_and_the_rest_served(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_fine.md", description="the memory at the top")
+    name = "n" * 250
+    fd = os.open(folder, os.O_RDONLY)
+    try:  # each level made relative to the last: the whole path is longer than the system takes
+        for _ in range(20):
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    scan = MemoryDir(folder).scan()
+    assert [m.path for m in scan.memories] == ["user_fine.md"]
+    [problem] = scan.problems
+    assert problem.path.startswith(name + "/") and "cannot be listed" in problem.message
+    result = invoke_memdir("--dir", str(folder), "index")
+    assert result.exit_code == 0 and "cannot be listed" in result.stderr, result.output[:2000]
+    assert "user_fine.md" in (folder / "MEMORY.md").read_text()

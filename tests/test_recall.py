@@ -685,3 +685,16 @@ def test_an_importance_of_nan_counts_as_the_default(folder: Path, make_memory: M
     [found] = json.loads(result.stdout)["results"]
     assert found["importance"] == 0.5
     assert "NaN" not in (folder / ".memdir" / LOG_FILE).read_text()
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["stored-index", "no-cache"])
+def test_a_folder_where_no_memory_has_a_body_is_searched(folder: Path, make_memory: MakeMemory, cache: bool) -> None:
+    # Every body empty made BM25's average body length 0, and recall a ZeroDivisionError.
+    make_memory("project_deploy.md", body="", description="Deploys go out on Tuesdays")
+    make_memory("project_other.md", body="", description="The other deploy runs nightly")
+    root = MemoryDir(folder, today=TODAY, cache=cache)
+    for _ in range(2):  # built, then (with the cache) read back from the stored index
+        assert recall(root, "when do deploys go out").results[0].path == "project_deploy.md"
+    flags = [] if cache else ["--no-cache"]
+    result = invoke_memdir("--dir", str(folder), *flags, "recall", "when do deploys go out")
+    assert result.exit_code == 0 and "project_deploy.md" in result.stdout, result.output

@@ -3,8 +3,11 @@
 Expected errors (MemdirError) print `memdir: error: ...` on stderr and exit with the code
 `exit_code` gives them: 1 for a request refused on its merits (a name that exists, an index that
 cannot be written without cutting hand-written text), 2 for usage, configuration and input the
-tool cannot work with. Ctrl-C exits 130. Anything unexpected prints a short message and exits 2; set
-MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
+tool cannot work with. Ctrl-C exits 130. Anything unexpected prints a short message and exits 2;
+set MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
+
+Exit 3 (`WRITTEN_NOT_INDEXED`) belongs to no error: a memory was written (added, edited, removed)
+but MEMORY.md could not take the change, so a script knows the file is there and the index behind.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from memdir.errors import IndexRefused, MemdirError, MemoryChanged, MemoryExists
 
 REFUSED = 1
 USAGE = 2
+WRITTEN_NOT_INDEXED = 3  # the memory file changed; MEMORY.md refused the change (docs/cli.md)
 INTERRUPTED = 130
 
 

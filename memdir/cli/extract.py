@@ -192,7 +192,7 @@ def accept(
     memory, write = accept_memory(folder, name)
     replaced = memory.fields.get("supersedes")
     st.say(f"Accepted {memory.path}; it is indexed now" + (f", and {replaced} is superseded by it" if replaced else ""))
-    _after_write(st, write)
+    _after_write(st, write, f"{memory.path} is accepted")
 
 
 @review_app.command("reject")
@@ -208,4 +208,4 @@ def reject(
     folder = st.folder()
     path, destination, write = reject_memory(folder, name, purge=purge)
     st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
-    _after_write(st, write)
+    _after_write(st, write, f"{path} is rejected")

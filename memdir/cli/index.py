@@ -38,14 +38,17 @@ def index_summary(result: IndexResult) -> dict[str, Any]:
     }
 
 
-def report_index(st: State, write: IndexWrite, verb: str) -> None:
-    """Tell people what the index holds, what was left out, and which files could not be read."""
+def report_index(st: State, write: IndexWrite, verb: str, done: str | None = None) -> None:
+    """Tell people what the index holds, what was left out, and which files could not be read.
+    `done` says what a command wrote before re-indexing ("user_b.md is written"): when MEMORY.md
+    refuses the change, the one error line says both, even under --quiet."""
     result = write.result
     st.warn_unreadable([(p.path, p.message) for p in write.unreadable], "the index leaves them out")
     if write.history_error is not None:
         st.warn(f"the lines this rewrite removed are not kept in .memdir/ ({write.history_error})")
     if result.refused is not None:
-        st.error(f"MEMORY.md not written: {result.refused}")
+        what = f"{done}, but MEMORY.md is not updated" if done else "MEMORY.md not written"
+        st.error(f"{what}: {result.refused}")
         return
     st.say(f"MEMORY.md {verb}: {result.size_note()}.")
     if result.rewritten and write.changed:

@@ -10,18 +10,41 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from memdir.cli.editor import edit_text
-from memdir.cli.errors import REFUSED
+from memdir.cli.errors import REFUSED, WRITTEN_NOT_INDEXED
 from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
 from memdir.errors import InvalidMemory, MemoryChanged
-from memdir.gauntlet import SOURCES, Action, Candidate, Verdict, log_decisions, prepare, screen, verdict_entry
+from memdir.gauntlet import (
+    SOURCES,
+    Action,
+    Candidate,
+    Verdict,
+    failed_entry,
+    log_decisions,
+    prepare,
+    screen,
+    verdict_entry,
+)
 from memdir.memory_dir import IndexWrite, MemoryDir
-from memdir.model import FrontmatterError, MemoryType, NewMemory, absolutize_text, name_key, parse_document, set_fields
+from memdir.model import (
+    FrontmatterError,
+    Memory,
+    MemoryType,
+    NewMemory,
+    absolutize_text,
+    name_key,
+    parse_document,
+    set_fields,
+)
 from memdir.templates import editor_text, unfilled_hints
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memdir.dates import DateSpan
+
+_Written = tuple[Memory, IndexWrite]
 
 
 def _interactive() -> bool:
@@ -49,11 +72,33 @@ def _report_dates(st: State, conversions: list[tuple[str, DateSpan]]) -> None:
         st.say(f"{field_name}: '{span.phrase}' -> {span.resolved.isoformat()}")
 
 
-def _after_write(st: State, write: IndexWrite) -> None:
-    """Report the re-index after a write; exit 1 when MEMORY.md could not take it."""
-    report_index(st, write, "updated" if write.changed else "unchanged")
+def _after_write(st: State, write: IndexWrite, done: str) -> None:
+    """Report the re-index after a write that `done` describes ("user_b.md is written"). When
+    MEMORY.md could not take it, say both and exit WRITTEN_NOT_INDEXED: the file changed, the
+    index did not, and `memdir index` catches up once MEMORY.md can be rewritten."""
+    report_index(st, write, "updated" if write.changed else "unchanged", done)
     if write.result.refused is not None:
-        raise typer.Exit(REFUSED)
+        raise typer.Exit(WRITTEN_NOT_INDEXED)
+
+
+def _logged_write(folder: MemoryDir, verdict: Verdict | None, write: Callable[[], _Written]) -> _Written:
+    """Run `write` for a memory the screen let through, and log the verdict once the outcome is known:
+    `failed` (with the error) when nothing was written, so the log never says `stored` for a file
+    that is not there; with an `index-refused` line when MEMORY.md could not take it. No verdict:
+    the memory was not screened (its name is taken, which `write` refuses), nothing to log."""
+    try:
+        memory, index_write = write()
+    except Exception as exc:
+        if verdict is not None:
+            log_decisions(folder.root, [failed_entry(verdict, str(exc), command="add")])
+        raise
+    if verdict is not None:
+        entries = [verdict_entry(verdict, command="add")]
+        refused = index_write.result.refused
+        if refused is not None:
+            entries.append({"command": "add", "decision": "index-refused", "file": memory.path, "reason": refused})
+        log_decisions(folder.root, entries)
+    return memory, index_write
 
 
 @app.command()
@@ -158,20 +203,24 @@ def add(
     verdict = _screened(st, folder, Candidate(new, source), supersedes, force)
     if verdict is not None and not verdict.writes:
         fail(_refusal(verdict), REFUSED)
-    memory, write = folder.add(new, supersedes=supersedes, convert_dates=not no_dates)
-    st.say(f"Added {st.show_path(folder.root / memory.path)}")
+    memory, write = _logged_write(
+        folder, verdict, lambda: folder.add(new, supersedes=supersedes, convert_dates=not no_dates)
+    )
+    shown = st.show_path(folder.root / memory.path)
+    st.say(f"Added {shown}")
     if "supersedes" in memory.fields:  # a quarantined memory's waits for `memdir review accept`
         st.say(f"Superseded {folder.get(memory.fields['supersedes']).path} (it leaves the index)")
     if type.needs_why_and_how and not (new.why.strip() and new.how.strip()):
         st.warn(f"{type.value} memories should say --why and --how; `memdir lint` will flag it")
-    _after_write(st, write)
+    _after_write(st, write, f"{shown} is written")
 
 
 def _screened(
     st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool
 ) -> Verdict | None:
-    """Run the write path's screen for `add`, report and log it, and set on the candidate what the
-    verdict asks for. None: not screened, since `add` itself refuses a taken name."""
+    """Run the write path's screen for `add`, report it, and set on the candidate what the verdict
+    asks for. A verdict that writes nothing is logged here; one that writes is logged by
+    `_logged_write`, once the write is done. None: not screened, since `add` itself refuses a taken name."""
     scan = folder.scan()
     new = candidate.memory
     if any(m.name and name_key(m.name) == name_key(new.name) for m in scan.memories):
@@ -182,8 +231,8 @@ def _screened(
         verdict.keep()
     if verdict.writes:
         verdict.supersedes = target
-    log_decisions(folder.root, [verdict_entry(verdict, command="add")])
     if not verdict.writes:
+        log_decisions(folder.root, [verdict_entry(verdict, command="add")])
         return verdict
     prepare(verdict)
     if verdict.redacted:
@@ -254,13 +303,16 @@ def _add_in_editor(
         if verdict is not None and not verdict.writes:
             draft = folder.save_draft(new.file_name, _as_screened(edited, verdict))
             fail(f"{_refusal(verdict)}; nothing written (draft kept at {draft})", REFUSED)
-        edited = _as_screened(edited, verdict)
-        memory, write = folder.add_text(new.file_name, edited, supersedes=supersedes)
+        screened = edited = _as_screened(edited, verdict)
+        memory, write = _logged_write(
+            folder, verdict, lambda: folder.add_text(new.file_name, screened, supersedes=supersedes)
+        )
     except (InvalidMemory, FrontmatterError) as exc:
         draft = folder.save_draft(new.file_name, edited)
         fail(f"{exc}; nothing written (draft kept at {draft})")
-    st.say(f"Added {st.show_path(folder.root / memory.path)}")
-    _after_write(st, write)
+    shown = st.show_path(folder.root / memory.path)
+    st.say(f"Added {shown}")
+    _after_write(st, write, f"{shown} is written")
 
 
 def _jsonable(value: Any) -> Any:
@@ -403,8 +455,9 @@ def edit(
     except MemoryChanged as exc:
         draft = folder.save_draft(found.path, edited)
         fail(f"{exc} (your edit is kept at {draft})", REFUSED)
-    st.say(f"Saved {st.show_path(folder.root / memory.path)}")
-    _after_write(st, write)
+    shown = st.show_path(folder.root / memory.path)
+    st.say(f"Saved {shown}")
+    _after_write(st, write, f"{shown} is saved")
 
 
 @app.command()
@@ -430,4 +483,4 @@ def rm(
         st.say(f"Deleted {path}")
     else:
         st.say(f"Archived {path} -> {st.show_path(destination)}")
-    _after_write(st, write)
+    _after_write(st, write, f"{path} is {'deleted' if destination is None else 'archived'}")

@@ -45,10 +45,12 @@ class State:
 
     @cached_property
     def out(self) -> Console:
-        """A rich console on stdout, for tables."""
+        """A rich console on stdout, for tables. Every string it prints is user text (names,
+        descriptions, file names) or memdir's own, never markup: `[/tmp/app.log]` in a description
+        must neither fail as a closing tag nor vanish as a style, nor `:warning:` become an emoji."""
         from rich.console import Console
 
-        return Console(highlight=False, soft_wrap=True)
+        return Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
 
     @cached_property
     def _colour(self) -> bool:
