@@ -358,7 +358,7 @@ def apply_consolidation(folder: MemoryDir, plan: ConsolidationPlan) -> IndexWrit
     memory edited since planning raises MemoryChanged and nothing changes. The caller holds
     `consolidate_lock` from planning to here (`consolidate` does).
     """
-    from memdir.gauntlet import log_decisions
+    from memdir.store import log_decisions
 
     changes = plan.changes
     if not changes:

@@ -1,5 +1,6 @@
-"""Domain errors. The core raises these; only the CLI turns them into messages and exit codes
-(memdir/cli/errors.py holds the one mapping)."""
+"""Domain errors. The core raises these; only the CLI turns them into messages. Each class carries
+the exit code of the command-line contract (DESIGN.md), as mkdocs' `Abort.code` does: 1 for a
+request refused on its merits, 2 for usage, configuration and input memdir cannot work with."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 
 class MemdirError(Exception):
     """An expected failure with a one-line message for the user."""
+
+    exit_code = 2
 
 
 def os_error_text(exc: OSError) -> str:
@@ -39,9 +42,13 @@ class MemoryNotFound(MemdirError):
 class MemoryExists(MemdirError):
     """`add` refuses to overwrite a memory."""
 
+    exit_code = 1
+
 
 class MemoryChanged(MemdirError):
     """A memory changed on disk between reading it and writing it back."""
+
+    exit_code = 1
 
 
 class InvalidMemory(MemdirError):
@@ -50,6 +57,8 @@ class InvalidMemory(MemdirError):
 
 class IndexRefused(MemdirError):
     """MEMORY.md cannot be read or rewritten without losing what a person wrote."""
+
+    exit_code = 1
 
 
 class LockTimeout(MemdirError):

@@ -32,14 +32,13 @@ from memdir.gauntlet import (
     Candidate,
     Verdict,
     live_memories,
-    log_decisions,
     prepare,
     screen,
     verdict_entry,
 )
 from memdir.memory_dir import FileChange, MemoryDir
 from memdir.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, plural, slugify
-from memdir.store import STATE_DIR, atomic_write, ensure_state_dir, folder_lock
+from memdir.store import STATE_DIR, atomic_write, ensure_state_dir, folder_lock, log_decisions
 from memdir.templates import render_memory
 
 SAVE_TOOL = "save_memories"

@@ -11,9 +11,8 @@ the screen returns verdicts, and the caller stores them. Review (accept, reject)
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
 from memdir.model import PENDING_SUPERSEDE, Memory, NewMemory, Status, name_key, one_line, parse_document, said_digest
-from memdir.store import STATE_DIR, append_lines, ensure_state_dir, folder_lock, read_jsonl
+from memdir.store import folder_lock, log_decisions
 
 if TYPE_CHECKING:
     from memdir.memory_dir import IndexWrite, MemoryDir
@@ -32,8 +31,23 @@ SAME_TOPIC_FLOOR = 0.3
 `memdir.similarity.compare` already flags as possible contradictions. Chosen on the dev pairs
 (scripts/eval_pairs.py; docs/extract.md has the figures): 32 of 50 contradictions reach it, and
 18 of the 100 compatible or unrelated pairs."""
-LOG_NAME = "log.jsonl"
 _REDACTION = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+
+class WriteRefused(MemdirError):
+    """The write path wrote nothing: the memory says what one in the folder says, or nothing but a
+    secret. The verdict says why."""
+
+    exit_code = 1
+
+    def __init__(self, verdict: Verdict) -> None:
+        new = verdict.candidate.memory
+        if verdict.action is Action.SKIP:
+            message = f"skipped {new.name!r}: {verdict.reasons[-1]}; --force adds it anyway"
+        else:
+            message = f"not added: {'; '.join(verdict.reasons)}"
+        super().__init__(message)
+        self.verdict = verdict
 
 
 class MemoryNotQuarantined(MemdirError):
@@ -206,6 +220,19 @@ def prepare(verdict: Verdict) -> NewMemory:
     return new
 
 
+def screened_text(text: str, verdict: Verdict) -> str:
+    """A memory's whole file, as a person wrote it, with what the screen decided applied: secrets
+    out, `source` and `status` set."""
+    from memdir.model import set_fields
+
+    if verdict.redacted:
+        from memdir.sensitive import redact
+
+        text = redact(text)
+    fields = {key: value for key, value in verdict.candidate.memory.extra.items() if key in ("source", "status")}
+    return set_fields(text, fields) if fields else text
+
+
 def describe(verdict: Verdict) -> str:
     """One line for people: what happens to the candidate and why."""
     name = verdict.candidate.memory.name
@@ -222,25 +249,7 @@ def describe(verdict: Verdict) -> str:
     return line
 
 
-# --- the decision log ------------------------------------------------------------------------
-
-
-def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.datetime | None = None) -> None:
-    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write."""
-    stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
-    lines = "".join(json.dumps({"at": stamp, **entry}, ensure_ascii=False) + "\n" for entry in entries)
-    if not lines:
-        return
-    append_lines(ensure_state_dir(root) / LOG_NAME, lines.encode("utf-8"), durable=True)
-
-
-def log_path(root: Path) -> Path:
-    return root / STATE_DIR / LOG_NAME
-
-
-def read_log(root: Path) -> list[dict[str, Any]]:
-    """The logged decisions, oldest first; torn lines are skipped."""
-    return read_jsonl(log_path(root))
+# --- what the decision log says of a verdict ----------------------------------------------------
 
 
 def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:
@@ -315,7 +324,7 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
         old = _replaced(folder, memory)
         retire = folder.plan_supersede(old.path, memory.path)
         fields = {"status": None, PENDING_SUPERSEDE: None, "supersedes": Path(old.path).name}
-        let_in = folder.plan_update(memory.path, **fields)
+        let_in = folder.plan_update(memory.path, fields=fields)
         folder.write_together_locked(retire, let_in)  # both or neither
         write = folder._write_index_locked()
     log_decisions(

@@ -211,7 +211,7 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
         scan = folder.scan()
         moved, kept = plan_prune(folder, scan)
         return PruneResult(moved, kept, dry_run=True, problems=scan.problems)
-    from memdir.gauntlet import log_decisions
+    from memdir.store import log_decisions
 
     with folder_lock(folder.root):
         folder.read_index()  # refuse before anything moves if MEMORY.md cannot be rewritten
@@ -324,10 +324,10 @@ def history(folder: MemoryDir, query: str) -> History:
     knows (a candidate that was skipped) are found too. Raises MemoryNotFound when nothing matches
     or the name is ambiguous in the folder.
     """
-    from memdir.gauntlet import read_log
+    from memdir.store import read_decisions
 
     memory, where = _locate(folder, query)
-    log = read_log(folder.root)
+    log = read_decisions(folder.root)
     if memory is None:
         wanted = {query.strip(), PurePosixPath(query.strip()).name}
         logged = [e for e in log if _log_mentions(e, wanted, name_key(query))]

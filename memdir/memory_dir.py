@@ -11,7 +11,7 @@ import datetime as dt
 import os
 import shutil
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -53,6 +53,7 @@ from memdir.store import (
     ensure_state_dir,
     folder_lock,
     index_inputs,
+    log_decisions,
     read_text_if_exists,
     refresh_inputs,
     resolved,
@@ -63,6 +64,7 @@ from memdir.templates import render_memory
 
 if TYPE_CHECKING:
     from memdir.context import Context, ContextFormat
+    from memdir.gauntlet import Candidate, Verdict
     from memdir.lint import Finding, LintReport, Rule
 
 FIX_PASSES = 10  # a fix can uncover another; ten passes is more than any real file needs
@@ -80,6 +82,7 @@ class FileChange:
     path: str  # relative to the folder
     before: str | None  # None: the file is new
     after: str
+    redacted: tuple[str, ...] = ()  # kinds of secret the write path took out of what it was given
 
 
 @dataclass(frozen=True)
@@ -528,26 +531,96 @@ class MemoryDir:
         atomic_write(path, text, exclusive=True)
         return path
 
+    # --- the write path: every new memory goes through `screen` and `store` -----------------------
+
     def add(
         self,
         new: NewMemory,
         template: str | None = None,
         *,
+        source: str | None = None,
         supersedes: str | None = None,
+        force: bool = False,
         convert_dates: bool = True,
+        screened: bool = True,
+        command: str = "api",
     ) -> tuple[Memory, IndexWrite]:
-        """Write a new memory and re-index. Raises MemoryExists when the name or file is taken.
+        """Write a new memory through the write path and re-index.
 
         Relative dates in its texts become ISO dates counted from `new.created` first
-        (`new.absolutize_dates()` does it beforehand when the caller wants to show them);
-        `convert_dates=False` keeps the texts as given (`memdir add --no-dates`).
+        (`convert_dates=False` keeps them as given). Then the screen (`screen`): secrets are
+        redacted, `source="tool"` and instruction-like text are quarantined, a near-duplicate is
+        skipped unless `force`. Raises WriteRefused when nothing is written (a duplicate, a memory
+        that is nothing but a secret) and MemoryExists when the name or file is taken.
         `supersedes` names a memory the new one replaces: it gets `status: superseded` and
         `superseded_by: <new file>` (it is kept, and leaves the index).
+
+        `screened=False` writes the memory as given, past the screen: an explicit choice that
+        is logged (`stored-unscreened`), for a caller that screened it some other way.
         """
+        from memdir.gauntlet import Candidate
+
         if convert_dates:
             new.absolutize_dates()
         new.validate()
-        return self.add_text(new.file_name, render_memory(new, template), supersedes=supersedes)
+        if not screened:
+            memory, write = self.add_text(new.file_name, render_memory(new, template), supersedes=supersedes)
+            entry = {"command": command, "decision": "stored-unscreened", "name": new.name, "file": memory.path}
+            log_decisions(self.root, [entry])
+            return memory, write
+        verdict = self.screen(Candidate(new, source), supersedes=supersedes, force=force, command=command)
+        return self.store(verdict, template=template, command=command)
+
+    def screen(
+        self, candidate: Candidate, *, supersedes: str | None = None, force: bool = False, command: str = "api"
+    ) -> Verdict:
+        """What the write path decides for a new memory, before anything is written (the policy is
+        memdir.gauntlet's): its fields are set as the verdict asks (secrets redacted, `source`,
+        `status: quarantined`). A verdict that writes nothing is logged here; `store` logs the rest
+        once the write is done. Raises MemoryExists when the name is taken."""
+        from memdir.gauntlet import Action, prepare, screen, verdict_entry
+
+        scan = self.scan()
+        new = candidate.memory
+        self._refuse_existing(scan, new.file_name, new.name)
+        target = self.get(supersedes).path if supersedes is not None else None
+        verdict = screen([candidate], scan.memories, self.today)[0]
+        if verdict.action is Action.SKIP and (force or verdict.duplicate_of == target):
+            verdict.keep()  # `--force`, or it repeats the very memory it replaces
+        if not verdict.writes:
+            log_decisions(self.root, [verdict_entry(verdict, command=command)])
+            return verdict
+        verdict.supersedes = target
+        prepare(verdict)
+        return verdict
+
+    def store(
+        self, verdict: Verdict, *, text: str | None = None, template: str | None = None, command: str = "api"
+    ) -> tuple[Memory, IndexWrite]:
+        """Write what `screen` let through and re-index, then log it: `stored` or `quarantined`,
+        `failed` with the error when the write did not happen (the log never says `stored` for a
+        file that is not there), and `index-refused` when MEMORY.md could not take it.
+
+        `text` is the memory's whole file as a person wrote it (in $EDITOR, say); the verdict's
+        redactions and fields are applied to it. Raises WriteRefused for a verdict that writes nothing."""
+        from memdir.gauntlet import WriteRefused, failed_entry, screened_text, verdict_entry
+
+        if not verdict.writes:
+            raise WriteRefused(verdict)
+        new = verdict.candidate.memory
+        text = render_memory(new, template) if text is None else screened_text(text, verdict)
+        try:
+            memory, write = self.add_text(new.file_name, text, supersedes=verdict.supersedes)
+        except Exception as exc:
+            log_decisions(self.root, [failed_entry(verdict, str(exc), command=command)])
+            raise
+        entries = [verdict_entry(verdict, command=command)]
+        if write.result.refused is not None:
+            entries.append(
+                {"command": command, "decision": "index-refused", "file": memory.path, "reason": write.result.refused}
+            )
+        log_decisions(self.root, entries)
+        return memory, write
 
     def add_text(self, file_name: str, text: str, *, supersedes: str | None = None) -> tuple[Memory, IndexWrite]:
         """Write a memory whose full text is given (e.g. edited in $EDITOR), then re-index.
@@ -678,8 +751,6 @@ class MemoryDir:
         Returns the folder-relative path, where it went (None when purged) and the index write. The move
         is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
         """
-        from memdir.gauntlet import log_decisions
-
         found = self.find(query)
         source = self.root / found.path
         with folder_lock(self.root):
@@ -716,20 +787,48 @@ class MemoryDir:
             raise InvalidMemory(f"{found.path} {why}")
         return found.memory
 
-    def update(self, query: str, *, body: str | None = None, **fields: object) -> tuple[Memory, IndexWrite]:
+    def update(
+        self, query: str, *, body: str | None = None, screened: bool = True, command: str = "api", **fields: object
+    ) -> tuple[Memory, IndexWrite]:
         """Set frontmatter fields (None removes one) and/or replace the body; other bytes stay.
 
         `updated` becomes today and relative dates in a new description or body become ISO dates
-        counted from today, as `add` does. `name` and `type` cannot change here, since the file
-        name carries them: add a new memory and delete this one. Raises MemoryChanged when the
-        file changes on disk while it is being updated.
+        counted from today, as `add` does; a secret in them is redacted, as the write path does for
+        a new memory (`screened=False` writes them as given, and the log says so). `name` and
+        `type` cannot change here, since the file name carries them: add a new memory and delete
+        this one. Raises MemoryChanged when the file changes on disk while it is being updated.
         """
-        change = self.plan_update(query, body=body, **fields)
-        return self.replace_text(change.path, change.after, expected=change.before)
+        change = self.plan_update(query, body=body, fields=fields, screened=screened)
+        written = self.replace_text(change.path, change.after, expected=change.before)
+        self.log_update(change, screened=screened, command=command)
+        return written
 
-    def plan_update(self, query: str, *, body: str | None = None, **fields: object) -> FileChange:
-        """The text `update` would write, without writing it (`before` is the file as it is)."""
+    def log_update(self, change: FileChange, *, screened: bool = True, command: str = "api") -> None:
+        """Log what the write path did to an update: the secrets it took out, or that it was told not to look."""
+        if not screened:
+            log_decisions(self.root, [{"command": command, "decision": "updated-unscreened", "file": change.path}])
+        elif change.redacted:
+            entry = {"command": command, "decision": "updated", "file": change.path, "redacted": list(change.redacted)}
+            log_decisions(self.root, [entry])
+
+    def plan_update(
+        self, query: str, *, body: str | None = None, fields: Mapping[str, object] = {}, screened: bool = True
+    ) -> FileChange:
+        """The text `update` would write, without writing it (`before` is the file as it is); `fields`
+        as `update` takes them."""
+        fields = dict(fields)
         from memdir.dates import absolutize  # a large grammar; loaded only when writing
+        from memdir.sensitive import find_secrets, redact
+
+        redacted: list[str] = []
+        if screened:  # the write path's secret screen, as for a new memory (memdir.gauntlet)
+            for key, value in (("body", body), ("description", fields.get("description"))):
+                if isinstance(value, str) and (hits := find_secrets(value)):
+                    redacted += [hit.kind for hit in hits]
+                    if key == "body":
+                        body = redact(value)
+                    else:
+                        fields["description"] = redact(value)
 
         for key in ("name", "type"):
             if key in fields:
@@ -761,7 +860,7 @@ class MemoryDir:
             text = set_fields(text, {**fields, "updated": self.today})
         except FrontmatterError as exc:
             raise InvalidMemory(f"{memory.path}: {exc}") from None
-        return FileChange(memory.path, original, text)
+        return FileChange(memory.path, original, text, tuple(sorted(set(redacted))))
 
     def delete(self, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
         """`remove`: archive a memory into `.archive/` (delete it with `purge`) and re-index."""

@@ -238,11 +238,11 @@ def _recall_figures(folder: MemoryDir, notes: list[str]) -> RecallFigures:
 
 
 def _cleanup(folder: MemoryDir, notes: list[str]) -> dict[str, int]:
-    from memdir.gauntlet import log_path
+    from memdir.store import decision_log_path
 
     counts = {"expired": 0, "superseded": 0}
     try:
-        for entry in iter_jsonl(log_path(folder.root)):
+        for entry in iter_jsonl(decision_log_path(folder.root)):
             reason = entry.get("reason")
             if entry.get("command") == "prune" and entry.get("decision") == "archived" and reason in counts:
                 counts[reason] += 1

@@ -7,13 +7,14 @@ memory cannot stop the others from being indexed or linted.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import errno
 import json
 import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -458,6 +459,45 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return list(iter_jsonl(path))
     except NotRegularFile:
         return []
+
+
+# --- the decision log: what every writer decided, and why -------------------------------------
+
+DECISION_LOG = "log.jsonl"
+
+
+def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.datetime | None = None) -> None:
+    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write. A log
+    is read by people and shipped around like any file: a secret quoted in an entry is masked."""
+    from memdir.sensitive import mask_secrets
+
+    entries = list(entries)
+    if not entries:
+        return
+    stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
+    lines = "".join(
+        json.dumps(_masked({"at": stamp, **entry}, mask_secrets), ensure_ascii=False) + "\n" for entry in entries
+    )
+    append_lines(ensure_state_dir(root) / DECISION_LOG, lines.encode("utf-8"), durable=True)
+
+
+def _masked(value: Any, mask: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, Mapping):
+        return {key: _masked(item, mask) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(item, mask) for item in value]
+    return value
+
+
+def decision_log_path(root: Path) -> Path:
+    return root / STATE_DIR / DECISION_LOG
+
+
+def read_decisions(root: Path) -> list[dict[str, Any]]:
+    """The logged decisions, oldest first; torn lines are skipped."""
+    return read_jsonl(decision_log_path(root))
 
 
 def ensure_state_dir(root: Path) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryExists
-from memdir.gauntlet import Action, Candidate, Verdict, log_decisions, prepare, screen, verdict_entry
+from memdir.gauntlet import Action, Candidate, Verdict
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, parse_document
 from memdir.store import MAX_FILE_BYTES
@@ -235,11 +235,7 @@ class MemoryTools:
         fields.only("type", "name", "description", "body", "why", "how", "importance", "expires")
         memory_type = MemoryType(fields.choice("type", [t.value for t in MemoryType]))
         name = " ".join(fields.text("name", required=True).split())  # one line, whatever the model sent
-        expired = len(self._expired)
-        memories = self.folder.scan().memories
-        live = self._live_memories(memories)
-        if self.on_expire is not None and len(self._expired) > expired:
-            memories = self.folder.scan().memories  # the callback may have archived or renewed some
+        live = self._live_memories(self.folder.scan().memories)  # the screen scans again: on_expire may move some
         if self.allowed_names is not None:
             allowed = {name_key(n): n for n in self.allowed_names}
             if name_key(name) not in allowed:
@@ -264,17 +260,16 @@ class MemoryTools:
         )
         new.absolutize_dates()
         new.validate()
-        verdict = self._screen(new, memories)
+        verdict = self._screen(new)
         text = render_memory(new)
         _check_size(text)
         self._require_why_and_how(memory_type, text)
         request = WriteRequest("create", name, memory_type, new.file_name, text, None, input)
         self._ask(request)
         try:
-            memory, write = self.folder.add_text(new.file_name, text)
+            memory, write = self.folder.store(verdict, text=text, command="tool")
         except MemoryExists as exc:
             raise ToolInputError(f"{exc}; change the existing memory with {MODIFY} instead") from None
-        log_decisions(self.folder.root, [verdict_entry(verdict, command="tool")])
         change = MemoryChange("create", memory.name, memory.path, memory, None, write)
         said = f"Saved memory {memory.name!r} ({memory.path})."
         if verdict.redacted:
@@ -283,16 +278,17 @@ class MemoryTools:
             said += f" It is quarantined ({'; '.join(verdict.reasons)}): not loaded until a person accepts it."
         return self._done(change, said)
 
-    def _screen(self, new: NewMemory, memories: Sequence[Memory]) -> Verdict:
-        """The write path's screen (memdir/gauntlet.py), as for `memdir add` and `memdir extract`:
+    def _screen(self, new: NewMemory) -> Verdict:
+        """The write path's screen (MemoryDir.screen), as for `memdir add` and `memdir extract`:
         secrets redacted, instruction-like text quarantined, a near-duplicate refused. Sets the
         fields the verdict asks for on `new`; raises ToolInputError when nothing is to be written."""
-        verdict = screen([Candidate(new, self.source)], memories, self.folder.today)[0]
-        if verdict.action in (Action.REFUSE, Action.SKIP):
-            log_decisions(self.folder.root, [verdict_entry(verdict, command="tool")])
+        try:
+            verdict = self.folder.screen(Candidate(new, self.source), command="tool")
+        except MemoryExists as exc:
+            raise ToolInputError(f"{exc}; change the existing memory with {MODIFY} instead") from None
+        if not verdict.writes:
             advice = f"; change that memory with {MODIFY} instead" if verdict.action is Action.SKIP else ""
             raise ToolInputError(f"not saved: {'; '.join(verdict.reasons)}{advice}")
-        prepare(verdict)
         return verdict
 
     def _modify(self, input: Mapping[str, Any]) -> ToolResult:
@@ -320,7 +316,7 @@ class MemoryTools:
             raise ToolInputError("body must not be empty; to remove the memory use action delete")
         if not updates and body is None:
             raise ToolInputError("update needs at least one of description, body, importance, expires")
-        planned = self.folder.plan_update(memory.path, body=body, **updates)
+        planned = self.folder.plan_update(memory.path, body=body, fields=updates)
         _check_size(planned.after)
         if body is not None:
             self._require_why_and_how(memory.type, planned.after)
@@ -329,9 +325,13 @@ class MemoryTools:
             written, write = self.folder.replace_text(planned.path, planned.after, expected=planned.before)
         except MemoryChanged:
             raise ToolInputError(f"{memory.name!r} changed while it was being updated; nothing was written") from None
+        self.folder.log_update(planned, command="tool")
         what = ", ".join([*updates, *(["body"] if body is not None else [])])
         change = MemoryChange("update", written.name, written.path, written, None, write)
-        return self._done(change, f"Updated memory {written.name!r}: {what}.")
+        said = f"Updated memory {written.name!r}: {what}."
+        if planned.redacted:
+            said += " Secrets were taken out of it first; never save keys or passwords in memory."
+        return self._done(change, said)
 
     # --- helpers -----------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from conftest import MakeMemory, invoke_memdir
 from typer.testing import CliRunner
 
 from memdir.cli import app
-from memdir.gauntlet import read_log
+from memdir.store import read_decisions
 
 runner = CliRunner()
 
@@ -502,7 +502,7 @@ def test_add_and_rm_refuse_before_touching_anything_when_memory_md_is_unreadable
     added = memdir("--dir", str(folder), "add", "user", "b", "-d", "d")
     assert added.exit_code == 1 and "not valid UTF-8" in added.stderr
     assert not (folder / "user_b.md").exists()
-    [logged] = read_log(folder)  # the screen let it through, the write did not happen: not "stored"
+    [logged] = read_decisions(folder)  # the screen let it through, the write did not happen: not "stored"
     assert logged["decision"] == "failed" and logged["screened"] == "stored" and "not valid UTF-8" in logged["error"]
     removed = memdir("--dir", str(folder), "rm", "a")
     assert removed.exit_code == 1 and (folder / "user_a.md").exists()
@@ -515,7 +515,7 @@ def test_add_exits_3_when_the_file_is_written_but_the_index_refused_it(folder: P
     assert result.exit_code == 3  # docs/cli.md: written, MEMORY.md not updated
     assert (folder / "user_b.md").exists()
     assert f"memdir: {folder / 'user_b.md'} is written, but MEMORY.md is not updated: the hand-written" in result.stderr
-    assert [e["decision"] for e in read_log(folder)] == ["stored", "index-refused"]
+    assert [e["decision"] for e in read_decisions(folder)] == ["stored", "index-refused"]
     (folder / "MEMORY.md").write_text("")
     assert memdir("--dir", str(folder), "index").exit_code == 0  # what a script does then
     assert "user_b.md" in (folder / "MEMORY.md").read_text()

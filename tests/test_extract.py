@@ -16,7 +16,7 @@ from conftest import TODAY, MakeMemory, http_module, invoke_memdir
 from memdir import MemoryDir
 from memdir import extract as extract_mod
 from memdir.extract import ApiFailed, Extractor, NoApiKey, Request, read_messages, read_transcript
-from memdir.gauntlet import read_log
+from memdir.store import read_decisions
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -184,7 +184,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 
 def _decisions(root: Path) -> list[str]:
-    return [e["decision"] for e in read_log(root)]
+    return [e["decision"] for e in read_decisions(root)]
 
 
 def test_reads_a_transcript_counting_broken_lines(tmp_path: Path) -> None:
@@ -276,7 +276,7 @@ def test_extract_saves_quarantines_redacts_and_skips_duplicates(
     assert "lint-before-commit" in index and "staging-api" in index
     assert "deploy-runbook" not in index  # quarantined: never indexed
 
-    log = read_log(folder)
+    log = read_decisions(folder)
     by_name = {e.get("name"): e for e in log if "name" in e}
     assert by_name["deploy-runbook"]["decision"] == "quarantined"
     assert by_name["staging-api"]["redacted"] == ["anthropic-api-key"]
@@ -311,7 +311,7 @@ def test_duplicates_within_one_batch_are_saved_once(folder: Path, transcript: Pa
     again = dict(LINT_RULE, name="lint-first", description="Run npm run lint before every commit (CI failed a day)")
     [result] = _run(folder, Api(_save(LINT_RULE, again)), transcript)
     assert result.summary == "saved 1, skipped 1 duplicate"
-    entry = next(e for e in read_log(folder) if e.get("name") == "lint-first")
+    entry = next(e for e in read_decisions(folder) if e.get("name") == "lint-first")
     assert entry["duplicate_of"] == "(batch) feedback_lint-before-commit.md"
 
 
@@ -353,7 +353,7 @@ def test_a_contradiction_supersedes_the_old_memory(folder: Path, make_memory: Ma
         "decision": "superseded",
         "file": "project_invoice-terms.md",
         "superseded_by": "project_payment-terms.md",
-    }.items() <= next(e for e in read_log(folder) if e["decision"] == "superseded").items()
+    }.items() <= next(e for e in read_decisions(folder) if e["decision"] == "superseded").items()
 
 
 @pytest.mark.parametrize(
@@ -769,7 +769,7 @@ def test_cli_review_lists_accepts_and_rejects(folder: Path, transcript: Path, cl
     again = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-runbook")
     assert again.exit_code == 2 and "not quarantined" in again.stderr
     assert "Nothing in quarantine" in invoke_memdir("--dir", str(folder), "review").stderr
-    assert [e["decision"] for e in read_log(folder)][-2:] == ["accepted", "rejected"]
+    assert [e["decision"] for e in read_decisions(folder)][-2:] == ["accepted", "rejected"]
 
 
 # --- the Stop hook ------------------------------------------------------------------------------
@@ -915,7 +915,7 @@ def test_a_skipped_duplicate_can_refresh_the_memory_it_repeats(
     [result] = extractor.run(extractor.request(transcript))
     assert result.written == ["feedback_lint.md"]
     assert "updated: 2026-11-22" in old.read_text() and "updated: 2026-01-05" not in old.read_text()
-    assert read_log(folder)[-2]["decision"] == "refreshed"
+    assert read_decisions(folder)[-2]["decision"] == "refreshed"
 
 
 def test_a_quarantined_verdict_with_a_supersede_waits_for_review(
@@ -937,6 +937,6 @@ def test_a_quarantined_verdict_with_a_supersede_waits_for_review(
     assert old.read_bytes() == before and "invoice-terms" in (folder / "MEMORY.md").read_text()
     stored = MemoryDir(folder, today=TODAY).get("payment-terms")
     assert stored.status == "quarantined" and stored.fields["supersedes_on_accept"]["file"] == old.name
-    assert not [e for e in read_log(folder) if e["decision"] == "superseded"]
+    assert not [e for e in read_decisions(folder) if e["decision"] == "superseded"]
     accept(MemoryDir(folder, today=TODAY), "payment-terms")
     assert MemoryDir(folder, today=TODAY).get("invoice-terms").fields["superseded_by"] == "project_payment-terms.md"

@@ -11,7 +11,8 @@ import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
-from memdir.gauntlet import Action, Candidate, read_log, screen
+from memdir.gauntlet import Action, Candidate, screen
+from memdir.store import read_decisions
 from memdir.model import MemoryType, NewMemory
 
 SECRET = "sk-ant-api03-J8fQ2rT7vLx9KpZ3mN4bW6yH1cD5eG0aRsUiOkPl-QwEr_TyUiOp7aSd"
@@ -127,7 +128,7 @@ def test_add_skips_a_near_duplicate_unless_forced(folder: Path) -> None:
     assert again.exit_code == 1
     assert "says the same as feedback_lint.md" in again.stderr and "--force" in again.stderr
     assert not (folder / "feedback_lint-first.md").exists()
-    assert read_log(folder)[-1]["decision"] == "skipped-duplicate"
+    assert read_decisions(folder)[-1]["decision"] == "skipped-duplicate"
     forced = _add(folder, "feedback", "lint-first", "-d", "Run npm run lint before each commit", "--force")
     assert forced.exit_code == 0 and (folder / "feedback_lint-first.md").exists()
 
@@ -162,7 +163,7 @@ def test_add_warns_about_the_same_topic_and_supersedes_by_hand(folder: Path) -> 
 
 def test_add_logs_its_decisions(folder: Path) -> None:
     _add(folder, "user", "role", "-d", "Backend developer", "--source", "user")
-    [entry] = read_log(folder)
+    [entry] = read_decisions(folder)
     assert entry["command"] == "add" and entry["decision"] == "stored" and entry["file"] == "user_role.md"
     assert json.loads((folder / ".memdir" / "log.jsonl").read_text())["source"] == "user"
 
@@ -224,7 +225,7 @@ def test_a_quarantined_add_leaves_the_memory_it_replaces_live(folder: Path, make
     assert new.status == "quarantined" and "supersedes" not in new.fields
     assert new.fields[PENDING]["file"] == "reference_staging-url.md"
     assert "Superseded" not in added.stderr and "until `memdir review accept deploy-target`" in added.stderr
-    assert read_log(folder)[-1][PENDING] == "reference_staging-url.md"
+    assert read_decisions(folder)[-1][PENDING] == "reference_staging-url.md"
     recalled = invoke_memdir("--dir", str(folder), "recall", "staging url")
     assert "reference_staging-url.md" in recalled.stdout
     rejected = invoke_memdir("--dir", str(folder), "review", "reject", "deploy-target")
@@ -244,7 +245,7 @@ def test_review_accept_applies_the_supersede(folder: Path, make_memory: MakeMemo
     assert PENDING not in new.fields
     index = (folder / "MEMORY.md").read_text()
     assert "deploy-target" in index and "[staging-url]" not in index
-    log = read_log(folder)[-2:]
+    log = read_decisions(folder)[-2:]
     assert [e["decision"] for e in log] == ["accepted", "superseded"]
     assert log[0]["supersedes"] == "reference_staging-url.md"
     assert log[1]["file"] == "reference_staging-url.md" and log[1]["superseded_by"] == "reference_deploy-target.md"
@@ -372,3 +373,59 @@ def test_review_shows_what_accepting_would_supersede(folder: Path, make_memory: 
     assert any(e.source == "log" and "deploy-target" in e.detail for e in old.events), old.events
     accepted = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-target")
     assert "and reference_staging-url.md is superseded by it" in accepted.stderr
+
+
+# --- the Python API goes through the same write path -------------------------------------------
+
+
+def test_the_library_add_redacts_a_key_and_logs_it(folder: Path) -> None:
+    new = NewMemory(MemoryType.REFERENCE, "ci token", "Where the CI token lives", body=f"The token is {SECRET}.")
+    memory, _ = MemoryDir(folder).add(new)
+    text = (folder / memory.path).read_text()
+    assert SECRET not in text and "[REDACTED:" in text
+    [entry] = read_decisions(folder)
+    assert entry["decision"] == "stored" and entry["command"] == "api" and entry["redacted"]
+
+
+def test_the_library_add_skips_a_near_duplicate_unless_forced(folder: Path) -> None:
+    from memdir.gauntlet import WriteRefused
+
+    body = "Run npm run lint before every commit; CI failed for a day over unlinted code."
+    MemoryDir(folder).add(NewMemory(MemoryType.FEEDBACK, "lint first", "Lint before committing", body=body))
+    again = NewMemory(MemoryType.FEEDBACK, "lint before commit", "Lint before committing", body=body)
+    with pytest.raises(WriteRefused) as refused:
+        MemoryDir(folder).add(again)
+    assert refused.value.exit_code == 1 and "skipped" in str(refused.value)
+    assert read_decisions(folder)[-1]["decision"] == "skipped-duplicate"
+    memory, _ = MemoryDir(folder).add(again, force=True)
+    assert (folder / memory.path).exists()
+
+
+def test_the_library_quarantines_what_a_tool_read(folder: Path) -> None:
+    new = NewMemory(MemoryType.REFERENCE, "staging url", "Staging is at staging.example.com", body="From the README.")
+    memory, write = MemoryDir(folder).add(new, source="tool")
+    assert memory.status == "quarantined" and memory.fields["source"] == "tool"
+    assert write.result.entries == []
+
+
+def test_opting_out_of_the_screen_is_explicit_and_logged(folder: Path) -> None:
+    new = NewMemory(MemoryType.REFERENCE, "raw", "Kept as given", body=f"Key {SECRET}")
+    memory, _ = MemoryDir(folder).add(new, screened=False, command="harness")
+    assert SECRET in (folder / memory.path).read_text()
+    assert read_decisions(folder)[-1] == read_decisions(folder)[-1] | {
+        "command": "harness",
+        "decision": "stored-unscreened",
+        "file": memory.path,
+    }
+
+
+def test_the_library_update_redacts_a_key_and_logs_it(folder: Path) -> None:
+    memory, _ = MemoryDir(folder).add(NewMemory(MemoryType.USER, "role", "Backend developer", body="Go and SQL."))
+    MemoryDir(folder).update(memory.path, body=f"Go, SQL. Deploy key {SECRET}", description=f"Dev {SECRET}")
+    text = (folder / memory.path).read_text()
+    assert SECRET not in text and text.count("[REDACTED:") == 2
+    entry = read_decisions(folder)[-1]
+    assert entry["decision"] == "updated" and entry["file"] == memory.path and entry["redacted"]
+    MemoryDir(folder).update(memory.path, body=f"Kept: {SECRET}", screened=False)
+    assert SECRET in (folder / memory.path).read_text()
+    assert read_decisions(folder)[-1]["decision"] == "updated-unscreened"

@@ -21,7 +21,7 @@ from memdir.consolidate import (
     plan_consolidate,
 )
 from memdir.errors import MemoryNotFound
-from memdir.gauntlet import log_decisions, read_log
+from memdir.store import log_decisions, read_decisions
 from memdir.lifecycle import InvalidTtl, expires_after, history, parse_ttl, plan_prune, prune
 from memdir.memory_dir import MemoryDir
 from memdir.model import parse_document
@@ -203,7 +203,7 @@ def test_prune_moves_records_the_reason_and_loses_no_text(lifecycle_folder: Path
     }
     assert "project_freeze.md" not in after["MEMORY.md"].decode()
     assert result.index is not None and not _dir(root).write_index(dry_run=True).changed
-    logged = [e for e in read_log(root) if e.get("command") == "prune"]
+    logged = [e for e in read_decisions(root) if e.get("command") == "prune"]
     assert [(e["file"], e["reason"], e["to"]) for e in logged] == [
         ("feedback_old-rule.md", "superseded", ".archive/feedback_old-rule.md"),
         ("project_freeze.md", "expired", ".archive/project_freeze.md"),
@@ -337,7 +337,7 @@ def test_rm_logs_its_move_so_history_keeps_reused_names_apart(folder: Path, make
         log_decisions(folder, [{"command": "add", "decision": "stored", "file": "project_freeze.md", "v": version}])
         removed = invoke_memdir("--dir", str(folder), "rm", "project_freeze.md")
         assert removed.exit_code == 0, removed.output
-    moves = [(e["command"], e["file"], e["to"]) for e in read_log(folder) if "to" in e]
+    moves = [(e["command"], e["file"], e["to"]) for e in read_decisions(folder) if "to" in e]
     assert moves == [("rm", "project_freeze.md", ".archive/project_freeze.md"),
                      ("rm", "project_freeze.md", ".archive/project_freeze-2.md")]  # fmt: skip
     first = [e for e in history(_dir(folder), ".archive/project_freeze.md").events if e.source == "log"]
@@ -490,7 +490,7 @@ def test_consolidate_apply_loses_no_text(duplicates: Path) -> None:
     assert "feedback_lint-first.md" not in index and "feedback_lint-before-commit.md" in index
     for path in ("project_acme-terms.md", "project_acme-invoices.md", "feedback_ruff-format.md"):
         assert after[path] == before[path]
-    logged = [e for e in read_log(duplicates) if e.get("command") == "consolidate"]
+    logged = [e for e in read_decisions(duplicates) if e.get("command") == "consolidate"]
     assert logged == [
         {
             "at": logged[0]["at"],
@@ -718,7 +718,7 @@ def test_prune_that_fails_halfway_keeps_what_it_did_consistent(
     assert "feedback_old-rule.md" not in after and ".archive/feedback_old-rule.md" in after
     assert after["project_freeze.md"] == before["project_freeze.md"]
     assert not (lifecycle_folder / ".archive" / "project_freeze.md").exists()
-    assert [e["file"] for e in read_log(lifecycle_folder) if e.get("command") == "prune"] == ["feedback_old-rule.md"]
+    assert [e["file"] for e in read_decisions(lifecycle_folder) if e.get("command") == "prune"] == ["feedback_old-rule.md"]
     assert not _dir(lifecycle_folder).write_index(dry_run=True).changed  # the index was rewritten for the first
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir.cli.lifecycle import _bar
-from memdir.gauntlet import log_decisions
+from memdir.store import log_decisions
 from memdir.memory_dir import MemoryDir
 from memdir.stats import folder_stats
 

@@ -1,10 +1,10 @@
 """The CLI's one error handler: domain errors to one line and an exit code, never a traceback.
 
-Expected errors (MemdirError) print `memdir: error: ...` on stderr and exit with the code
-`exit_code` gives them: 1 for a request refused on its merits (a name that exists, an index that
-cannot be written without cutting hand-written text), 2 for usage, configuration and input the
-tool cannot work with. Ctrl-C exits 130. Anything unexpected prints a short message and exits 2;
-set MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
+Expected errors (MemdirError) print `memdir: error: ...` on stderr and exit with the code their
+class carries (`exit_code`, memdir/errors.py): 1 for a request refused on its merits (a name that
+exists, an index that cannot be written without cutting hand-written text), 2 for usage,
+configuration and input the tool cannot work with. Ctrl-C exits 130. Anything unexpected prints a
+short message and exits 2; set MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
 
 Exit 3 (`WRITTEN_NOT_INDEXED`) belongs to no error: a memory was written (added, edited, removed)
 but MEMORY.md could not take the change, so a script knows the file is there and the index behind.
@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from memdir.errors import IndexRefused, MemdirError, MemoryChanged, MemoryExists, os_error_text
+from memdir.errors import MemdirError, os_error_text
 
 REFUSED = 1
 USAGE = 2
@@ -30,16 +30,7 @@ class CommandFailed(MemdirError):
 
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
-        self.code = code
-
-
-def exit_code(error: MemdirError) -> int:
-    """The one place that maps domain errors to the command-line contract's exit codes."""
-    if isinstance(error, CommandFailed):
-        return error.code
-    if isinstance(error, MemoryExists | MemoryChanged | IndexRefused):
-        return REFUSED
-    return USAGE
+        self.exit_code = code
 
 
 def print_error(message: str) -> None:
@@ -91,7 +82,7 @@ def report_failure(exc: BaseException) -> int | None:
     caller must let through (MEMDIR_DEBUG=1, or not an error at all)."""
     if isinstance(exc, MemdirError):
         print_error(str(exc))
-        return exit_code(exc)
+        return exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
         print("memdir: interrupted", file=sys.stderr)
         return INTERRUPTED

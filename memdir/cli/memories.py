@@ -15,36 +15,19 @@ from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
 from memdir.errors import InvalidMemory, MemoryChanged
-from memdir.gauntlet import (
-    SOURCES,
-    Action,
-    Candidate,
-    Verdict,
-    failed_entry,
-    log_decisions,
-    prepare,
-    screen,
-    verdict_entry,
-)
+from memdir.gauntlet import SOURCES, Action, Candidate, Verdict, WriteRefused, screened_text
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import (
     FrontmatterError,
-    Memory,
     MemoryType,
     NewMemory,
     absolutize_text,
-    name_key,
     parse_document,
-    set_fields,
 )
 from memdir.templates import editor_text, unfilled_hints
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from memdir.dates import DateSpan
-
-_Written = tuple[Memory, IndexWrite]
 
 
 def _interactive() -> bool:
@@ -79,26 +62,6 @@ def _after_write(st: State, write: IndexWrite, done: str) -> None:
     report_index(st, write, "updated" if write.changed else "unchanged", done)
     if write.result.refused is not None:
         raise typer.Exit(WRITTEN_NOT_INDEXED)
-
-
-def _logged_write(folder: MemoryDir, verdict: Verdict | None, write: Callable[[], _Written]) -> _Written:
-    """Run `write` for a memory the screen let through, and log the verdict once the outcome is known:
-    `failed` (with the error) when nothing was written, so the log never says `stored` for a file
-    that is not there; with an `index-refused` line when MEMORY.md could not take it. No verdict:
-    the memory was not screened (its name is taken, which `write` refuses), nothing to log."""
-    try:
-        memory, index_write = write()
-    except Exception as exc:
-        if verdict is not None:
-            log_decisions(folder.root, [failed_entry(verdict, str(exc), command="add")])
-        raise
-    if verdict is not None:
-        entries = [verdict_entry(verdict, command="add")]
-        refused = index_write.result.refused
-        if refused is not None:
-            entries.append({"command": "add", "decision": "index-refused", "file": memory.path, "reason": refused})
-        log_decisions(folder.root, entries)
-    return memory, index_write
 
 
 @app.command()
@@ -200,12 +163,11 @@ def add(
         _report_dates(st, new.absolutize_dates())
     if not new.body.strip():
         new.body = new.description
+    new.validate()
     verdict = _screened(st, folder, Candidate(new, source), supersedes, force)
-    if verdict is not None and not verdict.writes:
-        fail(_refusal(verdict), REFUSED)
-    memory, write = _logged_write(
-        folder, verdict, lambda: folder.add(new, supersedes=supersedes, convert_dates=not no_dates)
-    )
+    if not verdict.writes:
+        fail(str(WriteRefused(verdict)), REFUSED)
+    memory, write = folder.store(verdict, command="add")
     shown = st.show_path(folder.root / memory.path)
     st.say(f"Added {shown}")
     if "supersedes" in memory.fields:  # a quarantined memory's waits for `memdir review accept`
@@ -215,26 +177,12 @@ def add(
     _after_write(st, write, f"{shown} is written")
 
 
-def _screened(
-    st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool
-) -> Verdict | None:
-    """Run the write path's screen for `add`, report it, and set on the candidate what the verdict
-    asks for. A verdict that writes nothing is logged here; one that writes is logged by
-    `_logged_write`, once the write is done. None: not screened, since `add` itself refuses a taken name."""
-    scan = folder.scan()
-    new = candidate.memory
-    if any(m.name and name_key(m.name) == name_key(new.name) for m in scan.memories):
-        return None
-    target = folder.get(supersedes).path if supersedes is not None else None
-    verdict = screen([candidate], scan.memories, folder.today)[0]
-    if verdict.action is Action.SKIP and (force or verdict.duplicate_of == target):
-        verdict.keep()
-    if verdict.writes:
-        verdict.supersedes = target
+def _screened(st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool) -> Verdict:
+    """The write path's screen for `add` (MemoryDir.screen), and what people are told of it."""
+    verdict = folder.screen(candidate, supersedes=supersedes, force=force, command="add")
     if not verdict.writes:
-        log_decisions(folder.root, [verdict_entry(verdict, command="add")])
         return verdict
-    prepare(verdict)
+    new, target = candidate.memory, verdict.supersedes
     if verdict.redacted:
         st.warn(f"{', '.join(sorted(set(verdict.redacted)))} redacted before writing; keep secrets out of memory")
     if verdict.action is Action.QUARANTINE:
@@ -250,12 +198,6 @@ def _screened(
     return verdict
 
 
-def _refusal(verdict: Verdict) -> str:
-    if verdict.action is Action.SKIP:
-        return f"skipped {verdict.candidate.memory.name!r}: {verdict.reasons[-1]}; --force adds it anyway"
-    return f"not added: {'; '.join(verdict.reasons)}"
-
-
 def _edited(text: str, template: NewMemory) -> NewMemory:
     """The memory a file edited from `template` holds, as the screen compares it."""
     doc = parse_document(text)
@@ -269,18 +211,6 @@ def _edited(text: str, template: NewMemory) -> NewMemory:
         body=doc.body,
         created=template.created,
     )
-
-
-def _as_screened(text: str, verdict: Verdict | None) -> str:
-    """The edited text with what the screen decided: secrets out, `source` and `status` set."""
-    if verdict is None:
-        return text
-    if verdict.redacted:
-        from memdir.sensitive import redact
-
-        text = redact(text)
-    fields = {key: value for key, value in verdict.candidate.memory.extra.items() if key in ("source", "status")}
-    return set_fields(text, fields) if fields else text
 
 
 def _add_in_editor(
@@ -300,13 +230,11 @@ def _add_in_editor(
             edited, conversions = absolutize_text(edited, dates_from)
             _report_dates(st, conversions)
         verdict = _screened(st, folder, Candidate(_edited(edited, new), candidate.source), supersedes, force)
-        if verdict is not None and not verdict.writes:
-            draft = folder.save_draft(new.file_name, _as_screened(edited, verdict))
-            fail(f"{_refusal(verdict)}; nothing written (draft kept at {draft})", REFUSED)
-        screened = edited = _as_screened(edited, verdict)
-        memory, write = _logged_write(
-            folder, verdict, lambda: folder.add_text(new.file_name, screened, supersedes=supersedes)
-        )
+        if not verdict.writes:
+            draft = folder.save_draft(new.file_name, screened_text(edited, verdict))
+            fail(f"{WriteRefused(verdict)}; nothing written (draft kept at {draft})", REFUSED)
+        edited = screened_text(edited, verdict)
+        memory, write = folder.store(verdict, text=edited, command="add")
     except (InvalidMemory, FrontmatterError) as exc:
         draft = folder.save_draft(new.file_name, edited)
         fail(f"{exc}; nothing written (draft kept at {draft})")
