@@ -80,8 +80,8 @@ _TOKENS = (
         r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{32,})",
         r"sk-(?:(?:proj|svcacct|admin)-)?",
     ),
-    # AI providers whose keys carry their own prefix. The documented bodies are 80 (xAI), 52
-    # (Groq; gitleaks says 48) and 48 (Perplexity) alphanumerics; 40 catches a truncated paste too.
+    # AI providers whose keys carry their own prefix. gitleaks' rules ask for 80 (xAI), 48 (Groq)
+    # and 48 (Perplexity) alphanumerics; 40 also catches a truncated paste.
     _Token("xai-api-key", "xAI API key", r"xai-[A-Za-z0-9]{40,}", r"xai-"),
     _Token("groq-api-key", "Groq API key", r"gsk_[A-Za-z0-9]{40,}", r"gsk_"),
     _Token("perplexity-api-key", "Perplexity API key", r"pplx-[A-Za-z0-9]{40,}", r"pplx-"),
@@ -141,7 +141,7 @@ _TOKENS = (
     _Token("digitalocean-token", "DigitalOcean token", r"do[opr]_v1_[a-f0-9]{64}", r"do[opr]_v1_"),
     _Token("shopify-token", "Shopify token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", r"shp[a-z]{2}_"),
     _Token("linear-api-key", "Linear API key", r"lin_api_[A-Za-z0-9]{40}", r"lin_api_"),
-    # `ntn_` since September 2024; integrations made before that have `secret_` and 43 alphanumerics.
+    # `ntn_` for newer integrations; older ones have `secret_` and 43 alphanumerics.
     _Token(
         "notion-token",
         "Notion token",
