@@ -70,6 +70,8 @@ class _Token:
 _TOKENS = (
     # Keys (sk-ant-api03-…), admin keys and OAuth tokens (sk-ant-oat01-…); the tag is public.
     _Token("anthropic-api-key", "Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{32,}", r"sk-ant-(?:[a-z]+\d*-)?"),
+    # Before OpenAI's: both start `sk-`. 64 hex digits after a version tag.
+    _Token("openrouter-api-key", "OpenRouter API key", r"sk-or-v1-[a-f0-9]{64}", r"sk-or-v1-"),
     # Legacy keys are sk- and 48 alphanumerics; project/service/admin keys carry a tag. Several
     # other providers (DeepSeek, Moonshot, ...) issue the same shape, hence "OpenAI-style".
     _Token(
@@ -78,26 +80,86 @@ _TOKENS = (
         r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{32,})",
         r"sk-(?:(?:proj|svcacct|admin)-)?",
     ),
+    # AI providers whose keys carry their own prefix. gitleaks' rules ask for 80 (xAI), 48 (Groq)
+    # and 48 (Perplexity) alphanumerics; 40 also catches a truncated paste.
+    _Token("xai-api-key", "xAI API key", r"xai-[A-Za-z0-9]{40,}", r"xai-"),
+    _Token("groq-api-key", "Groq API key", r"gsk_[A-Za-z0-9]{40,}", r"gsk_"),
+    _Token("perplexity-api-key", "Perplexity API key", r"pplx-[A-Za-z0-9]{40,}", r"pplx-"),
+    _Token("langsmith-api-key", "LangSmith API key", r"lsv2_(?:pt|sk)_[a-z0-9]{32}_[a-z0-9]{10}", r"lsv2_[a-z]{2}_"),
+    _Token("replicate-api-token", "Replicate API token", r"r8_[A-Za-z0-9]{37}(?![A-Za-z0-9])", r"r8_"),
+    # Header and payload are base64url JSON objects, so `eyJ` (`{"`) and `ey` (`{`); a signature
+    # makes it a credential. An unsigned or header-only token is not reported.
+    _Token(
+        "jwt",
+        "JSON Web Token",
+        r"eyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}={0,2}",
+        r"eyJ",
+    ),
     _Token(
         "aws-access-key-id", "AWS access key ID", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", r"A[A-Z]{3}"
     ),
     _Token("github-token", "GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,251}", r"gh[pousr]_"),
     _Token("github-token", "GitHub fine-grained token", r"github_pat_[A-Za-z0-9_]{50,240}", r"github_pat_"),
-    _Token("gitlab-token", "GitLab personal access token", r"glpat-[A-Za-z0-9_-]{20,}", r"glpat-"),
-    _Token("slack-token", "Slack token", r"xox[abeoprs]-\d+-[A-Za-z0-9-]{10,}", r"xox[a-z]-"),
+    # Personal, deploy, runner, pipeline-trigger, feed, mail, agent, OAuth-app, SCIM, feature-flag and
+    # CI-job tokens (GitLab's token-prefix table); a routable token ends `.` + 9; then the old runner
+    # registration tokens.
+    _Token(
+        "gitlab-token",
+        "GitLab token",
+        r"gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|soat|ffct|cbt)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9]{9}(?![A-Za-z0-9]))?"
+        r"|GR1348941[A-Za-z0-9_-]{20}",
+        r"gl[a-z]+-|GR1348941",
+    ),
+    # Bot/user/legacy tokens: numeric ids, then a part with at least one letter (so
+    # `xoxp-1234-…-####` and `xoxb-12345-abcd234` are not tokens); configuration tokens; app tokens.
+    _Token(
+        "slack-token",
+        "Slack token",
+        r"xox[abeoprs]-(?:\d-)?\d{6,14}-(?:\d+-)*(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{10,}"
+        r"|xox[bep]-\d-[A-Za-z0-9]{100,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]{20,}",
+        r"xox[a-z]-|xapp-",
+    ),
     _Token(
         "slack-webhook",
         "Slack webhook URL",
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}",
-        r"https://hooks\.slack\.com/[a-z]+/",
+        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}",
+        r"https?://hooks\.slack\.com/[a-z]+/",
     ),
     _Token("google-api-key", "Google API key", r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", r"AIza"),
     _Token("google-oauth-secret", "Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{28}", r"GOCSPX-"),
     _Token("google-oauth-token", "Google OAuth access token", r"ya29\.[A-Za-z0-9_-]{30,}", r"ya29\."),
-    _Token("stripe-key", "Stripe secret key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{20,}", r"[sr]k_[a-z]+_"),
-    _Token("huggingface-token", "Hugging Face token", r"hf_[A-Za-z0-9]{30,}", r"hf_"),
+    _Token(
+        "stripe-key",
+        "Stripe secret",
+        r"[sr]k_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,}",
+        r"[sr]k_[a-z]+_|whsec_",
+    ),
+    # Exactly 34 letters after `hf_`: a longer run is an identifier (`hf_requiredCharacteristicTypes…`).
+    _Token("huggingface-token", "Hugging Face token", r"hf_[A-Za-z0-9]{34}(?![A-Za-z0-9])", r"hf_"),
     _Token("npm-token", "npm access token", r"npm_[A-Za-z0-9]{36}", r"npm_"),
     _Token("pypi-token", "PyPI upload token", r"pypi-AgE[A-Za-z0-9_-]{50,}", r"pypi-"),
+    _Token("digitalocean-token", "DigitalOcean token", r"do[opr]_v1_[a-f0-9]{64}", r"do[opr]_v1_"),
+    _Token("shopify-token", "Shopify token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", r"shp[a-z]{2}_"),
+    _Token("linear-api-key", "Linear API key", r"lin_api_[A-Za-z0-9]{40}", r"lin_api_"),
+    # `ntn_` for newer integrations; older ones have `secret_` and 43 alphanumerics.
+    _Token(
+        "notion-token",
+        "Notion token",
+        r"ntn_\d{11}[A-Za-z0-9]{35}(?![A-Za-z0-9])|secret_[A-Za-z0-9]{43}(?![A-Za-z0-9])",
+        r"ntn_|secret_",
+    ),
+    _Token("doppler-token", "Doppler token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}", r"dp\.[a-z]+\."),
+    _Token(
+        "sendgrid-api-key", "SendGrid API key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", r"SG\."
+    ),
+    _Token("twilio-api-key", "Twilio API key", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", r"SK"),
+    # Service-account and cloud tokens, and the older API keys: base64 of `{"k":"`, no dots.
+    _Token(
+        "grafana-token",
+        "Grafana token",
+        r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,3}|eyJrIjoi[A-Za-z0-9]{70,400}={0,3}",
+        r"gl(?:sa|c)_|eyJrIjoi",
+    ),
 )
 _TOKEN_PUBLIC = [re.compile(t.public) for t in _TOKENS]
 _TOKEN_RE = re.compile("|".join(f"(?P<t{i}>{t.pattern})" for i, t in enumerate(_TOKENS)))
@@ -117,12 +179,19 @@ def _key_before_separator() -> str:
 
 # Where a secret may be: every alternative starts with a character that is rare in prose, so `re`
 # skips to the next candidate in C. Token prefixes are anchored on their punctuation (or on the 9
-# of `ya29.`); find_secrets goes back to the start of the token.
+# of `ya29.`, the G of `SG.`, the J of `eyJ`, the K of `SK`), one lookbehind per prefix width;
+# find_secrets goes back to the start of the token.
 _SECRET_ANCHORS = re.compile(
-    r"-(?:(?P<pem>----BEGIN )|(?<=sk-)|(?<=pypi-|xox[abeoprs]-)|(?<=glpat-)|(?<=GOCSPX-))"
-    r"|_(?:(?<=[sr]k_|hf_)|(?<=gh[pousr]_|npm_)|(?<=github_))"
+    r"-(?:(?P<pem>----BEGIN )|(?<=sk-)|(?<=xai-)|(?<=pypi-|xox[abeoprs]-|xapp-|pplx-)|(?<=GOCSPX-)"
+    r"|(?<=gl[a-z]{2}-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)|(?<=gl[a-z]{5}-))"
+    r"|_(?:(?<=[sr]k_|hf_|r8_)|(?<=gh[pousr]_|npm_|gsk_|glc_|ntn_|lin_|do[opr]_)|(?<=lsv2_|glsa_)"
+    r"|(?<=shp[a-z]{2}_|whsec_)|(?<=github_|secret_))"
+    r"|\.(?<=dp\.)"
     r"|9(?<=ya29)\."
     r"|A(?:KIA|SIA|BIA|CCA|Iza)"
+    r"|G(?:(?<=SG)\.|R1348941)"
+    r"|J(?<=eyJ)"
+    r"|K(?<=SK)[0-9a-fA-F]"
     # `://`: credentials in a URL, or a Slack webhook; `: Bearer`: an Authorization header.
     rf"|:(?:(?P<url>//)|[ \t\"']*(?P<bearer>(?i:bearer)[ \t]+)|{_key_before_separator()})"
     rf"|=(?:{_key_before_separator()})"
@@ -147,6 +216,8 @@ _LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
 _PLACEHOLDER_PARTS = (
     "xxx", "your", "example", "placeholder", "changeme", "change_me", "change-me", "redacted", "dummy",
     "sample", "fake", "replace", "insert", "todo", "fixme", "<", ">", "${", "{{", "$(", "...", "…", "***",
+    # A counting sequence, and the signature of jwt.io's example token, which tutorials print everywhere.
+    "0123456789", "sflkxwrjsmekkf2qt4fwpmejf36pok6yjv_adqssw5c",
 )  # fmt: skip
 _STOCK_LOGINS = _words("password pass passwd pwd secret postgres root admin guest user username changeme test")
 # A word before `key`/`token` that makes the pair harmless: `PUBLIC_KEY`, `sortKey`, `next_token`.
@@ -242,7 +313,9 @@ def _pem_hit(text: str, start: int) -> Hit | None:
         body_m = _PEM_BODY.match(text, begin.end())
         end = body_m.end() if body_m else begin.end()
         body = text[begin.end() : end]
-    if sum(len(r) for r in _B64_RUN.findall(body)) < 64:
+    # Entropy only, not _looks_random: a long random body often holds `xxx` or `todo` by chance.
+    runs = "".join(_B64_RUN.findall(body))
+    if len(runs) < 64 or _entropy(runs) < 3.0:  # `XXXX…`: a placeholder key
         return None
     return Hit("private-key", start, end, mask(text[start:end], len(begin.group())), "Private key block")
 

@@ -8,6 +8,7 @@ header is assembled from its words.
 
 from __future__ import annotations
 
+import base64
 import random
 import string
 from dataclasses import dataclass
@@ -29,6 +30,30 @@ def rand(n: int, alphabet: str = ALNUM) -> str:
 
 def digits(n: int) -> str:
     return rand(n, string.digits)
+
+
+def hexd(n: int) -> str:
+    return rand(n, "0123456789abcdef")
+
+
+def b64url(raw: str) -> str:
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+# A JSON Web Token: header and payload are base64url JSON (so both start with `eyJ`), then a signature.
+JWT = (
+    b64url('{"alg":"HS256","typ":"JWT"}')
+    + "."
+    + b64url('{"sub":"' + digits(10) + '","name":"Ana","iat":' + digits(10) + "}")
+    + "."
+    + rand(43, ALNUM + "-_")
+)
+JWT_IO_EXAMPLE = (
+    b64url('{"alg":"HS256","typ":"JWT"}')
+    + "."
+    + b64url('{"sub":"1234567890","name":"John Doe","iat":1516239022}')
+    + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
 
 
 AT = "@"  # keeps `user:password@host` lookalikes below from looking like credentials to scanners
@@ -101,6 +126,46 @@ SECRETS = [
     Case("env-assignment", "SECRET_KEY_BASE=", rand(128, "0123456789abcdef"), ""),
     Case("env-assignment", "the service token = ", rand(40), ". Rotate monthly."),
     Case("bearer-token", 'curl -H "Authorization: Bearer ', rand(48, ALNUM + "-._"), '" https://api.internal'),
+    # Shapes added for the 2026 catalogue (docs/secrets.md).
+    Case("jwt", "Authorization: Bearer ", JWT, "\n", "eyJ"),
+    Case("jwt", "the session cookie was `", JWT, "`", "eyJ"),
+    Case("xai-api-key", "XAI_API_KEY=", "xai-" + rand(80), "\n", "xai-"),
+    Case("xai-api-key", "Grok calls use ", "xai-" + rand(80), ".", "xai-"),
+    Case("groq-api-key", "groq: ", "gsk_" + rand(52), "", "gsk_"),
+    Case("perplexity-api-key", "key ", "pplx-" + rand(48), " (Sonar)", "pplx-"),
+    Case("openrouter-api-key", "OPENROUTER_API_KEY=", "sk-or-v1-" + hexd(64), "", "sk-or-v1-"),
+    Case("langsmith-api-key", "tracing with ", "lsv2_pt_" + hexd(32) + "_" + hexd(10), ".", "lsv2_pt_"),
+    Case("replicate-api-token", "REPLICATE_API_TOKEN=", "r8_" + rand(37), "", "r8_"),
+    Case("anthropic-api-key", "admin key ", "sk-ant-admin01-" + rand(93, ALNUM + "-_") + "AA", "", "sk-ant-admin01-"),
+    Case("gitlab-token", "runner token ", "glrt-" + rand(20, ALNUM + "-_"), ".", "glrt-"),
+    Case("gitlab-token", "deploy with ", "gldt-" + rand(20), "", "gldt-"),
+    Case("gitlab-token", "registration ", "GR1348941" + rand(20), "", "GR1348941"),
+    Case(
+        "slack-token",
+        "socket mode: ",
+        "xapp-1-A" + rand(10, UPPER_DIGITS) + "-" + digits(13) + "-" + hexd(64),
+        "",
+        "xapp-",
+    ),
+    Case("stripe-key", "webhook secret ", "whsec_" + rand(32), "", "whsec_"),
+    Case("digitalocean-token", "DO token ", "dop_v1_" + hexd(64), "", "dop_v1_"),
+    Case("shopify-token", "admin API ", "shpat_" + hexd(32), "", "shpat_"),
+    Case("linear-api-key", "LINEAR_API_KEY: ", "lin_api_" + rand(40), "", "lin_api_"),
+    Case("notion-token", "integration ", "ntn_" + digits(11) + rand(35), "", "ntn_"),
+    Case("notion-token", "legacy integration ", "secret_" + rand(43), "", "secret_"),
+    Case("doppler-token", "service token ", "dp.st." + rand(44), "", "dp.st."),
+    Case("sendgrid-api-key", "mail via ", "SG." + rand(22, ALNUM + "-_") + "." + rand(43, ALNUM + "-_"), "", "SG."),
+    Case("twilio-api-key", "Twilio key ", "SK" + hexd(32), "", "SK"),
+    Case("grafana-token", "dashboards: ", "glsa_" + rand(32) + "_" + hexd(8), "", "glsa_"),
+    Case("grafana-token", "loki_key: ", "glc_" + rand(48), "", "glc_"),
+    Case("grafana-token", "old Grafana key ", "eyJrIjoi" + rand(72), "", "eyJrIjoi"),
+    Case(
+        "slack-webhook",
+        "plain http: ",
+        "http://hooks.slack.com/services/T" + rand(8, UPPER_DIGITS) + "/B" + rand(10, UPPER_DIGITS) + "/" + rand(24),
+        "",
+        "http://hooks.slack.com/services/",
+    ),
 ]
 
 
@@ -165,6 +230,44 @@ NOT_SECRETS = [
     "monkey: 8f3a9c2d7e1b4a6f9c0d",
     f"The file starts with {PEM_BEGIN} and ends with {PEM_END}.",
     f"{PEM_BEGIN}\n...\n{PEM_END}",
+    # Near-misses for the shapes added in 2026: placeholders, prefixes named in prose, model and
+    # package names, a JWT's header alone, jwt.io's published example, words that start a shape.
+    "XAI_API_KEY=xai-" + "x" * 80,
+    "model: xai-grok-2-latest, via pip install xai-sdk",
+    "GSK_API_KEY=gsk_" + "x" * 48,
+    "Groq keys start with gsk_ and Perplexity keys with pplx-",
+    "PERPLEXITY_API_KEY=pplx-" + "x" * 48,
+    "llama-3-sonar via pplx-70b-online",
+    "OPENROUTER_API_KEY=sk-or-v1-" + "0" * 64,
+    "LANGCHAIN_API_KEY=ls__<your-key>",
+    "REPLICATE_API_TOKEN=r8_" + "x" * 37,
+    "the r8_model_cache folder",
+    "glrt-xxxxxxxxxxxxxxxxxxxx and GR1348941XXXXXXXXXXXXXXXXXXXX",
+    "xapp-1-your-app-token",
+    "whsec_" + "x" * 32,
+    "dop_v1_" + "0" * 64,
+    "SHOPIFY_TOKEN=shpat_" + "x" * 32,
+    "lin_api_key = os.environ['LINEAR_API_KEY']",
+    "ntn_12345678901",
+    "secret_key_base_for_the_production_environment_of_the_app",
+    "NOTION_TOKEN=secret_" + "x" * 43,
+    "DOPPLER_TOKEN=dp.st.<your-token>",
+    "SENDGRID_API_KEY=SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "SG.example.com and SGML.documents.here",
+    "SKU 1234, SKIP_TESTS=1, TASK" + "3f9a1c2b7d8e4f6a0b1c2d3e4f5a6b7c",
+    "GLC_CreateLightmapTextureArray(void); glsa_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX_AAAAAAAA",
+    "the header eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 says HS256",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0 (unsigned, two parts)",
+    "JWT format: header.payload.signature, e.g. eyJ....eyJ....sig",
+    # From the false-positive examples of gitleaks' rules (tests/data/gitleaks_samples.jsonl): an
+    # identifier after `hf_`, counting sequences, a key block of one repeated character.
+    "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;",
+    "&hf_servingcellpriorityparametersdescription_h_prio),",
+    "ntn_123456789012345678901234567890123456789012345678901234567890",
+    "LANGCHAIN_API_KEY=ls__0123456789abcdef0123456789abcdef",
+    f"{PEM_BEGIN}\n" + "X" * 1500 + f"\n{PEM_END}",
+    # jwt.io's example token, printed in countless tutorials; its key is "your-256-bit-secret".
+    f"the jwt.io example {JWT_IO_EXAMPLE} decodes to John Doe",
 ]
 
 
