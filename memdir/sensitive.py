@@ -23,6 +23,7 @@ lookbehinds, and matches precisely only where an anchor was found: all three tak
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -161,8 +162,19 @@ _TOKENS = (
         r"gl(?:sa|c)_|eyJrIjoi",
     ),
 )
-_TOKEN_PUBLIC = [re.compile(t.public) for t in _TOKENS]
-_TOKEN_RE = re.compile("|".join(f"(?P<t{i}>{t.pattern})" for i, t in enumerate(_TOKENS)))
+_TOKEN_SOURCE = "|".join(f"(?P<t{i}>{t.pattern})" for i, t in enumerate(_TOKENS))
+
+
+@functools.cache
+def _token_re() -> re.Pattern[str]:
+    """Every token shape in one pattern. Compiled on first use, since only an anchor's hit needs it:
+    `memdir index` masks each entry it writes, and most runs meet no anchor at all."""
+    return re.compile(_TOKEN_SOURCE)
+
+
+@functools.cache
+def _token_public(i: int) -> re.Pattern[str]:
+    return re.compile(_TOKENS[i].public)
 
 # The words that make a key secret when they end it: `DB_PASSWORD=`, `apiKey:`, `"client_secret":`,
 # `SECRET_KEY_BASE=` (Rails). `tokens:`, `keyboard=` or `KEY_PATH=` never qualify.
@@ -278,13 +290,13 @@ def _word_start(text: str, pos: int, limit: int = 12) -> int:
 
 
 def _token_hit(text: str, m: re.Match[str]) -> Hit | None:
-    """A hit for a match of _TOKEN_RE, if it is one: not glued to a longer word, not a placeholder."""
+    """A hit for a match of _token_re(), if it is one: not glued to a longer word, not a placeholder."""
     i = int(str(m.lastgroup)[1:])
     start, end = m.span()
     if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):  # `task-…`, `MYAKIA…`
         return None
     value = text[start:end]
-    prefix = _TOKEN_PUBLIC[i].match(value)
+    prefix = _token_public(i).match(value)
     keep = prefix.end() if prefix else 0
     if not _looks_random(value[keep:]):
         return None
@@ -294,7 +306,7 @@ def _token_hit(text: str, m: re.Match[str]) -> Hit | None:
 def _classify(text: str, start: int, end: int, kind: str, label: str) -> Hit | None:
     """A hit for a value claimed by a key word, URL or header: a known token inside it is judged as
     that token (so `sk-ant-api03-xxxx…` stays a placeholder), anything else is reported as `kind`."""
-    m = _TOKEN_RE.search(text, start, end)
+    m = _token_re().search(text, start, end)
     if m is not None:
         return _token_hit(text, m)
     return Hit(kind, start, end, mask(text[start:end], 0), label)
@@ -324,7 +336,7 @@ def _url_hit(text: str, colon: int) -> Hit | None:
     scheme_start = _word_start(text, colon, 30)
     if colon - scheme_start < 2:
         return None
-    if (m := _TOKEN_RE.match(text, scheme_start)) is not None:  # a Slack webhook is a secret as a whole
+    if (m := _token_re().match(text, scheme_start)) is not None:  # a Slack webhook is a secret as a whole
         return _token_hit(text, m)
     if (m := _URL_CREDENTIALS.match(text, colon)) is None:
         return None
@@ -340,7 +352,7 @@ def _url_hit(text: str, colon: int) -> Hit | None:
 
 def _bearer_hit(text: str, at: int) -> Hit | None:
     m = _BEARER_VALUE.match(text, at)
-    if m is None or not (_TOKEN_RE.match(m.group()) or _looks_like_secret(m.group())):
+    if m is None or not (_token_re().match(m.group()) or _looks_like_secret(m.group())):
         return None
     return _classify(text, m.start(), m.end(), "bearer-token", "Bearer token")
 
@@ -355,7 +367,7 @@ def _env_hit(text: str, sep: int) -> Hit | None:
     start, end = value_m.span(1)
     value = value_m.group(1).rstrip(".")  # a sentence's full stop is not part of the value
     end = start + len(value)
-    if _TOKEN_RE.match(value):  # `TOKEN=ghp_…`: judged as the token it is
+    if _token_re().match(value):  # `TOKEN=ghp_…`: judged as the token it is
         return _classify(text, start, end, "env-assignment", "Secret in a key=value assignment")
     key_start = key_m.start()
     before = text[key_start - 1] if key_start else ""
@@ -396,7 +408,7 @@ def find_secrets(text: str) -> list[Hit]:
         elif text[at] in ":=":
             hit = _env_hit(text, at)
         else:
-            m = _TOKEN_RE.match(text, _word_start(text, at))
+            m = _token_re().match(text, _word_start(text, at))
             hit = _token_hit(text, m) if m is not None else None
         if hit is not None:
             hits.append(hit)
@@ -717,7 +729,10 @@ def _anchor_pattern(words: dict[str, frozenset[int]]) -> tuple[str, dict[str, fr
 _ANCHORS_SOURCE, _RULES_OF_TAIL = _anchor_pattern(
     {w: frozenset(i for i, r in enumerate(_RULES) if w in r.words) for r in _RULES for w in r.words}
 )
-_INSTRUCTION_ANCHORS = re.compile(_ANCHORS_SOURCE)
+@functools.cache
+def _instruction_anchors() -> re.Pattern[str]:
+    """Compiled on first use: a large pattern that only lint S004 and the write path's screen need."""
+    return re.compile(_ANCHORS_SOURCE)
 _EVERY_RULE = frozenset(range(len(_RULES)))
 # "act as a proxy" is ordinary prose; "Act as my lawyer." or "you must now act as a …" is an order.
 _IMPERATIVE_LEAD = re.compile(
@@ -730,7 +745,7 @@ def _windows(text: str) -> Iterator[tuple[int, int, set[int]]]:
     """Disjoint stretches of `text` around anchor words, widened so no word is cut, with the rules to try."""
     start = end = -1
     rules: set[int] = set()
-    for m in _INSTRUCTION_ANCHORS.finditer(text):
+    for m in _instruction_anchors().finditer(text):
         lo, hi = max(0, m.start() - _RADIUS), min(len(text), m.end() + _RADIUS)
         if lo > end >= 0:
             yield start, end, rules
