@@ -62,6 +62,23 @@ class FrontmatterError(Exception):
         self.line = line
 
 
+class InvalidYaml(FrontmatterError):
+    """The frontmatter is not YAML at all (a syntax error), as opposed to YAML memdir will not load
+    (too many values, too deep). Only this kind gets Claude Code's second reading."""
+
+
+@dataclass(frozen=True)
+class LenientRead:
+    """How frontmatter that is not strict YAML was read: the way Claude Code reads it, after its retry
+    quoted the values on `quoted_lines` (0-based lines of the YAML block) and read each leading tab as
+    two spaces (`tabs`). `strict_error` and `strict_line` are what strict YAML said."""
+
+    quoted_lines: tuple[int, ...]
+    tabs: bool
+    strict_error: str
+    strict_line: int | None = None
+
+
 @dataclass(frozen=True)
 class Document:
     """A markdown file split into frontmatter and body, with offsets into the original text."""
@@ -73,6 +90,7 @@ class Document:
     fm_end: int = 0  # offset of the closing delimiter line
     body_start: int = 0
     body_line: int = 1  # 1-based line number where the body starts
+    lenient: LenientRead | None = None  # set when only Claude Code's retry read the frontmatter
 
     @property
     def body(self) -> str:
@@ -97,8 +115,12 @@ def parse_document(text: str) -> Document:
         raise FrontmatterError("frontmatter opened with '---' but never closed", line=1)
     yaml_text = text[opened.end() : closed.start()]
     data = _simple_yaml(yaml_text)
-    if data is None:
-        data = _load_yaml(yaml_text) if yaml_text.strip() else {}
+    lenient = None
+    if data is None and yaml_text.strip():
+        try:
+            data = _load_yaml(yaml_text)
+        except InvalidYaml as exc:
+            data, lenient = _claude_code_retry(yaml_text, exc)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -112,7 +134,67 @@ def parse_document(text: str) -> Document:
         fm_end=closed.start(),
         body_start=body_start,
         body_line=text.count("\n", 0, body_start) + 1,
+        lenient=lenient,
     )
+
+
+# Claude Code's second reading of frontmatter YAML rejects (`quoteProblematicValues` in its bundle,
+# read from version 2.1.197): each line `key: value` whose key is letters, `_` and `-` only, whose value
+# is not already quoted nor a flow list, and holds one of {}[]*&#!|>%@` or ": ", has its value put in
+# double quotes with `\` and `"` escaped; then leading tabs become two spaces each, and the YAML is
+# parsed again. The patterns below are its JavaScript ones: `\s` is JavaScript's whitespace (it takes
+# tabs and CR), `.` stops at CR, LF, U+2028 and U+2029, so a CRLF line never matches; in the tab
+# pattern `^` with the m flag follows any of those four. Claude Code parses with Bun's YAML 1.2
+# parser, memdir with PyYAML (1.1): the two differ on a few values (`yes`, `0o17`) and memdir keeps
+# its own reading of those; the retry is matched line for line.
+_JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_CC_KEY_VALUE = re.compile(f"([a-zA-Z_-]+):[{_JS_SPACE}]+([^\n\r\u2028\u2029]+)")
+_CC_SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+_CC_LEADING_TABS = re.compile("(?:^|(?<=[\r\u2028\u2029]))\t+", re.MULTILINE)
+
+
+def claude_code_quoted(line: str) -> str | None:
+    """`line` as Claude Code's retry rewrites it (`key: "value"`), or None when it leaves it as is."""
+    found = _CC_KEY_VALUE.fullmatch(line)
+    if found is None:
+        return None
+    key, value = found.group(1), found.group(2)
+    if value[0] == value[-1] and value[0] in "\"'":  # a lone quote counts too, as in JavaScript
+        return None
+    if value.startswith("[") and value.endswith("]") and _is_flow_list(value):
+        return None
+    if not _CC_SPECIAL.search(value):
+        return None
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{key}: "{escaped}"'
+
+
+def _is_flow_list(value: str) -> bool:
+    try:
+        return isinstance(_load_yaml(value), list)
+    except FrontmatterError:
+        return False
+
+
+def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, Any], LenientRead]:
+    """The frontmatter as Claude Code reads it when strict YAML fails, and how; raises `strict` when
+    the retry does not read a mapping either."""
+    lines = yaml_text.split("\n")
+    quoted: list[int] = []
+    for i, line in enumerate(lines):
+        replacement = claude_code_quoted(line)
+        if replacement is not None:
+            lines[i] = replacement
+            quoted.append(i)
+    retried = "\n".join(lines)
+    retabbed = _CC_LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), retried)
+    try:
+        data = _load_yaml(retabbed)
+    except FrontmatterError:
+        raise strict from None
+    if not isinstance(data, dict):
+        raise strict
+    return data, LenientRead(tuple(quoted), retabbed != retried, str(strict), strict.line)
 
 
 # The fast path for the frontmatter almost every memory has: one `key: value` a line, plain values.
@@ -271,7 +353,7 @@ def _load_yaml(yaml_text: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", line=line) from None
+        raise InvalidYaml(f"invalid YAML in frontmatter: {problem}", line=line) from None
     except RecursionError:
         raise FrontmatterError("frontmatter YAML nests too deep to read; not loaded") from None
     finally:
@@ -578,7 +660,17 @@ def set_fields(text: str, updates: dict[str, Any]) -> str:
             end += 1
         lines[start:end] = new
     edited = text[: doc.fm_start] + "".join(lines) + text[doc.fm_end :]
-    _check_only_updated(doc.data, edited, updates)
+    try:
+        _check_only_updated(doc.data, edited, updates)
+    except FrontmatterError:
+        if doc.lenient is None:
+            raise
+        # Quoting one value can make the block strict YAML, which reads the values the retry quoted
+        # but did not need to (`name: C #x`) differently: refused, rather than change them unasked.
+        raise FrontmatterError(
+            f"cannot set {', '.join(updates)}: the frontmatter is not strict YAML, and the edit would change "
+            "how its other fields read; quote its values first (`memdir lint --fix --select F013`)"
+        ) from None
     return edited
 
 
