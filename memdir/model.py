@@ -438,6 +438,55 @@ def _expanded_size(root: Any) -> int:
     return sizes[id(root)]
 
 
+@dataclass(frozen=True)
+class Requote:
+    """A value of a leniently read file quoted as Claude Code's retry quotes it: text[start:end], the
+    line, becomes `line`. `yaml_reads_otherwise` when strict YAML reads the old line alone as another
+    value (`name: C #2` is 'C'; `metadata: {a: 1}` a mapping): quoting then settles Claude Code's
+    reading, which may not be what the author meant."""
+
+    key: str
+    start: int
+    end: int
+    line: str
+    yaml_reads_otherwise: bool
+
+
+def strict_requoting(doc: Document) -> list[Requote] | None:
+    """The values Claude Code's retry quoted in `doc`, quoted the same way in its text, when that alone
+    makes the frontmatter strict YAML that reads as the same fields; None when it does not (leading
+    tabs) or the document was read strictly."""
+    if doc.lenient is None:
+        return None
+    quoted = set(doc.lenient.quoted_lines)
+    requotes: list[Requote] = []
+    at = doc.fm_start
+    for i, line in enumerate(doc.yaml_text.split("\n")):
+        replacement = claude_code_quoted(line) if i in quoted else None
+        if replacement is not None:
+            key = replacement.partition(":")[0]
+            requotes.append(Requote(key, at, at + len(line), replacement, _reads_otherwise(line, replacement)))
+        at += len(line) + 1
+    edited = doc.text
+    for requote in reversed(requotes):
+        edited = edited[: requote.start] + requote.line + edited[requote.end :]
+    try:
+        after = parse_document(edited)
+    except FrontmatterError:
+        return None
+    if after.lenient is not None or repr(after.data) != repr(doc.data):
+        return None
+    return requotes
+
+
+def _reads_otherwise(line: str, quoted: str) -> bool:
+    try:
+        alone = _load_yaml(line)
+    except FrontmatterError:
+        return False  # not YAML by itself: quoting is the only reading there is
+    return repr(alone) != repr(_load_yaml(quoted))
+
+
 # Plain strings: recall asks once per matching memory, and comparing with enum members is slow.
 _EXCLUDED_STATUSES = frozenset(s.value for s in (Status.SUPERSEDED, Status.QUARANTINED, Status.ARCHIVED))
 

@@ -7,8 +7,17 @@ import difflib
 import re
 from collections.abc import Iterator
 
-from memdir.lint.registry import Hit, LintContext, Severity, rule
-from memdir.model import DESCRIPTION_MAX, INDEX_NAME, PENDING_SUPERSEDE, Memory, MemoryType, Status, one_line
+from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, rule
+from memdir.model import (
+    DESCRIPTION_MAX,
+    INDEX_NAME,
+    PENDING_SUPERSEDE,
+    Memory,
+    MemoryType,
+    Status,
+    one_line,
+    strict_requoting,
+)
 
 _TYPES = ", ".join(t.value for t in MemoryType)
 _VALID_FRONTMATTER = """\
@@ -40,12 +49,15 @@ def missing_frontmatter(ctx: LintContext) -> Iterator[Hit]:
 
 @rule(
     "F002", "invalid-frontmatter", Severity.ERROR,
-    "Finds frontmatter that is not valid YAML, or not a mapping of fields.",
-    why="""Broken YAML hides the whole memory: memdir cannot read its name, type or description, so
-    it is not indexed (an existing index line for it is kept as written). The usual cause is an
-    unquoted value containing `: ` or ` #`, which YAML reads as a nested mapping or a comment.""",
-    example="description: Note: use npm, not yarn",
-    instead='description: "Note: use npm, not yarn"',
+    "Finds frontmatter that neither YAML nor Claude Code's second reading (F013) parses, or that is not a "
+    "mapping of fields.",
+    why="""Broken YAML hides the whole memory: Claude Code loads no name, type or description from
+    it, and memdir, which reads a file exactly when Claude Code does, cannot either, so it is not
+    indexed (an existing index line for it is kept as written). Usual causes: a value that opens with
+    a quote and goes on after the closing one, text indented under a plain value, and a value with
+    `: ` in a file with Windows (CRLF) line ends, which Claude Code's retry does not quote.""",
+    example='description: "npm", not yarn, for every install',
+    instead="""description: '"npm", not yarn, for every install'""",
 )  # fmt: skip
 def invalid_frontmatter(ctx: LintContext) -> Iterator[Hit]:
     yield from _problems(ctx, "invalid-frontmatter")
@@ -277,3 +289,52 @@ def stale_pending_supersede(ctx: LintContext) -> Iterator[Hit]:
                 memory.line_of(PENDING_SUPERSEDE),
                 f"`{PENDING_SUPERSEDE}` on a memory that is {memory.status}: nothing will apply it",
             )
+
+
+@rule(
+    "F013", "non-strict-frontmatter", Severity.WARNING,
+    "Finds frontmatter that is not strict YAML, which Claude Code (and memdir) read only after quoting values.",
+    why="""Claude Code parses frontmatter as YAML and, when that fails, once more after putting in
+    double quotes every top-level value that holds `: ` or one of `{ } [ ] * & # ! | > % @` and
+    backtick. So `description: Rosetta Stone: 4 principles` loads, and memdir, which reads a file
+    exactly when Claude Code does, indexes it. Every other YAML reader (editors, site generators,
+    scripts) rejects the whole file; and once the retry runs it quotes every
+    such line, so a value like `name: C #2` or `metadata: {type: user}` means one thing to Claude Code
+    and another to YAML.""",
+    example="description: Rosetta Stone: 4 principles",
+    instead='description: "Rosetta Stone: 4 principles"',
+    fix="""Quotes the values Claude Code's retry quotes, exactly as it does (`\\` and `"` escaped), and
+    changes nothing else: the file then reads as strict YAML to the same fields. Unsafe when YAML
+    alone would read one of those values otherwise (a comment, a mapping), since quoting settles
+    Claude Code's reading of it. None when quoting is not enough (leading tabs, which the retry reads
+    as two spaces each).""",
+    fixable=Applicability.SAFE,
+)  # fmt: skip
+def non_strict_frontmatter(ctx: LintContext) -> Iterator[Hit]:
+    for memory in ctx.scan.memories:
+        lenient = memory.doc.lenient
+        if lenient is None:
+            continue
+        doc, first_line = memory.doc, memory.doc.text.count("\n", 0, memory.doc.fm_start) + 1
+        how = [f"quoting {', '.join(f'`{_key_of(doc.yaml_text, i)}`' for i in lenient.quoted_lines)}"]
+        how = (how if lenient.quoted_lines else []) + (["reading leading tabs as spaces"] if lenient.tabs else [])
+        strict = lenient.strict_error.removeprefix("invalid YAML in frontmatter: ")
+        where = f", line {lenient.strict_line}" if lenient.strict_line else ""
+        message = f"frontmatter is not strict YAML ({strict}{where}); Claude Code reads it after {' and '.join(how)}"
+        line = first_line + lenient.quoted_lines[0] if lenient.quoted_lines else lenient.strict_line
+        requotes = strict_requoting(doc)
+        fix = None
+        if requotes is not None:
+            otherwise = [r.key for r in requotes if r.yaml_reads_otherwise]
+            safety = Applicability.UNSAFE if otherwise else Applicability.SAFE
+            note = f" (YAML alone reads {', '.join(f'`{k}`' for k in otherwise)} otherwise)" if otherwise else ""
+            edits = tuple(Edit(r.start, r.end, r.line) for r in requotes)
+            fix = Fix(safety, f"quote the values as Claude Code does{note}", edits)
+            message += note
+        elif lenient.tabs:
+            message += "; replace the leading tabs with spaces"
+        yield Hit(memory.path, line, message, fix)
+
+
+def _key_of(yaml_text: str, line: int) -> str:
+    return yaml_text.split("\n")[line].partition(":")[0]
