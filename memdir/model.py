@@ -170,6 +170,8 @@ def claude_code_quoted(line: str) -> str | None:
 
 
 def _is_flow_list(value: str) -> bool:
+    if _simple_list(value)[0]:  # `[a, b]`, the usual tags line, without a YAML parser
+        return True
     try:
         return isinstance(_load_yaml(value), list)
     except FrontmatterError:
@@ -188,8 +190,14 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
             quoted.append(i)
     retried = "\n".join(lines)
     retabbed = _CC_LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), retried)
+    if retabbed == yaml_text:
+        raise strict  # nothing to quote, no tab: the same text fails the same way
+    # A quoted line is one scalar, whatever brackets it holds; counted, `tags: "[a"` a hundred
+    # thousand times would send the text to the slow parser as if it nested that deep.
+    unquoted = set(range(len(lines))) - set(quoted)
+    shallow = _looks_shallow("\n".join(lines[i] for i in sorted(unquoted)))
     try:
-        data = _load_yaml(retabbed)
+        data = _load_yaml(retabbed, shallow)
     except FrontmatterError:
         raise strict from None
     if not isinstance(data, dict):
@@ -333,14 +341,16 @@ YAML_MAX_VALUES = 10_000  # a memory's frontmatter has a dozen
 _SHALLOW_DEPTH = 32
 
 
-def _load_yaml(yaml_text: str) -> Any:
+def _load_yaml(yaml_text: str, shallow: bool | None = None) -> Any:
     """What the YAML parser makes of frontmatter _simple_yaml declined. Imported on first use: most
-    folders never need it, and it is a fifth of the start-up of `memdir index`."""
+    folders never need it, and it is a fifth of the start-up of `memdir index`. `shallow`: whether
+    _looks_shallow holds, when the caller knows better."""
     import yaml
 
     safe, fast = _loaders()
     # libyaml's loader is several times faster; the pure-Python one gives the same results.
-    loader = (fast if _looks_shallow(yaml_text) else safe)(yaml_text)
+    shallow = _looks_shallow(yaml_text) if shallow is None else shallow
+    loader = (fast if shallow else safe)(yaml_text)
     try:
         node = loader.get_single_node()
         if node is not None and _expanded_size(node) > YAML_MAX_VALUES:

@@ -417,3 +417,31 @@ def test_set_fields_refuses_an_edit_that_would_change_how_other_lines_read() -> 
     text = "---\nname: foo #x\ndescription: a: b\n---\n"
     with pytest.raises(FrontmatterError, match="not strict YAML"):
         set_fields(text, {"description": "fine"})
+
+
+def test_the_retry_costs_one_more_yaml_parse_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: `[a, b]` lists are recognised without the parser, a retry that would change
+    nothing is not made, and quoted brackets do not send the retry to the slow pure-Python parser."""
+    import memdir.model as model
+
+    used: list[str] = []
+    safe, fast = model._loaders()
+
+    def counted(kind: str, loader: object):  # type: ignore[no-untyped-def]
+        def make(text: str):  # type: ignore[no-untyped-def]
+            used.append(kind)
+            return loader(text)  # type: ignore[operator]
+
+        return make
+
+    monkeypatch.setattr(model, "_loaders", lambda: (counted("safe", safe), counted("fast", fast)))
+    lists = "".join(f"tags{'_' * i}: [a, b]\n" for i in range(50))
+    parse_document(f"---\n{lists}description: a: b\n---\n")
+    assert used == ["fast", "fast"]
+    used.clear()
+    with pytest.raises(FrontmatterError):
+        parse_document(f'---\n{lists}description: "a" b\n---\n')
+    assert used == ["fast"]
+    used.clear()
+    parse_document("---\n" + "".join(f"k{'_' * i}: [open\n" for i in range(100)) + "---\n")
+    assert used == ["safe", "fast"]  # the strict text looks 100 levels deep; the retry's quoted lines do not
