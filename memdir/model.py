@@ -494,7 +494,10 @@ def _reads_otherwise(line: str, quoted: str) -> bool:
         alone = _load_yaml(line)
     except FrontmatterError:
         return False  # not YAML by itself: quoting is the only reading there is
-    return repr(alone) != repr(_load_yaml(quoted))
+    try:
+        return repr(alone) != repr(_load_yaml(quoted))
+    except FrontmatterError:  # cannot happen (the retry read it), but if it did: have a person look
+        return True
 
 
 # Plain strings: recall asks once per matching memory, and comparing with enum members is slow.
