@@ -193,13 +193,16 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
     if retabbed == yaml_text:
         raise strict  # nothing to quote, no tab: the same text fails the same way
     # A quoted line is one scalar, whatever brackets it holds; counted, `tags: "[a"` a hundred
-    # thousand times would send the text to the slow parser as if it nested that deep.
-    unquoted = set(range(len(lines))) - set(quoted)
-    shallow = _looks_shallow("\n".join(lines[i] for i in sorted(unquoted)))
+    # thousand times would send the text to the slow parser as if it nested that deep. The other
+    # lines are measured with their tabs made spaces, as the parser will see them.
+    skipped = set(quoted)
+    unquoted = "\n".join(line for i, line in enumerate(lines) if i not in skipped)
+    shallow = _looks_shallow(_CC_LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), unquoted))
     try:
         data = _load_yaml(retabbed, shallow)
-    except FrontmatterError:
-        raise strict from None
+    except InvalidYaml:
+        raise strict from None  # what strict YAML said is the better guide to the fix
+    # Too many values or too deep: refused like any YAML that big, whichever reading got there.
     if not isinstance(data, dict):
         raise strict
     return data, LenientRead(tuple(quoted), retabbed != retried, str(strict), strict.line)
