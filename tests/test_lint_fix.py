@@ -454,3 +454,14 @@ def test_f013_without_a_fix_when_quoting_alone_does_not_make_strict_yaml(folder:
 def test_f002_stays_for_frontmatter_neither_reading_parses(folder: Path) -> None:
     (folder / "feedback_rosetta.md").write_text(ROSETTA.replace("Rosetta Stone: 4", '"Rosetta" Stone, 4'))
     assert codes(folder).count("F002") == 1 and f013(folder) == []
+
+
+def test_f013_names_a_few_keys_and_fixes_them_all(folder: Path) -> None:
+    many = "".join(f"note{'_' * i}: step {i}: done\n" for i in range(40))
+    (folder / "feedback_rosetta.md").write_text(ROSETTA.replace("type: feedback\n", f"type: feedback\n{many}"))
+    [(_, line, message, fixable)] = f013(folder)
+    assert line == 3 and fixable == "safe"
+    assert "quoting `description`, `note`, `note_` and 38 more" in message
+    assert memdir(folder, "lint", "--fix", "--select", "F013").exit_code == 0
+    fixed = (folder / "feedback_rosetta.md").read_text()
+    assert fixed.count(': "') == 41 and MemoryDir(folder, today=TODAY).get("rosetta").doc.lenient is None

@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, rule
 from memdir.model import (
     DESCRIPTION_MAX,
     INDEX_NAME,
     PENDING_SUPERSEDE,
+    LenientRead,
     Memory,
     MemoryType,
     Status,
@@ -298,9 +299,8 @@ def stale_pending_supersede(ctx: LintContext) -> Iterator[Hit]:
     double quotes every top-level value that holds `: ` or one of `{ } [ ] * & # ! | > % @` and
     backtick. So `description: Rosetta Stone: 4 principles` loads, and memdir, which reads a file
     exactly when Claude Code does, indexes it. Every other YAML reader (editors, site generators,
-    scripts) rejects the whole file; and once the retry runs it quotes every
-    such line, so a value like `name: C #2` or `metadata: {type: user}` means one thing to Claude Code
-    and another to YAML.""",
+    scripts) rejects the whole file. And once the retry runs it quotes every such line, so a value
+    like `name: C #2` or `metadata: {type: user}` means one thing to Claude Code and another to YAML.""",
     example="description: Rosetta Stone: 4 principles",
     instead='description: "Rosetta Stone: 4 principles"',
     fix="""Quotes the values Claude Code's retry quotes, exactly as it does (`\\` and `"` escaped), and
@@ -312,29 +312,34 @@ def stale_pending_supersede(ctx: LintContext) -> Iterator[Hit]:
 )  # fmt: skip
 def non_strict_frontmatter(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
-        lenient = memory.doc.lenient
-        if lenient is None:
-            continue
-        doc, first_line = memory.doc, memory.doc.text.count("\n", 0, memory.doc.fm_start) + 1
-        how = [f"quoting {', '.join(f'`{_key_of(doc.yaml_text, i)}`' for i in lenient.quoted_lines)}"]
-        how = (how if lenient.quoted_lines else []) + (["reading leading tabs as spaces"] if lenient.tabs else [])
-        strict = lenient.strict_error.removeprefix("invalid YAML in frontmatter: ")
-        where = f", line {lenient.strict_line}" if lenient.strict_line else ""
-        message = f"frontmatter is not strict YAML ({strict}{where}); Claude Code reads it after {' and '.join(how)}"
-        line = first_line + lenient.quoted_lines[0] if lenient.quoted_lines else lenient.strict_line
-        requotes = strict_requoting(doc)
-        fix = None
-        if requotes is not None:
-            otherwise = [r.key for r in requotes if r.yaml_reads_otherwise]
-            safety = Applicability.UNSAFE if otherwise else Applicability.SAFE
-            note = f" (YAML alone reads {', '.join(f'`{k}`' for k in otherwise)} otherwise)" if otherwise else ""
-            edits = tuple(Edit(r.start, r.end, r.line) for r in requotes)
-            fix = Fix(safety, f"quote the values as Claude Code does{note}", edits)
-            message += note
-        elif lenient.tabs:
-            message += "; replace the leading tabs with spaces"
-        yield Hit(memory.path, line, message, fix)
+        if memory.doc.lenient is not None:
+            yield _non_strict_hit(memory, memory.doc.lenient)
 
 
-def _key_of(yaml_text: str, line: int) -> str:
-    return yaml_text.split("\n")[line].partition(":")[0]
+def _non_strict_hit(memory: Memory, lenient: LenientRead) -> Hit:
+    doc = memory.doc
+    lines = doc.yaml_text.split("\n")
+    how = [f"quoting {_some(lines[i].partition(':')[0] for i in lenient.quoted_lines)}"] if lenient.quoted_lines else []
+    how += ["reading leading tabs as spaces"] if lenient.tabs else []
+    strict = lenient.strict_error.removeprefix("invalid YAML in frontmatter: ")
+    where = f", line {lenient.strict_line}" if lenient.strict_line else ""
+    message = f"frontmatter is not strict YAML ({strict}{where}); Claude Code reads it after {' and '.join(how)}"
+    first_line = doc.text.count("\n", 0, doc.fm_start) + 1
+    line = first_line + lenient.quoted_lines[0] if lenient.quoted_lines else lenient.strict_line
+    requotes = strict_requoting(doc)
+    if requotes is None:
+        return Hit(memory.path, line, message + ("; replace the leading tabs with spaces" if lenient.tabs else ""))
+    otherwise = [r.key for r in requotes if r.yaml_reads_otherwise]
+    note = f" (YAML alone reads {_some(otherwise)} otherwise)" if otherwise else ""
+    safety = Applicability.UNSAFE if otherwise else Applicability.SAFE
+    fix = Fix(
+        safety, f"quote the values as Claude Code does{note}", tuple(Edit(r.start, r.end, r.line) for r in requotes)
+    )
+    return Hit(memory.path, line, message + note, fix)
+
+
+def _some(keys: Iterable[str], shown: int = 3) -> str:
+    """'`a`, `b`' or '`a`, `b`, `c` and 40 more': a frontmatter can quote thousands."""
+    keys = list(keys)
+    named = ", ".join(f"`{key}`" for key in keys[:shown])
+    return named if len(keys) <= shown else f"{named} and {len(keys) - shown:,} more"
