@@ -19,6 +19,7 @@ able to run code when a hook loads it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -28,10 +29,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from memdir.index import IndexRow
-from memdir.model import Document, Memory
+from memdir.model import Document, LenientRead, Memory
 
 CACHE_FILE = "parse-cache"
-_MAGIC = b"memdir parse cache 2"  # bump the number when an entry's layout or what parsing produces changes
+_MAGIC = b"memdir parse cache 3"  # bump the number when an entry's layout or what parsing produces changes
 RACY_SECONDS = 2.0
 
 Key = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
@@ -135,12 +136,14 @@ class ParseCache:
         if entry is None or not isinstance(entry[2], int) or entry[2] < 0:
             return None
         try:
-            data, offsets, tags = json.loads(self._blob[entry[2] : entry[3]])
+            data, offsets, tags, lenient = json.loads(self._blob[entry[2] : entry[3]])
             raw = self._blob[entry[4] : entry[5]]
             if len(raw) != key[0]:  # as long as the file, or a damaged blob would pass for its text
                 return None
             text = raw.decode("utf-8")
-            return Document(text, _decode(data, tags), True, *offsets)
+            fm_start, fm_end, body_start, body_line = offsets
+            how = None if lenient is None else _lenient_read(lenient)
+            return Document(text, _decode(data, tags), True, fm_start, fm_end, body_start, body_line, how)
         except (TypeError, ValueError, LookupError):
             return None
 
@@ -153,7 +156,9 @@ class ParseCache:
         tags: list[Tag] = []
         try:
             offsets = [doc.fm_start, doc.fm_end, doc.body_start, doc.body_line]
-            data = json.dumps([_encode(doc.data, [], tags), offsets, tags], separators=(",", ":")).encode("ascii")
+            lenient = None if doc.lenient is None else dataclasses.astuple(doc.lenient)
+            entry = [_encode(doc.data, [], tags), offsets, tags, lenient]
+            data = json.dumps(entry, separators=(",", ":")).encode("ascii")
             self._new[rel] = (data, doc.text.encode("utf-8"))
         except _Uncacheable:
             self._new[rel] = _ROW_ONLY  # the index row still spares the next `memdir index` a read
@@ -196,6 +201,16 @@ class ParseCache:
         except (OSError, FolderNotFound):
             pass  # a read-only folder, a full disk, a folder removed: the next run parses again
         self._blob_read, self._new, self._changed = b"".join(parts), {}, False
+
+
+def _lenient_read(stored: Any) -> LenientRead:
+    """How the frontmatter was read, from its JSON: [quoted lines, tabs, strict error, strict line]."""
+    quoted, tabs, error, line = stored
+    if not (isinstance(quoted, list) and all(type(i) is int for i in quoted) and isinstance(tabs, bool)):
+        raise ValueError("not a lenient reading")
+    if not isinstance(error, str) or not (line is None or type(line) is int):
+        raise ValueError("not a lenient reading")
+    return LenientRead(tuple(quoted), tabs, error, line)
 
 
 # YAML gives dates and datetimes, which JSON has no type for: they are stored as ISO strings, and

@@ -62,6 +62,23 @@ class FrontmatterError(Exception):
         self.line = line
 
 
+class InvalidYaml(FrontmatterError):
+    """The frontmatter is not YAML at all (a syntax error), as opposed to YAML memdir will not load
+    (too many values, too deep). Only this kind gets Claude Code's second reading."""
+
+
+@dataclass(frozen=True)
+class LenientRead:
+    """How frontmatter that is not strict YAML was read: the way Claude Code reads it, after its retry
+    quoted the values on `quoted_lines` (0-based lines of the YAML block) and read each leading tab as
+    two spaces (`tabs`). `strict_error` and `strict_line` are what strict YAML said."""
+
+    quoted_lines: tuple[int, ...]
+    tabs: bool
+    strict_error: str
+    strict_line: int | None = None
+
+
 @dataclass(frozen=True)
 class Document:
     """A markdown file split into frontmatter and body, with offsets into the original text."""
@@ -73,6 +90,7 @@ class Document:
     fm_end: int = 0  # offset of the closing delimiter line
     body_start: int = 0
     body_line: int = 1  # 1-based line number where the body starts
+    lenient: LenientRead | None = None  # set when only Claude Code's retry read the frontmatter
 
     @property
     def body(self) -> str:
@@ -97,8 +115,12 @@ def parse_document(text: str) -> Document:
         raise FrontmatterError("frontmatter opened with '---' but never closed", line=1)
     yaml_text = text[opened.end() : closed.start()]
     data = _simple_yaml(yaml_text)
-    if data is None:
-        data = _load_yaml(yaml_text) if yaml_text.strip() else {}
+    lenient = None
+    if data is None and yaml_text.strip():
+        try:
+            data = _load_yaml(yaml_text)
+        except InvalidYaml as exc:
+            data, lenient = _claude_code_retry(yaml_text, exc)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -112,7 +134,78 @@ def parse_document(text: str) -> Document:
         fm_end=closed.start(),
         body_start=body_start,
         body_line=text.count("\n", 0, body_start) + 1,
+        lenient=lenient,
     )
+
+
+# Claude Code's second reading of frontmatter YAML rejects (`quoteProblematicValues` in its bundle,
+# read from version 2.1.197): each line `key: value` whose key is letters, `_` and `-` only, whose value
+# is not already quoted nor a flow list, and holds one of {}[]*&#!|>%@` or ": ", has its value put in
+# double quotes with `\` and `"` escaped; then leading tabs become two spaces each, and the YAML is
+# parsed again. The patterns below are its JavaScript ones: `\s` is JavaScript's whitespace (it takes
+# tabs and CR), `.` stops at CR, LF, U+2028 and U+2029, so a CRLF line never matches; in the tab
+# pattern `^` with the m flag follows any of those four. Claude Code parses with Bun's YAML 1.2
+# parser, memdir with PyYAML (1.1): the two differ on a few values (`yes`, `0o17`) and memdir keeps
+# its own reading of those; the retry is matched line for line.
+_JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_CC_KEY_VALUE = re.compile(f"([a-zA-Z_-]+):[{_JS_SPACE}]+([^\n\r\u2028\u2029]+)")
+_CC_SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+_CC_LEADING_TABS = re.compile("(?:^|(?<=[\r\u2028\u2029]))\t+", re.MULTILINE)
+
+
+def claude_code_quoted(line: str) -> str | None:
+    """`line` as Claude Code's retry rewrites it (`key: "value"`), or None when it leaves it as is."""
+    found = _CC_KEY_VALUE.fullmatch(line)
+    if found is None:
+        return None
+    key, value = found.group(1), found.group(2)
+    if value[0] == value[-1] and value[0] in "\"'":  # a lone quote counts too, as in JavaScript
+        return None
+    if value.startswith("[") and value.endswith("]") and _is_flow_list(value):
+        return None
+    if not _CC_SPECIAL.search(value):
+        return None
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{key}: "{escaped}"'
+
+
+def _is_flow_list(value: str) -> bool:
+    if _simple_list(value)[0]:  # `[a, b]`, the usual tags line, without a YAML parser
+        return True
+    try:
+        return isinstance(_load_yaml(value), list)
+    except FrontmatterError:
+        return False
+
+
+def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, Any], LenientRead]:
+    """The frontmatter as Claude Code reads it when strict YAML fails, and how; raises `strict` when
+    the retry does not read a mapping either."""
+    lines = yaml_text.split("\n")
+    quoted: list[int] = []
+    for i, line in enumerate(lines):
+        replacement = claude_code_quoted(line)
+        if replacement is not None:
+            lines[i] = replacement
+            quoted.append(i)
+    retried = "\n".join(lines)
+    retabbed = _CC_LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), retried)
+    if retabbed == yaml_text:
+        raise strict  # nothing to quote, no tab: the same text fails the same way
+    # A quoted line is one scalar, whatever brackets it holds; counted, `tags: "[a"` a hundred
+    # thousand times would send the text to the slow parser as if it nested that deep. The other
+    # lines are measured with their tabs made spaces, as the parser will see them.
+    skipped = set(quoted)
+    unquoted = "\n".join(line for i, line in enumerate(lines) if i not in skipped)
+    shallow = _looks_shallow(_CC_LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), unquoted))
+    try:
+        data = _load_yaml(retabbed, shallow)
+    except InvalidYaml:
+        raise strict from None  # what strict YAML said is the better guide to the fix
+    # Too many values or too deep: refused like any YAML that big, whichever reading got there.
+    if not isinstance(data, dict):
+        raise strict
+    return data, LenientRead(tuple(quoted), retabbed != retried, str(strict), strict.line)
 
 
 # The fast path for the frontmatter almost every memory has: one `key: value` a line, plain values.
@@ -257,14 +350,16 @@ YAML_MAX_VALUES = 10_000  # a memory's frontmatter has a dozen
 _SHALLOW_DEPTH = 32
 
 
-def _load_yaml(yaml_text: str) -> Any:
+def _load_yaml(yaml_text: str, shallow: bool | None = None) -> Any:
     """What the YAML parser makes of frontmatter _simple_yaml declined. Imported on first use: most
-    folders never need it, and it is a fifth of the start-up of `memdir index`."""
+    folders never need it, and it is a fifth of the start-up of `memdir index`. `shallow`: whether
+    _looks_shallow holds, when the caller knows better."""
     import yaml
 
     safe, fast = _loaders()
     # libyaml's loader is several times faster; the pure-Python one gives the same results.
-    loader = (fast if _looks_shallow(yaml_text) else safe)(yaml_text)
+    shallow = _looks_shallow(yaml_text) if shallow is None else shallow
+    loader = (fast if shallow else safe)(yaml_text)
     try:
         node = loader.get_single_node()
         if node is not None and _expanded_size(node) > YAML_MAX_VALUES:
@@ -277,7 +372,7 @@ def _load_yaml(yaml_text: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", line=line) from None
+        raise InvalidYaml(f"invalid YAML in frontmatter: {problem}", line=line) from None
     except RecursionError:
         raise FrontmatterError("frontmatter YAML nests too deep to read; not loaded") from None
     finally:
@@ -369,6 +464,60 @@ def _expanded_size(root: Any) -> int:
         stack.append((node, True))
         stack.extend((c, False) for c in children if id(c) not in sizes)
     return sizes[id(root)]
+
+
+@dataclass(frozen=True)
+class Requote:
+    """A value of a leniently read file quoted as Claude Code's retry quotes it: text[start:end], the
+    line, becomes `line`. `yaml_reads_otherwise` when strict YAML reads the old line alone as another
+    value (`name: C #2` is 'C'; `metadata: {a: 1}` a mapping): quoting then settles Claude Code's
+    reading, which may not be what the author meant."""
+
+    key: str
+    start: int
+    end: int
+    line: str
+    yaml_reads_otherwise: bool
+
+
+def strict_requoting(doc: Document) -> list[Requote] | None:
+    """The values Claude Code's retry quoted in `doc`, quoted the same way in its text, when that alone
+    makes the frontmatter strict YAML that reads as the same fields; None when it does not (leading
+    tabs) or the document was read strictly."""
+    if doc.lenient is None:
+        return None
+    quoted = set(doc.lenient.quoted_lines)
+    requotes: list[Requote] = []
+    at = doc.fm_start
+    for i, line in enumerate(doc.yaml_text.split("\n")):
+        replacement = claude_code_quoted(line) if i in quoted else None
+        if replacement is not None:
+            key = replacement.partition(":")[0]
+            requotes.append(Requote(key, at, at + len(line), replacement, _reads_otherwise(line, replacement)))
+        at += len(line) + 1
+    pieces, at = [], 0
+    for requote in requotes:  # joined once: thousands of quoted lines, each a copy of the text, took seconds
+        pieces += [doc.text[at : requote.start], requote.line]
+        at = requote.end
+    edited = "".join([*pieces, doc.text[at:]])
+    try:
+        after = parse_document(edited)
+    except FrontmatterError:
+        return None
+    if after.lenient is not None or repr(after.data) != repr(doc.data):
+        return None
+    return requotes
+
+
+def _reads_otherwise(line: str, quoted: str) -> bool:
+    try:
+        alone = _load_yaml(line)
+    except FrontmatterError:
+        return False  # not YAML by itself: quoting is the only reading there is
+    try:
+        return repr(alone) != repr(_load_yaml(quoted))
+    except FrontmatterError:  # cannot happen (the retry read it), but if it did: have a person look
+        return True
 
 
 # Plain strings: recall asks once per matching memory, and comparing with enum members is slow.
@@ -593,7 +742,17 @@ def set_fields(text: str, updates: dict[str, Any]) -> str:
             end += 1
         lines[start:end] = new
     edited = text[: doc.fm_start] + "".join(lines) + text[doc.fm_end :]
-    _check_only_updated(doc.data, edited, updates)
+    try:
+        _check_only_updated(doc.data, edited, updates)
+    except FrontmatterError:
+        if doc.lenient is None:
+            raise
+        # Quoting one value can make the block strict YAML, which reads the values the retry quoted
+        # but did not need to (`name: C #x`) differently: refused, rather than change them unasked.
+        raise FrontmatterError(
+            f"cannot set {', '.join(updates)}: the frontmatter is not strict YAML, and the edit would change "
+            "how its other fields read; quote its values first (`memdir lint --fix --select F013`)"
+        ) from None
     return edited
 
 

@@ -69,6 +69,30 @@ def _just_under_the_limit(value: Callable[[int], str]) -> Callable[[Path], None]
     return make
 
 
+def _retried(value: Callable[[int], str]) -> Callable[[Path], None]:
+    """Just under 1 MiB of `<key>: <value(i)>` lines that YAML rejects and Claude Code's retry quotes
+    (it only quotes keys of letters, `_` and `-`, so the keys are spelt in letters)."""
+
+    def key(i: int) -> str:
+        letters = ""
+        while True:
+            i, digit = divmod(i, 26)
+            letters += chr(ord("a") + digit)
+            if not i:
+                return letters
+
+    def make(root: Path) -> None:
+        lines, size, i = [], 200, 0
+        while size < MiB - 100:
+            line = f"{key(i)}: {value(i)}\n"
+            lines.append(line)
+            size += len(line.encode())
+            i += 1
+        (root / "user_retried.md").write_text(frontmatter("".join(lines[:-1])), encoding="utf-8")
+
+    return make
+
+
 def _big_body(root: Path) -> None:
     words = ["deploy", "lint", "cache", "token", "branch", "review", "release", "schema", "backup", "queue"]
     rng = random.Random(7)
@@ -102,6 +126,8 @@ CASES: list[tuple[str, Callable[[Path], None]]] = [
     ("60 MB sparse file", _sparse),
     ("1 MiB frontmatter: 60,000 `k: 'v'` lines (fast path)", _just_under_the_limit(lambda i: f"'v {i}'")),
     ("1 MiB frontmatter: 40,000 flow maps (YAML parser)", _just_under_the_limit(lambda i: f"{{a: {i}}}")),
+    ("1 MiB frontmatter: 100,000 `k: a: b` lines (Claude Code's retry)", _retried(lambda i: f"a: {i}")),
+    ("1 MiB frontmatter: 100,000 `k: [a` lines (Claude Code's retry)", _retried(lambda i: f"[{i}")),
     ("1 MiB body", _big_body),
     ("1 MiB random bytes", _write("random.md", random.Random(1).randbytes(MiB - 1))),
     ("directory named x.md", lambda root: (root / "folder.md").mkdir()),

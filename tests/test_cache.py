@@ -75,6 +75,22 @@ def test_a_warm_scan_parses_nothing_and_gives_the_same_memories(tmp_path: Path, 
     assert tz.fields["metadata"]["nested"]["deep"][0] == dt.date(2026, 1, 1)
 
 
+def test_frontmatter_read_only_by_claude_codes_retry_is_cached_with_how_it_was_read(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    text = "---\nname: rosetta\ndescription: Rosetta Stone: 4 principles\ntype: feedback\n"
+    text += "metadata:\n\tnote: x\n---\nB.\n"  # a tab the retry reads as two spaces
+    folder = make_folder(tmp_path, {"feedback_rosetta.md": text})
+    cold = MemoryDir(folder).scan()
+    parses.clear()
+    warm = MemoryDir(folder).scan()
+    assert parses == []
+    assert as_data(warm) == as_data(cold)
+    [memory] = warm.memories
+    assert memory.doc.lenient == cold.memories[0].doc.lenient
+    assert memory.doc.lenient is not None and memory.doc.lenient.quoted_lines == (1,) and memory.doc.lenient.tabs
+
+
 def test_a_cache_saved_after_a_warm_load_still_holds_its_dates(tmp_path: Path) -> None:
     """Dates are decoded into copies, so the entries loaded in a warm run are saved again as JSON."""
     folder = make_folder(tmp_path)

@@ -122,7 +122,7 @@ def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
 def test_list_table_and_json(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("user_a.md", updated="2026-11-01")
     make_memory("feedback_b.md", body="x\n**Why:** y\n**How to apply:** z\n")
-    (folder / "broken.md").write_text("---\nname: [\n---\n")
+    (folder / "broken.md").write_text('---\nname: "\n---\n')
     memdir("--dir", str(folder), "index")
     table = memdir("--dir", str(folder), "list", "--type", "user")
     assert table.exit_code == 0 and "About a" in table.stdout and "About b" not in table.stdout
@@ -213,13 +213,13 @@ def test_edit_that_breaks_yaml_is_kept_as_a_draft(
 ) -> None:
     original = make_memory("user_a.md").read_text()
     monkeypatch.setenv(
-        "EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('name: a', 'name: [oops'))")
+        "EDITOR", editor_script(tmp_path, "path.write_text(path.read_text().replace('name: a', 'name: \"oops'))")
     )
     result = memdir("--dir", str(folder), "edit", "a")
     assert result.exit_code == 2
     assert (folder / "user_a.md").read_text() == original
     drafts = list((folder / ".memdir" / "drafts").iterdir())
-    assert len(drafts) == 1 and "name: [oops" in drafts[0].read_text()
+    assert len(drafts) == 1 and 'name: "oops' in drafts[0].read_text()
     assert str(drafts[0]) in result.stderr.replace("\n", "")
 
 
@@ -330,7 +330,7 @@ def test_rules_lists_and_explains() -> None:
 
 def test_bad_input_never_stops_the_others(folder: Path, make_memory: MakeMemory, tmp_path: Path) -> None:
     make_memory("user_good.md")
-    (folder / "user_yaml.md").write_text("---\nname: x\ndescription: a: b\ntype: user\n---\n")
+    (folder / "user_yaml.md").write_text('---\nname: x\ndescription: "a" b\ntype: user\n---\n')
     (folder / "user_none.md").write_text("just text\n")
     (folder / "user_empty.md").write_text("")
     (folder / "user_latin1.md").write_bytes("---\nname: caf\xe9\n---\n".encode("latin-1"))
@@ -530,7 +530,7 @@ def test_add_rejects_bad_bytes_on_stdin(folder: Path, data: bytes, message: str)
 
 def test_index_names_files_it_could_not_read(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("user_a.md")
-    (folder / "user_bad.md").write_text("---\nname: [\n---\n")
+    (folder / "user_bad.md").write_text('---\nname: "\n---\n')
     result = memdir("--dir", str(folder), "index")
     assert result.exit_code == 0
     assert "user_bad.md" in result.stderr and "invalid YAML" in result.stderr

@@ -29,7 +29,7 @@ def _folder(tmp_path: Path, name: str) -> Path:
     folder = tmp_path / name
     shutil.copytree(REPO / "examples" / "memory", folder)
     (folder / "MEMORY.md").write_text("# Memory\n\nHand-written note.\n", encoding="utf-8")
-    (folder / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n", encoding="utf-8")
+    (folder / "broken.md").write_text('---\nname: "unclosed\n---\nbody\n', encoding="utf-8")
     return folder
 
 

@@ -62,23 +62,63 @@ class FileTruth:
     path: str  # POSIX, relative to the folder
     kind: str  # typed | untyped | no-frontmatter | broken
     data: dict[str, Any] = field(default_factory=dict, compare=False)
+    lenient: bool = False  # not strict YAML; read only by Claude Code's retry
+
+
+# Claude Code's second reading when YAML fails (quoteProblematicValues in its 2.1.197 bundle), written
+# out again here from its JavaScript rather than taken from memdir: `\s` and `.` are JavaScript's.
+_CC_LINE = re.compile(
+    "([a-zA-Z_-]+):[\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+([^\n\r\u2028\u2029]+)"
+)
+_CC_SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+
+
+def _is_list(value: str) -> bool:
+    try:
+        return isinstance(yaml.safe_load(value), list)
+    except yaml.YAMLError:
+        return False
+
+
+def claude_code_retry(block: str) -> str:
+    lines = block.split("\n")
+    for i, line in enumerate(lines):
+        found = _CC_LINE.fullmatch(line)
+        if not found:
+            continue
+        key, value = found.groups()
+        if (value[0] == value[-1] and value[0] in "\"'") or (value[0] + value[-1] == "[]" and _is_list(value)):
+            continue
+        if _CC_SPECIAL.search(value):
+            escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+            lines[i] = f'{key}: "{escaped}"'
+    retried = "\n".join(lines)
+    return re.sub("(?:^|(?<=[\r\u2028\u2029]))\t+", lambda tabs: "  " * len(tabs[0]), retried, flags=re.M)
 
 
 def read_frontmatter(text: str) -> tuple[str, dict[str, Any]]:
-    """('none' | 'broken' | 'ok', fields). A block opens on line 1 and closes at `---` or `...`."""
+    """('none' | 'broken' | 'ok' | 'lenient', fields). A block opens on line 1 and closes at `---` or
+    `...`; 'lenient' when only Claude Code's retry reads it."""
     opened = _OPEN.match(text)
     if not opened:
         return "none", {}
     block: list[str] = []
     for line in text[opened.end() :].splitlines(keepends=True):
         if line.rstrip("\r\n").rstrip(" \t") in ("---", "..."):
+            kind = "ok"
             try:
                 data = yaml.safe_load("".join(block))
             except yaml.YAMLError:
-                return "broken", {}
+                kind = "lenient"
+                try:
+                    data = yaml.safe_load(claude_code_retry("".join(block)))
+                except yaml.YAMLError:
+                    return "broken", {}
+                if not isinstance(data, dict):
+                    return "broken", {}
             if data is None:
                 data = {}
-            return ("ok", data) if isinstance(data, dict) else ("broken", {})
+            return (kind, data) if isinstance(data, dict) else ("broken", {})
         block.append(line)
     return "broken", {}  # never closed
 
@@ -106,7 +146,7 @@ def survey(folder: Path) -> dict[str, FileTruth]:
             truth = FileTruth(rel.as_posix(), "broken")
         else:
             typed = memory_type(data) in TYPES
-            truth = FileTruth(rel.as_posix(), "typed" if typed else "untyped", data)
+            truth = FileTruth(rel.as_posix(), "typed" if typed else "untyped", data, kind == "lenient")
         found[truth.path] = truth
     return found
 
@@ -343,6 +383,17 @@ def test_broken_frontmatter_is_reported_by_path(name: str, corpus_run: RunFolder
 
 
 @folders
+def test_what_only_claude_codes_retry_reads_is_a_memory_and_f013(name: str, corpus_run: RunFolder) -> None:
+    """A file Claude Code reads after quoting values is read by memdir too (it counts among the memories
+    and is indexed when typed, test_every_typed_memory_is_accounted_for), and F013 names it."""
+    run = corpus_run(name)
+    findings = json.loads(run.lint_out)["findings"]
+    lenient = {p for p, t in run.truth.items() if t.lenient}
+    assert {f["path"] for f in findings if f["code"] == "F013"} == lenient
+    assert not {f["path"] for f in findings if f["code"] in ("F001", "F002", "F003")} & lenient
+
+
+@folders
 def test_lint_names_every_file_that_is_not_a_memory(name: str, corpus_run: RunFolder) -> None:
     """F001 for files without frontmatter, F006/F007 for frontmatter without a valid type."""
     run = corpus_run(name)
@@ -542,26 +593,33 @@ def test_injected_broken_frontmatter_never_crashes(tmp_path: Path) -> None:
     shutil.copytree(CORPUS / "0xthusharkiranreddy__KALI-V4-MCP", folder)
     broken = {
         "feedback_unclosed.md": "---\nname: unclosed\ntype: feedback\nbody without a closing line\n",
-        "feedback_colon.md": "---\nname: colon\ndescription: Note: use npm: always\ntype: feedback\n---\nx\n",
+        "feedback_colon-crlf.md": "---\r\nname: colon\r\ndescription: Note: use npm\r\ntype: feedback\r\n---\r\nx\r\n",
         "project_list.md": "---\n- a\n- b\n---\nbody\n",
         "project_scalar.md": "---\njust a string\n---\nbody\n",
         "user_tabs.md": "---\nname: tabs\n\tdescription: tab indented\ntype: user\n---\n",
         "reference_bad-quote.md": '---\nname: "unterminated\ntype: reference\n---\n',
-        "sub/feedback_nested.md": "---\nname: [unclosed\n---\n",
+        "sub/feedback_nested.md": "---\nname: [unclosed\n  more: x\n---\n",
     }
-    for rel, text in broken.items():
+    # Not YAML, but Claude Code reads them after quoting the values: memories, with F013.
+    lenient = {
+        "feedback_colon.md": "---\nname: colon\ndescription: Note: use npm: always\ntype: feedback\n---\nx\n",
+        "sub/feedback_bracket.md": "---\nname: [unclosed\n---\n",
+    }
+    for rel, text in (broken | lenient).items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text, encoding="utf-8")
+        (folder / rel).write_bytes(text.encode("utf-8"))
     truth = survey(folder)
     assert {p for p, t in truth.items() if t.kind == "broken"} == set(broken)
+    assert {p for p, t in truth.items() if t.lenient} == set(lenient)
     env = cli_env(tmp_path)
     lint = subprocess.run(
         memdir_cmd(folder, "lint", "--format", "json"), env=env, cwd=tmp_path,
         capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT,
     )  # fmt: skip
     assert lint.returncode == 1 and "Traceback" not in lint.stderr, lint.stderr
-    f002 = {f["path"] for f in json.loads(lint.stdout)["findings"] if f["code"] == "F002"}
-    assert f002 == set(broken)
+    findings = json.loads(lint.stdout)["findings"]
+    assert {f["path"] for f in findings if f["code"] == "F002"} == set(broken)
+    assert {f["path"] for f in findings if f["code"] == "F013"} == set(lenient)
     index = subprocess.run(
         memdir_cmd(folder, "index", "--format", "json"), env=env, cwd=tmp_path,
         capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT,
@@ -570,4 +628,5 @@ def test_injected_broken_frontmatter_never_crashes(tmp_path: Path) -> None:
     text = (folder / "MEMORY.md").read_text(encoding="utf-8")
     indexed = {entry_target(line) for line in lines_of(text)}
     assert {p for p, t in truth.items() if t.kind == "typed"} <= indexed
+    assert "feedback_colon.md" in indexed
     assert not set(broken) & indexed

@@ -419,7 +419,7 @@ def test_session_start_without_a_folder_prints_nothing_and_exits_0(tmp_path: Pat
 
 
 def test_session_start_with_a_broken_memory_still_gives_the_rest(project: Path) -> None:
-    (project / ".claude" / "memory" / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n")
+    (project / ".claude" / "memory" / "broken.md").write_text('---\nname: "unclosed\n---\nbody\n')
     result = invoke_memdir("hook", "session-start", input=_payload(project), cwd=project)
     assert result.exit_code == 0 and "lint-first" in _context(result.stdout)
     assert "1 file could not be read as a memory" in result.stderr

@@ -54,6 +54,8 @@ def test_the_value_bound_counts_every_copy_of_an_alias() -> None:
     [
         pytest.param("[" * 200_000 + "]" * 200_000, id="brackets"),
         pytest.param("\n" + "- " * 200_000 + "x", id="dashes"),
+        # YAML rejects the tab; Claude Code's retry reads it as two spaces, and then the dashes nest.
+        pytest.param("\n\t" + "- " * 200_000 + "x", id="dashes-after-a-tab"),
         pytest.param("\n" + "".join(" " * i + f"k{i}:\n" for i in range(2_000)) + " " * 2_000 + "end", id="indents"),
     ],
 )

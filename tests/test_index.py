@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -271,3 +274,21 @@ def test_left_out_is_listed_least_valuable_first() -> None:
     memories = [mem(f"user_{i}.md", importance=i / 10) for i in range(5)]
     result = build("", memories, caps=Caps(max_lines=3))
     assert [left.memory.path for left in result.left_out] == ["user_0.md", "user_1.md", "user_2.md"]
+
+
+def test_a_memory_only_claude_codes_retry_reads_is_indexed(tmp_path: Path) -> None:
+    """Claude Code loads `description: Rosetta Stone: 4 principles` (it quotes the value when YAML fails),
+    so the index lists it, cold and from the parse cache, and says nothing of a file that could not be read."""
+    from memdir import MemoryDir
+
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    text = "---\nname: rosetta\ndescription: Rosetta Stone: 4 principles\ntype: feedback\n---\nBody.\n"
+    (folder / "feedback_rosetta.md").write_text(text)
+    old = time.time() - 3600  # old enough for the parse cache to keep it
+    os.utime(folder / "feedback_rosetta.md", (old, old))
+    written = MemoryDir(folder, today=TODAY).write_index()
+    assert written.changed and not written.problems
+    assert (folder / "MEMORY.md").read_text() == "- [rosetta](feedback_rosetta.md) — Rosetta Stone: 4 principles\n"
+    assert not MemoryDir(folder, today=TODAY).write_index().changed  # warm: from the cache
+    assert (folder / "feedback_rosetta.md").read_text() == text  # indexing never rewrites a memory

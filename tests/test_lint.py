@@ -41,7 +41,8 @@ def test_f001_missing_frontmatter(folder: Path) -> None:
 
 
 def test_f002_invalid_frontmatter(folder: Path, make_memory: MakeMemory) -> None:
-    (folder / "feedback_bad.md").write_text("---\nname: x\ndescription: Note: use npm\ntype: feedback\n---\n")
+    # A value that opens with a quote and goes on: neither YAML nor Claude Code's retry reads it.
+    (folder / "feedback_bad.md").write_text('---\nname: x\ndescription: "Note" use npm\ntype: feedback\n---\n')
     [(path, line, message)] = findings(folder, "F002")
     assert (path, line) == ("feedback_bad.md", 3) and "invalid YAML" in message
     make_memory("feedback_bad.md", body=GOOD_FEEDBACK, description='"Note: use npm"')

@@ -438,3 +438,73 @@ def test_fix_date_anchor_is_stable(folder: Path, make_memory: MakeMemory) -> Non
     path.write_text(text)
     MemoryDir(folder, today=TODAY).fix()
     assert path.read_text() == later and "2026-11-16" in later
+
+
+# --- F013: frontmatter that only Claude Code's retry reads ------------------------------------------
+
+ROSETTA = "---\nname: rosetta\ndescription: Rosetta Stone: 4 principles\ntype: feedback\n---\nUse them.\n" + GOOD
+
+
+def f013(folder: Path) -> list[tuple[str, int | None, str, str | None]]:
+    report = MemoryDir(folder, today=TODAY).lint(select=["F013"])
+    return [(f.path, f.line, f.message, f.fixable) for f in report.findings]
+
+
+def test_f013_names_the_values_claude_code_quotes(folder: Path) -> None:
+    (folder / "feedback_rosetta.md").write_text(ROSETTA)
+    [(path, line, message, fixable)] = f013(folder)
+    assert (path, line, fixable) == ("feedback_rosetta.md", 3, "safe")
+    assert "not strict YAML" in message and "`description`" in message
+    assert "F002" not in codes(folder)
+
+
+def test_f013_fix_quotes_those_values_as_claude_code_does_and_nothing_else(folder: Path) -> None:
+    text = ROSETTA.replace("type: feedback\n", 'type: feedback\nsource: C:\\dev "main"#1\nextra:\tkeep  \n')
+    (folder / "feedback_rosetta.md").write_text(text)
+    read_before = MemoryDir(folder, today=TODAY).get("rosetta").fields
+    result = memdir(folder, "lint", "--fix", "--select", "F013")
+    assert result.exit_code == 0, result.output
+    fixed = (folder / "feedback_rosetta.md").read_text()
+    assert fixed == text.replace(
+        "description: Rosetta Stone: 4 principles\n", 'description: "Rosetta Stone: 4 principles"\n'
+    ).replace('source: C:\\dev "main"#1\n', 'source: "C:\\\\dev \\"main\\"#1"\n')
+    after = MemoryDir(folder, today=TODAY).get("rosetta")
+    assert after.doc.lenient is None and after.fields == read_before
+    assert f013(folder) == []
+
+
+def test_f013_fix_is_unsafe_when_yaml_alone_reads_a_quoted_value_otherwise(folder: Path) -> None:
+    # The retry quotes `metadata` too: Claude Code reads it as text, YAML alone as a mapping.
+    text = ROSETTA.replace("type: feedback\n", "type: feedback\nmetadata: {node: memory}\n")
+    (folder / "feedback_rosetta.md").write_text(text)
+    [(_, line, message, fixable)] = f013(folder)
+    assert line == 3
+    assert fixable == "unsafe" and "`metadata`" in message
+    assert memdir(folder, "lint", "--fix", "--select", "F013").exit_code == 0
+    assert (folder / "feedback_rosetta.md").read_text() == text
+    assert memdir(folder, "lint", "--fix", "--unsafe-fixes", "--select", "F013").exit_code == 0
+    fixed = MemoryDir(folder, today=TODAY).get("rosetta")
+    assert fixed.doc.lenient is None and fixed.fields["metadata"] == "{node: memory}"
+
+
+def test_f013_without_a_fix_when_quoting_alone_does_not_make_strict_yaml(folder: Path) -> None:
+    text = ROSETTA.replace("type: feedback\n", "type: feedback\nmetadata:\n\tnode: memory\n")
+    (folder / "feedback_rosetta.md").write_text(text)
+    [(_, _, message, fixable)] = f013(folder)
+    assert fixable is None and "tab" in message
+
+
+def test_f002_stays_for_frontmatter_neither_reading_parses(folder: Path) -> None:
+    (folder / "feedback_rosetta.md").write_text(ROSETTA.replace("Rosetta Stone: 4", '"Rosetta" Stone, 4'))
+    assert codes(folder).count("F002") == 1 and f013(folder) == []
+
+
+def test_f013_names_a_few_keys_and_fixes_them_all(folder: Path) -> None:
+    many = "".join(f"note{'_' * i}: step {i}: done\n" for i in range(40))
+    (folder / "feedback_rosetta.md").write_text(ROSETTA.replace("type: feedback\n", f"type: feedback\n{many}"))
+    [(_, line, message, fixable)] = f013(folder)
+    assert line == 3 and fixable == "safe"
+    assert "quoting `description`, `note`, `note_` and 38 more" in message
+    assert memdir(folder, "lint", "--fix", "--select", "F013").exit_code == 0
+    fixed = (folder / "feedback_rosetta.md").read_text()
+    assert fixed.count(': "') == 41 and MemoryDir(folder, today=TODAY).get("rosetta").doc.lenient is None

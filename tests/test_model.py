@@ -93,8 +93,8 @@ def test_round_trip_without_changes_is_identity() -> None:
 @pytest.mark.parametrize(
     ("text", "line"),
     [
-        ("---\nname: a\ndescription: Note: use npm: now\n---\n", 3),
-        ("---\nname: [unclosed\n---\n", None),
+        ("---\nname: a\ndescription: Note: use npm: now\n  more: x\n---\n", 3),
+        ('---\nname: "unclosed\n---\n', None),
         ("---\n- a list\n- not a mapping\n---\n", 2),
         ("---\nname: a\nno closing delimiter\n", 1),
     ],
@@ -305,3 +305,143 @@ def test_the_make_memory_helper_quotes_what_plain_yaml_would_misread(make_memory
     fields = parse_document(path.read_text()).data
     assert fields["description"] == "Steuerberatung: Kanzlei Weiss # not a comment"
     assert fields["created"] == dt.date(2026, 1, 2)  # other values are written as they are
+
+
+# --- Claude Code's second reading: values quoted when the YAML does not parse -----------------------
+# Claude Code parses frontmatter as YAML and, when that fails, once more after double-quoting each plain
+# top-level `key: value` line whose value holds one of {}[]*&#!|>%@` or ": " (quoteProblematicValues in
+# its bundle). memdir reads a file exactly when Claude Code does, and records what the retry quoted.
+
+
+def lenient(text: str) -> tuple[dict[str, object], tuple[int, ...]]:
+    doc = parse_document(text)
+    assert doc.lenient is not None, "read as strict YAML"
+    return doc.data, doc.lenient.quoted_lines
+
+
+def test_a_value_with_colon_space_is_read_as_claude_code_reads_it() -> None:
+    text = "---\nname: rosetta\ndescription: Rosetta Stone: 4 principles\ntype: feedback\n---\nBody.\n"
+    data, quoted = lenient(text)
+    assert data == {"name": "rosetta", "description": "Rosetta Stone: 4 principles", "type": "feedback"}
+    assert quoted == (1,)  # the line of the YAML block, 0-based
+    doc = parse_document(text)
+    assert doc.body == "Body.\n" and doc.lenient is not None and doc.lenient.strict_line == 3
+    assert "mapping values" in doc.lenient.strict_error
+
+
+def test_strict_yaml_is_never_retried() -> None:
+    doc = parse_document("---\nname: foo #a comment\ndescription: ok\n---\n")
+    assert doc.lenient is None and doc.data == {"name": "foo", "description": "ok"}
+
+
+def test_the_retry_quotes_every_matching_line_not_only_the_broken_one() -> None:
+    # Once the block fails, `name: foo #x` is quoted too: Claude Code reads the '#x', YAML alone would not.
+    data, quoted = lenient("---\nname: foo #x\ndescription: a: b\n---\n")
+    assert data == {"name": "foo #x", "description": "a: b"} and quoted == (0, 1)
+
+
+def test_quoted_values_and_real_flow_lists_are_left_alone() -> None:
+    text = "---\nname: 'x: y'\nalias: \"p: q\"\ntags: [a, b]\ndescription: a: b\n---\n"
+    data, quoted = lenient(text)
+    assert data == {"name": "x: y", "alias": "p: q", "tags": ["a", "b"], "description": "a: b"}
+    assert quoted == (3,)
+
+
+def test_a_bracket_that_is_not_a_list_is_quoted() -> None:
+    data, quoted = lenient("---\ntags: [not a list\ndescription: ok\n---\n")
+    assert data == {"tags": "[not a list", "description": "ok"} and quoted == (0,)
+
+
+def test_backslashes_and_double_quotes_are_escaped() -> None:
+    data, _ = lenient('---\ndescription: Paths: C:\\dev\\awoo and "Z:\\#0" \\n done\n---\n')
+    assert data == {"description": 'Paths: C:\\dev\\awoo and "Z:\\#0" \\n done'}
+
+
+def test_a_tab_may_separate_key_and_value() -> None:
+    data, quoted = lenient("---\ndescription:\tRosetta: 4\n---\n")
+    assert data == {"description": "Rosetta: 4"} and quoted == (0,)
+
+
+def test_leading_tabs_become_two_spaces_each() -> None:
+    doc = parse_document("---\nname: x\nmetadata:\n\ttype: feedback\n---\n")
+    assert doc.data == {"name": "x", "metadata": {"type": "feedback"}}
+    assert doc.lenient is not None and doc.lenient.quoted_lines == () and doc.lenient.tabs
+
+
+def test_nested_lines_are_never_quoted() -> None:
+    data, quoted = lenient("---\nmetadata:\n  note: fine\ndescription: a: b\n---\n")
+    assert data == {"metadata": {"note": "fine"}, "description": "a: b"} and quoted == (2,)
+    with pytest.raises(FrontmatterError):  # the broken value is nested: the retry does not touch it
+        parse_document("---\nmetadata:\n  note: a: b\n---\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\r\nname: x\r\ndescription: a: b\r\n---\r\n",  # '.' stops at '\r': a CRLF line never matches
+        "---\nkey2: a: b\n---\n",  # a key with a digit is not one the retry knows
+        '---\ndescription: "say "hi": now"\n---\n',  # starts and ends with '"': taken as quoted, still broken
+        "---\ndescription: a: b\n  more: c\n---\n",  # quoted, then an indented line under a scalar
+        "---\ndescription: |\n  block: text\nname: a: b\n---\n",  # '|' quoted too: the block is orphaned
+    ],
+)
+def test_frontmatter_neither_reading_parses_stays_an_error(text: str) -> None:
+    with pytest.raises(FrontmatterError) as caught:
+        parse_document(text)
+    assert "invalid YAML" in str(caught.value)
+
+
+def test_the_strict_error_and_line_are_kept_when_the_retry_fails_too() -> None:
+    with pytest.raises(FrontmatterError) as caught:
+        parse_document("---\nname: a\ndescription: a: b\n  more: c\n---\n")
+    assert caught.value.line == 3 and "mapping values" in str(caught.value)
+
+
+def test_a_retry_that_reads_no_mapping_is_an_error() -> None:
+    with pytest.raises(FrontmatterError):
+        parse_document("---\n\t- a\n\t- b\n---\n")  # strict YAML refuses the tabs; the retry reads a list
+
+
+def test_set_fields_on_a_leniently_read_file_keeps_the_other_lines() -> None:
+    text = "---\nname: rosetta\ndescription: Rosetta Stone: 4 principles\ntype: feedback\n---\nBody.\n"
+    edited = set_fields(text, {"updated": dt.date(2026, 11, 22)})
+    assert edited == text.replace("type: feedback\n", "type: feedback\nupdated: 2026-11-22\n")
+    assert parse_document(edited).data["description"] == "Rosetta Stone: 4 principles"
+    rewritten = set_fields(text, {"description": "Rosetta Stone: 5 principles"})
+    assert "description: 'Rosetta Stone: 5 principles'\n" in rewritten
+    assert parse_document(rewritten).lenient is None
+
+
+def test_set_fields_refuses_an_edit_that_would_change_how_other_lines_read() -> None:
+    # Quoting the broken description makes the block strict YAML, and strict YAML reads `name` as 'foo'.
+    text = "---\nname: foo #x\ndescription: a: b\n---\n"
+    with pytest.raises(FrontmatterError, match="not strict YAML"):
+        set_fields(text, {"description": "fine"})
+
+
+def test_the_retry_costs_one_more_yaml_parse_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: `[a, b]` lists are recognised without the parser, a retry that would change
+    nothing is not made, and quoted brackets do not send the retry to the slow pure-Python parser."""
+    import memdir.model as model
+
+    used: list[str] = []
+    safe, fast = model._loaders()
+
+    def counted(kind: str, loader: object):  # type: ignore[no-untyped-def]
+        def make(text: str):  # type: ignore[no-untyped-def]
+            used.append(kind)
+            return loader(text)  # type: ignore[operator]
+
+        return make
+
+    monkeypatch.setattr(model, "_loaders", lambda: (counted("safe", safe), counted("fast", fast)))
+    lists = "".join(f"tags{'_' * i}: [a, b]\n" for i in range(50))
+    parse_document(f"---\n{lists}description: a: b\n---\n")
+    assert used == ["fast", "fast"]
+    used.clear()
+    with pytest.raises(FrontmatterError):
+        parse_document(f'---\n{lists}description: "a" b\n---\n')
+    assert used == ["fast"]
+    used.clear()
+    parse_document("---\n" + "".join(f"k{'_' * i}: [open\n" for i in range(100)) + "---\n")
+    assert used == ["safe", "fast"]  # the strict text looks 100 levels deep; the retry's quoted lines do not

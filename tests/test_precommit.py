@@ -177,7 +177,7 @@ Merges to main are frozen until the launch.
 BROKEN = """\
 ---
 name: broken
-description: [an unclosed list
+description: "an unclosed" quote, then more
 type: feedback
 ---
 Body.

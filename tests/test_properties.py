@@ -33,6 +33,7 @@ from memdir.model import (
     parse_document,
     set_fields,
     slugify,
+    strict_requoting,
     yaml_scalar,
 )
 from memdir.store import FileProblem, load_file
@@ -211,6 +212,31 @@ def test_the_fast_frontmatter_path_reads_as_yaml_does(pairs: list[tuple[str, str
     except yaml.YAMLError:
         raise AssertionError(f"the fast path read YAML that YAML rejects: {text!r}") from None
     assert fast == (slow or {}), text
+
+
+@PROFILE
+@given(st.lists(st.tuples(st.sampled_from(_KEYS), st.one_of(tricky_text, st.text(max_size=20))), max_size=6))
+@example([("name", "foo #x"), ("description", "a: b")])
+@example([("description", 'C:\\dev "x": y'), ("tags", "[a, b]")])
+def test_the_f013_fix_reads_strictly_as_claude_code_read(pairs: list[tuple[str, str]]) -> None:
+    """Whatever Claude Code's retry read, the fix (when offered) changes only the lines it quoted and
+    leaves YAML reading the same fields without the retry."""
+    text = "---\n" + "".join(f"{key}: {value}\n" for key, value in pairs) + "---\nBody.\n"
+    try:
+        doc = parse_document(text)
+    except FrontmatterError:
+        return
+    requotes = strict_requoting(doc)
+    if doc.lenient is None or requotes is None:
+        assert doc.lenient is not None or requotes is None
+        return
+    fixed = text
+    for requote in reversed(requotes):
+        fixed = fixed[: requote.start] + requote.line + fixed[requote.end :]
+    changed = {i for i, (a, b) in enumerate(zip(text.split("\n"), fixed.split("\n"), strict=True)) if a != b}
+    assert changed == {i + 1 for i in doc.lenient.quoted_lines}  # + 1: the '---' line
+    after = parse_document(fixed)
+    assert after.lenient is None and repr(after.data) == repr(doc.data)
 
 
 @PROFILE

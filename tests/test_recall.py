@@ -655,7 +655,7 @@ def test_an_empty_query_is_an_error_and_is_not_logged(folder: Path, deploys: Non
 
 
 def test_files_that_cannot_be_read_are_named_by_every_recall(folder: Path, deploys: None) -> None:
-    (folder / "user_bad.md").write_text("---\nname: x\ndescription: Note: y\ntype: user\n---\nb\n")
+    (folder / "user_bad.md").write_text('---\nname: x\ndescription: "Note" y\ntype: user\n---\nb\n')
     (folder / "blob.md").write_bytes(bytes(range(256)))
     (folder / "notes.md").write_text("# Just notes, no frontmatter: not a memory, and not a problem\n")
     expected = [("blob.md", "is a binary file, not markdown"), ("user_bad.md", "invalid YAML")]

@@ -174,7 +174,8 @@ def secret_folder(folder: Path) -> Path:
             f"---\nname: key {ANTHROPIC_KEY}\ndescription: dup {i}\ntype: {ANTHROPIC_KEY}\n---\nx\n"
         )
     (folder / "notes.md").write_text(f"No frontmatter but {ANTHROPIC_KEY}\n")
-    (folder / "user_broken.md").write_text(f"---\nname: [broken {ANTHROPIC_KEY}\n---\nx\n")
+    (folder / "user_broken.md").write_text(f'---\nname: "broken {ANTHROPIC_KEY}\n---\nx\n')  # F002
+    (folder / "user_lenient.md").write_text(f"---\nname: [lenient {ANTHROPIC_KEY}\n---\nx\n")  # F013, its fix
     (folder / "user_pw.md").write_text(f"---\nname: pw\ndescription: pw\ntype: user\npassword: {DB_PASSWORD}\n---\nx\n")
     (folder / "MEMORY.md").write_text(f"# Memory\nKey: {ANTHROPIC_KEY}\n")
     return folder

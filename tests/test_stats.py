@@ -22,7 +22,7 @@ def known(folder: Path, make_memory: MakeMemory) -> Path:
     make_memory("user_d.md", created="2025-01-01", status="superseded", superseded_by="feedback_a.md")  # > 365
     make_memory("reference_e.md", status="quarantined")  # undated
     make_memory("team/project_f.md", type="project", created="2026-10-15", expires="2027-01-01")  # 38 days; not soon
-    (folder / "broken.md").write_text("---\nname: [unclosed\n---\nBody\n")
+    (folder / "broken.md").write_text('---\nname: "unclosed\n---\nBody\n')
     (folder / "notes.md").write_text("Plain notes, no frontmatter: not a memory, not a problem.\n")
     make_memory("project_old.md", root=folder / ".archive", created="2026-01-01")
     state = folder / ".memdir"
@@ -45,7 +45,7 @@ def known(folder: Path, make_memory: MakeMemory) -> Path:
 def test_figures_of_a_known_folder(known: Path) -> None:
     stats = folder_stats(MemoryDir(known, today=TODAY))
     assert stats.memories == 6 and stats.archived == 1
-    assert stats.unreadable == [("broken.md", "invalid YAML in frontmatter: did not find expected ',' or ']'")]
+    assert stats.unreadable == [("broken.md", "invalid YAML in frontmatter: found unexpected end of stream")]
     assert stats.by_type == {"user": 1, "feedback": 2, "project": 2, "reference": 1}
     assert stats.by_status == {"active": 3, "superseded": 1, "quarantined": 1, "archived": 0, "expired": 1}
     assert stats.ages == {"0-7d": 1, "8-30d": 1, "31-90d": 1, "91-365d": 1, ">365d": 1, "undated": 1}

@@ -162,7 +162,7 @@ def test_refreshing_the_changed_files_gives_what_a_full_listing_gives(tmp_path: 
     root = tmp_path / "memory"
     for rel in ("user_b.md", "user_d.md", "sub/user_c.md", "sub/deeper/user_e.md", "zz/user_f.md"):
         _memory(root / rel, Path(rel).stem)
-    (root / "broken.md").write_text("---\nname: [unclosed\n---\n")
+    (root / "broken.md").write_text('---\nname: "unclosed\n---\n')
     memories, problems = index_inputs(root, ParseCache.disabled())
     _memory(root / "user_a.md", "a")  # added
     _memory(root / "sub/user_c.md", "c", "changed")  # changed

@@ -31,9 +31,14 @@ def apply_edits(text: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
         chosen.append(edits)
         applied.append(finding)
         taken += [(e.start, e.end) for e in edits]
+    # From the end, as if each edit were applied in turn, but joined once: a file with thousands of
+    # edits (F013 on a large frontmatter) would otherwise be copied once per edit.
+    pieces, at = [], len(text)
     for edit in sorted((e for group in chosen for e in group), key=lambda e: e.start, reverse=True):
-        text = text[: edit.start] + edit.replacement + text[edit.end :]
-    return text, applied
+        pieces += [text[edit.end : at], edit.replacement]
+        at = edit.start
+    pieces.append(text[:at])
+    return "".join(reversed(pieces)), applied
 
 
 def overlay(scan: Scan, texts: Mapping[str, str]) -> Scan:

@@ -5,10 +5,20 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from memdir.lint.registry import Hit, LintContext, Severity, rule
-from memdir.model import DESCRIPTION_MAX, INDEX_NAME, PENDING_SUPERSEDE, Memory, MemoryType, Status, one_line
+from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, rule
+from memdir.model import (
+    DESCRIPTION_MAX,
+    INDEX_NAME,
+    PENDING_SUPERSEDE,
+    LenientRead,
+    Memory,
+    MemoryType,
+    Status,
+    one_line,
+    strict_requoting,
+)
 
 _TYPES = ", ".join(t.value for t in MemoryType)
 _VALID_FRONTMATTER = """\
@@ -40,12 +50,15 @@ def missing_frontmatter(ctx: LintContext) -> Iterator[Hit]:
 
 @rule(
     "F002", "invalid-frontmatter", Severity.ERROR,
-    "Finds frontmatter that is not valid YAML, or not a mapping of fields.",
-    why="""Broken YAML hides the whole memory: memdir cannot read its name, type or description, so
-    it is not indexed (an existing index line for it is kept as written). The usual cause is an
-    unquoted value containing `: ` or ` #`, which YAML reads as a nested mapping or a comment.""",
-    example="description: Note: use npm, not yarn",
-    instead='description: "Note: use npm, not yarn"',
+    "Finds frontmatter that neither YAML nor Claude Code's second reading (F013) parses, or that is not a "
+    "mapping of fields.",
+    why="""Broken YAML hides the whole memory: Claude Code loads no name, type or description from
+    it, and memdir, which reads a file exactly when Claude Code does, cannot either, so it is not
+    indexed (an existing index line for it is kept as written). Usual causes: a value that opens with
+    a quote and goes on after the closing one, text indented under a plain value, and a value with
+    `: ` in a file with Windows (CRLF) line ends, which Claude Code's retry does not quote.""",
+    example='description: "npm", not yarn, for every install',
+    instead="""description: '"npm", not yarn, for every install'""",
 )  # fmt: skip
 def invalid_frontmatter(ctx: LintContext) -> Iterator[Hit]:
     yield from _problems(ctx, "invalid-frontmatter")
@@ -277,3 +290,56 @@ def stale_pending_supersede(ctx: LintContext) -> Iterator[Hit]:
                 memory.line_of(PENDING_SUPERSEDE),
                 f"`{PENDING_SUPERSEDE}` on a memory that is {memory.status}: nothing will apply it",
             )
+
+
+@rule(
+    "F013", "non-strict-frontmatter", Severity.WARNING,
+    "Finds frontmatter that is not strict YAML, which Claude Code (and memdir) read only after quoting values.",
+    why="""Claude Code parses frontmatter as YAML and, when that fails, once more after putting in
+    double quotes every top-level value that holds `: ` or one of `{ } [ ] * & # ! | > % @` and
+    backtick. So `description: Rosetta Stone: 4 principles` loads, and memdir, which reads a file
+    exactly when Claude Code does, indexes it. Every other YAML reader (editors, site generators,
+    scripts) rejects the whole file. And once the retry runs it quotes every such line, so a value
+    like `name: C #2` or `metadata: {type: user}` means one thing to Claude Code and another to YAML.""",
+    example="description: Rosetta Stone: 4 principles",
+    instead='description: "Rosetta Stone: 4 principles"',
+    fix="""Quotes the values Claude Code's retry quotes, exactly as it does (`\\` and `"` escaped), and
+    changes nothing else: the file then reads as strict YAML to the same fields. Unsafe when YAML
+    alone would read one of those values otherwise (a comment, a mapping), since quoting settles
+    Claude Code's reading of it. None when quoting is not enough (leading tabs, which the retry reads
+    as two spaces each).""",
+    fixable=Applicability.SAFE,
+)  # fmt: skip
+def non_strict_frontmatter(ctx: LintContext) -> Iterator[Hit]:
+    for memory in ctx.scan.memories:
+        if memory.doc.lenient is not None:
+            yield _non_strict_hit(memory, memory.doc.lenient)
+
+
+def _non_strict_hit(memory: Memory, lenient: LenientRead) -> Hit:
+    doc = memory.doc
+    lines = doc.yaml_text.split("\n")
+    how = [f"quoting {_some(lines[i].partition(':')[0] for i in lenient.quoted_lines)}"] if lenient.quoted_lines else []
+    how += ["reading leading tabs as spaces"] if lenient.tabs else []
+    strict = lenient.strict_error.removeprefix("invalid YAML in frontmatter: ")
+    where = f", line {lenient.strict_line}" if lenient.strict_line else ""
+    message = f"frontmatter is not strict YAML ({strict}{where}); Claude Code reads it after {' and '.join(how)}"
+    first_line = doc.text.count("\n", 0, doc.fm_start) + 1
+    line = first_line + lenient.quoted_lines[0] if lenient.quoted_lines else lenient.strict_line
+    requotes = strict_requoting(doc)
+    if requotes is None:
+        return Hit(memory.path, line, message + ("; replace the leading tabs with spaces" if lenient.tabs else ""))
+    otherwise = [r.key for r in requotes if r.yaml_reads_otherwise]
+    note = f" (YAML alone reads {_some(otherwise)} otherwise)" if otherwise else ""
+    safety = Applicability.UNSAFE if otherwise else Applicability.SAFE
+    fix = Fix(
+        safety, f"quote the values as Claude Code does{note}", tuple(Edit(r.start, r.end, r.line) for r in requotes)
+    )
+    return Hit(memory.path, line, message + note, fix)
+
+
+def _some(keys: Iterable[str], shown: int = 3) -> str:
+    """'`a`, `b`' or '`a`, `b`, `c` and 40 more': a frontmatter can quote thousands."""
+    keys = list(keys)
+    named = ", ".join(f"`{key}`" for key in keys[:shown])
+    return named if len(keys) <= shown else f"{named} and {len(keys) - shown:,} more"
