@@ -176,6 +176,7 @@ def _token_re() -> re.Pattern[str]:
 def _token_public(i: int) -> re.Pattern[str]:
     return re.compile(_TOKENS[i].public)
 
+
 # The words that make a key secret when they end it: `DB_PASSWORD=`, `apiKey:`, `"client_secret":`,
 # `SECRET_KEY_BASE=` (Rails). `tokens:`, `keyboard=` or `KEY_PATH=` never qualify.
 _KEY_WORDS = ("key", "secret", "token", "password", "passwd", "pwd", "passphrase", "key_base", "key-base")
@@ -729,10 +730,14 @@ def _anchor_pattern(words: dict[str, frozenset[int]]) -> tuple[str, dict[str, fr
 _ANCHORS_SOURCE, _RULES_OF_TAIL = _anchor_pattern(
     {w: frozenset(i for i, r in enumerate(_RULES) if w in r.words) for r in _RULES for w in r.words}
 )
+
+
 @functools.cache
 def _instruction_anchors() -> re.Pattern[str]:
     """Compiled on first use: a large pattern that only lint S004 and the write path's screen need."""
     return re.compile(_ANCHORS_SOURCE)
+
+
 _EVERY_RULE = frozenset(range(len(_RULES)))
 # "act as a proxy" is ordinary prose; "Act as my lawyer." or "you must now act as a …" is an order.
 _IMPERATIVE_LEAD = re.compile(

@@ -12,8 +12,8 @@ from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
 from memdir.gauntlet import Action, Candidate, screen
-from memdir.store import read_decisions
 from memdir.model import MemoryType, NewMemory
+from memdir.store import read_decisions
 
 SECRET = "sk-ant-api03-J8fQ2rT7vLx9KpZ3mN4bW6yH1cD5eG0aRsUiOkPl-QwEr_TyUiOp7aSd"
 

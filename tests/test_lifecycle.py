@@ -21,10 +21,10 @@ from memdir.consolidate import (
     plan_consolidate,
 )
 from memdir.errors import MemoryNotFound
-from memdir.store import log_decisions, read_decisions
 from memdir.lifecycle import InvalidTtl, expires_after, history, parse_ttl, plan_prune, prune
 from memdir.memory_dir import MemoryDir
 from memdir.model import parse_document
+from memdir.store import log_decisions, read_decisions
 
 
 def _dir(root: Path, today: dt.date = TODAY) -> MemoryDir:
@@ -718,7 +718,9 @@ def test_prune_that_fails_halfway_keeps_what_it_did_consistent(
     assert "feedback_old-rule.md" not in after and ".archive/feedback_old-rule.md" in after
     assert after["project_freeze.md"] == before["project_freeze.md"]
     assert not (lifecycle_folder / ".archive" / "project_freeze.md").exists()
-    assert [e["file"] for e in read_decisions(lifecycle_folder) if e.get("command") == "prune"] == ["feedback_old-rule.md"]
+    assert [e["file"] for e in read_decisions(lifecycle_folder) if e.get("command") == "prune"] == [
+        "feedback_old-rule.md"
+    ]
     assert not _dir(lifecycle_folder).write_index(dry_run=True).changed  # the index was rewritten for the first
 
 

@@ -9,9 +9,9 @@ import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir.cli.lifecycle import _bar
-from memdir.store import log_decisions
 from memdir.memory_dir import MemoryDir
 from memdir.stats import folder_stats
+from memdir.store import log_decisions
 
 
 @pytest.fixture
