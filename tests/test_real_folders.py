@@ -281,7 +281,8 @@ def read_index(root: Path) -> str:
 def cli_json(root: Path, *args: str) -> dict[str, Any]:
     result = invoke_memdir("--dir", str(root), *args, "--format", "json", cwd=root)
     assert result.exit_code in (0, 1), (args, result.exit_code, result.output)
-    return json.loads(result.stdout)
+    payload: dict[str, Any] = json.loads(result.stdout)
+    return payload
 
 
 @dataclass
@@ -450,6 +451,16 @@ def test_no_line_a_person_wrote_is_lost(name: str, indexed: Any) -> None:
     # Dead entry lines may leave MEMORY.md, never without a trace.
     gone = Counter(dead_entries(run.original, run.root)) - kept
     assert not gone, f"dead entry lines dropped without a trace in the history: {list(gone)[:3]}"
+    # `index` writes MEMORY.md and its own state, never a file a person wrote.
+    owned = {"MEMORY.md"}
+    files = (p.relative_to(run.root).as_posix() for p in run.root.rglob("*") if p.is_file())
+    changed = [
+        rel
+        for rel in files
+        if rel not in owned and not rel.startswith(".memdir/")
+        and (run.root / rel).read_bytes() != (CORPUS / name / rel).read_bytes()
+    ]  # fmt: skip
+    assert not changed, f"index changed files it does not own: {changed}"
 
 
 # --- caps that bind ---------------------------------------------------------------------------------
