@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import unquote
@@ -239,8 +239,9 @@ def render_entry(memory: Indexable) -> str:
     that it leaves the description less than a few words is shortened too. Only a path longer than
     the limit makes a longer line, since the link must reach the file."""
     target = _link_target(memory.path)
-    # MEMORY.md is committed and loaded into every session: a key in a memory never reaches it.
-    title, description = mask_secrets(memory.title), mask_secrets(memory.description)
+    # MEMORY.md is committed and loaded into every session: a key in a memory never reaches it. The
+    # title may come from a file name, which can hold a line break: an entry is one line.
+    title, description = mask_secrets(" ".join(memory.title.split())), mask_secrets(memory.description)
     line = _entry(title, target, description)
     if len(line) <= ENTRY_MAX:
         return line
@@ -290,6 +291,8 @@ def _link_target(path: str) -> str:
     """A path as it goes between the link's parentheses; it reads back as `path` (normalise_target)."""
     if _LINK_UNSAFE.search(path):
         path = "".join(f"%{ord(c):02X}" if _LINK_UNSAFE.match(c) else c for c in path)
+    if _SCHEME.match(path):  # `A:.md`, `http:x.md` would read as a URL or a drive letter
+        path = "./" + path
     return f"<{path}>" if re.search(r"[\s()]", path) else path
 
 
@@ -600,8 +603,48 @@ def build_index(
         last = next(m for m in reversed(candidates) if m.path in keep)
         keep.discard(last.path)
         reason_for[last.path] = f"{caps.max_bytes:,}-byte cap"
+    rendered = _fill(rendered, keep, reason_for, candidates, render, fits, caps, limit)
     left_out = [LeftOut(m, reason_for[m.path]) for m in reversed(candidates) if m.path not in keep]
     return result(rendered, left_out, dropped=True)
+
+
+_FILL_MISSES = 3  # a few entries tried in vain and the room left is no room
+
+
+def _fill(
+    rendered: _Rendered,
+    keep: set[str],
+    reason_for: dict[str, str],
+    candidates: list[Indexable],
+    render: Callable[[set[str], str | None, bool], _Rendered],
+    fits: Callable[[_Rendered], bool],
+    caps: Caps,
+    limit: int,
+) -> _Rendered:
+    """Add the entries the packing's reserve kept out although they fit: what it set aside for a
+    blank line or a note that the index turned out not to need. Each try renders the index, so
+    only entries that fit the measured room are tried."""
+    misses = 0
+    for memory in candidates:
+        if memory.path in keep or reason_for[memory.path].startswith("too long"):
+            continue
+        left = sum(1 for m in candidates if m.path not in keep) - 1  # once this one is in
+        note = left_out_note(left, caps) if left else None
+        # The note shrinks ("1 more memory"), or goes when this is the last one out.
+        room_lines = caps.max_lines - count_lines(rendered.text) + (note is None)
+        room_bytes = limit - len(rendered.text.encode()) + len(left_out_note(left + 1, caps).encode())
+        room_bytes -= len(note.encode()) if note else -1
+        if room_lines < 1 or len(render_entry(memory).encode()) >= room_bytes:
+            continue
+        trial = render(keep | {memory.path}, note, False)
+        if fits(trial):
+            keep.add(memory.path)
+            rendered = trial
+        else:
+            misses += 1
+            if misses >= _FILL_MISSES:
+                break
+    return rendered
 
 
 def _pack(

@@ -287,3 +287,18 @@ def test_index_masks_a_key_and_lint_still_names_the_file(folder: Path, make_memo
     lint = json.loads(invoke_memdir("--dir", str(folder), "lint", "--format", "json").stdout)
     assert {f["path"] for f in lint["findings"] if f["code"] == "S002"} == {"reference_ci.md"}
     assert [f for f in lint["findings"] if f["code"].startswith("I")] == []
+
+
+def test_room_reserved_for_a_longer_note_is_given_back() -> None:
+    # Packing reserves room for the longest note it might need ("10 more memories"); the note it
+    # writes is shorter ("1 more memory"), and that difference must not cost an entry its place.
+    words = "a description long enough that one entry costs more than the note does " * 2
+    memories = [mem(f"user_{i}.md", description=words.strip(), importance=0.5 + i / 100) for i in range(10)]
+    kept = memories[1:]  # the nine most valuable
+    caps = Caps(max_lines=200, max_bytes=25_000)
+    needed = sum(len(render_entry(m).encode()) + 1 for m in kept) + len(left_out_note(1, caps).encode()) + 1
+    tight = Caps(max_lines=200, max_bytes=needed)
+    assert len(left_out_note(10, tight)) > len(left_out_note(1, tight))
+    result = build("", memories, caps=tight)
+    assert [left.memory.path for left in result.left_out] == ["user_0.md"]
+    assert result.bytes <= needed
