@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
 from memdir.model import PENDING_SUPERSEDE, Memory, NewMemory, Status, name_key, one_line, parse_document, said_digest
-from memdir.store import STATE_DIR, append_lines, ensure_state_dir, folder_lock, read_jsonl
+from memdir.store import append_lines, ensure_state_dir, folder_lock, read_jsonl, state_dir
 
 if TYPE_CHECKING:
     from memdir.memory_dir import IndexWrite, MemoryDir
@@ -235,7 +235,8 @@ def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.date
 
 
 def log_path(root: Path) -> Path:
-    return root / STATE_DIR / LOG_NAME
+    """The decision log, to read; raises StateRefused when `.memdir/` is a symlink or not a folder."""
+    return state_dir(root) / LOG_NAME
 
 
 def read_log(root: Path) -> list[dict[str, Any]]:

@@ -44,11 +44,11 @@ from memdir.model import (
     slugify,
 )
 from memdir.store import (
-    ARCHIVE_DIR,
     STATE_DIR,
     FileProblem,
     Scan,
     append_lines,
+    archive_folder_for,
     atomic_write,
     ensure_state_dir,
     folder_lock,
@@ -57,7 +57,10 @@ from memdir.store import (
     refresh_inputs,
     resolved,
     scan_folder,
+    state_dir,
+    state_subfolder,
     unreadable_note,
+    write_state_file,
 )
 from memdir.templates import render_memory
 
@@ -153,9 +156,10 @@ class MemoryDir:
             return scan_folder(self.root, self._cache())
 
     def _cache(self) -> ParseCache:
+        """The parse cache; raises StateRefused when `.memdir/` is a symlink or not a folder."""
         if not self.cache or not self.root.is_dir():
             return ParseCache.disabled()
-        return ParseCache.load(self.root / STATE_DIR)
+        return ParseCache.load(state_dir(self.root))
 
     def list(self, memory_type: MemoryType | None = None) -> list[Memory]:
         memories = self.scan().memories
@@ -448,7 +452,7 @@ class MemoryDir:
         else:
             assert dry_run, "an index is only written over the file as it is on disk"
         # The first rewrite of this MEMORY.md by memdir: nothing of it was ever kept in .memdir/.
-        first_run = not (self.root / STATE_DIR / f"{INDEX_NAME}.prev").exists()
+        first_run = not os.path.lexists(self.root / STATE_DIR / f"{INDEX_NAME}.prev")
         missing = self._missing_targets(previous or "")
         if drop_missing:
             drop = [*drop, *missing]
@@ -483,7 +487,7 @@ class MemoryDir:
         run after run, each line that left MEMORY.md (a hand-tuned entry, a duplicate).
         """
         state = ensure_state_dir(self.root)
-        atomic_write(state / f"{INDEX_NAME}.prev", previous)
+        write_state_file(state / f"{INDEX_NAME}.prev", previous, durable=True)
         removed = Counter(split_lines(previous)) - Counter(split_lines(new))
         gone = []
         for line in split_lines(previous):  # in file order, each removed copy once
@@ -498,10 +502,9 @@ class MemoryDir:
 
     def save_draft(self, file_name: str, text: str) -> Path:
         """Keep text a person typed that memdir could not accept, so no edit is ever lost."""
-        drafts = ensure_state_dir(self.root) / "drafts"
-        drafts.mkdir(exist_ok=True)
+        drafts = state_subfolder(self.root, "drafts")
         path = _free_path(drafts / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{PurePosixPath(file_name).name}")
-        atomic_write(path, text, exclusive=True)
+        write_state_file(path, text, durable=True, exclusive=True)
         return path
 
     def add(
@@ -657,8 +660,8 @@ class MemoryDir:
             if purge:
                 source.unlink()
             else:
-                destination = _free_path(self.root / ARCHIVE_DIR / found.path)
-                destination.parent.mkdir(parents=True, exist_ok=True)
+                folder = archive_folder_for(self.root, found.path)  # refuses a symlink on the way
+                destination = _free_path(folder / PurePosixPath(found.path).name)
                 shutil.move(source, destination)
             if log:
                 log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
@@ -759,7 +762,7 @@ class MemoryDir:
 def _free_path(path: Path) -> Path:
     """`path`, or `path` with -2, -3 ... before the suffix when something is already there."""
     candidate, n = path, 1
-    while candidate.exists():
+    while os.path.lexists(candidate):
         n += 1
         candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
     return candidate
