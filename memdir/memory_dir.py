@@ -53,6 +53,7 @@ from memdir.store import (
     ensure_state_dir,
     folder_lock,
     index_inputs,
+    index_link_refusal,
     read_text_if_exists,
     refresh_inputs,
     resolved,
@@ -168,22 +169,18 @@ class MemoryDir:
     def read_index(self) -> str | None:
         """MEMORY.md's text, None when absent.
 
-        Raises IndexRefused when it is not UTF-8 or is a symlink leading out of the folder (which
-        memdir neither reads nor writes through).
+        Raises IndexRefused when it is not UTF-8 or is a symlink, wherever it leads: the index would
+        be written into its target (a memory's body, a file outside the folder).
         """
         if self.index_path.is_symlink():
             try:
-                inside = resolved(self.index_path).is_relative_to(resolved(self.root))
+                resolved(self.index_path)
             except OSError:
                 raise IndexRefused(
                     f"{self.index_path} is a symlink that leads in a loop; memdir will not follow it"
                 ) from None
-            if not inside:
-                raise IndexRefused(
-                    f"{self.index_path} is a symlink to {os.readlink(self.index_path)}, outside the memory "
-                    "folder; memdir will not read or write through it"
-                )
-        if self.index_path.exists() and not self.index_path.is_file():  # is_file follows a link inside
+            raise IndexRefused(index_link_refusal(self.index_path))
+        if self.index_path.exists() and not self.index_path.is_file():
             raise IndexRefused(
                 f"{self.index_path} is not a regular file (a folder, named pipe, socket or device); memdir "
                 "will not read or replace it"
