@@ -26,6 +26,7 @@ from memdir.errors import (
     MemoryChanged,
     MemoryExists,
     MemoryNotFound,
+    StateRefused,
     os_error_text,
 )
 from memdir.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links, split_lines
@@ -249,7 +250,12 @@ class MemoryDir:
         """Run the lint rules: `select` (else the config's, else the default set), plus
         `extend_select`, minus `ignore` (both added to the config's). Raises ValueError for an
         unknown selector."""
-        return self._lint(self._rules(select, ignore, extend_select), self.scan())
+        folder = self
+        try:
+            state_dir(self.root)
+        except StateRefused:  # a finding (S007), not the end of the run: lint without the cache
+            folder = MemoryDir(self.root, self.config, self.today, self.caps, cache=False)
+        return folder._lint(self._rules(select, ignore, extend_select), folder.scan())
 
     def fix(
         self,
