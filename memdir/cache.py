@@ -73,10 +73,16 @@ class ParseCache:
     @classmethod
     def load(cls, state_dir: Path) -> ParseCache:
         """The cache in `state_dir`, or an empty one when it is missing, unreadable, not ours or not
-        a regular file (a named pipe there would block the read; `save` replaces it)."""
+        a regular file (a named pipe there would block the read, a symlink could be anyone's; `save`
+        replaces either). None at all when `state_dir` is a symlink or not a folder."""
         from memdir import __version__
-        from memdir.store import open_state_file
+        from memdir.errors import StateRefused
+        from memdir.store import checked_folder, open_state_file
 
+        try:
+            checked_folder(state_dir)
+        except StateRefused:  # a symlinked `.memdir/` could feed forged parse results: no cache at all
+            return cls.disabled()
         path = state_dir / CACHE_FILE
         handle = None
         try:
@@ -192,13 +198,13 @@ class ParseCache:
             at += len(data) + len(text)
         # ASCII: a file name with undecodable bytes (a lone surrogate here) must survive the trip.
         header = json.dumps({"memdir": self._version, "files": self._toc}, separators=(",", ":"))
-        from memdir.errors import FolderNotFound
-        from memdir.store import atomic_write, ensure_state_dir
+        from memdir.errors import FolderNotFound, StateRefused
+        from memdir.store import ensure_state_dir, write_state_file
 
         try:
             ensure_state_dir(self.path.parent.parent)
-            atomic_write(self.path, b"\n".join([_MAGIC, header.encode("ascii"), b"".join(parts)]), durable=False)
-        except (OSError, FolderNotFound):
+            write_state_file(self.path, b"\n".join([_MAGIC, header.encode("ascii"), b"".join(parts)]))
+        except (OSError, FolderNotFound, StateRefused):
             pass  # a read-only folder, a full disk, a folder removed: the next run parses again
         self._blob_read, self._new, self._changed = b"".join(parts), {}, False
 

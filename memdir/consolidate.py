@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memdir import llm
 from memdir.errors import InvalidMemory, MemdirError, MemoryChanged
 from memdir.model import DESCRIPTION_MAX, FrontmatterError, Memory, NewMemory, name_key, set_fields
-from memdir.store import ensure_state_dir, folder_lock, read_text_if_exists
+from memdir.store import ensure_state_dir, folder_lock, open_state_file, read_text_if_exists
 
 if TYPE_CHECKING:
     from memdir.memory_dir import FileChange, IndexWrite, MemoryDir
@@ -117,7 +117,7 @@ def consolidate_lock(root: Path) -> Iterator[None]:
         yield
         return
     path = ensure_state_dir(root) / LOCK_NAME
-    with open(path, "a+") as handle:
+    with open_state_file(path, append=True) as handle:  # never through a symlink, never a pipe
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -63,3 +63,8 @@ class IndexRefused(MemdirError):
 
 class LockTimeout(MemdirError):
     """Another memdir process held the folder's lock for too long."""
+
+
+class StateRefused(MemdirError):
+    """A folder memdir keeps its own files in (`.memdir/`, `.archive/`, a folder inside them) that is
+    a symlink or not a folder: what memdir writes or reads there could be outside the memory folder."""

@@ -38,7 +38,17 @@ from memdir.gauntlet import (
 )
 from memdir.memory_dir import FileChange, MemoryDir
 from memdir.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, plural, slugify
-from memdir.store import STATE_DIR, atomic_write, ensure_state_dir, folder_lock, log_decisions
+from memdir.store import (
+    atomic_write,
+    checked_folder,
+    ensure_state_dir,
+    folder_lock,
+    log_decisions,
+    read_state_text,
+    state_dir,
+    state_subfolder,
+    write_state_file,
+)
 from memdir.templates import render_memory
 
 SAVE_TOOL = "save_memories"
@@ -215,13 +225,16 @@ def read_messages(path: Path) -> Session:
 
 
 def _state_file(root: Path, name: str) -> Path:
-    return root / STATE_DIR / name
+    """A file of `.memdir/` to read; raises StateRefused when `.memdir/` is a symlink or not a folder."""
+    return state_dir(root) / name
 
 
 def load_cursors(root: Path) -> dict[str, dict[str, Any]]:
+    """The cursors of every session extracted from. Raises NotRegularFile for a symlink or a named
+    pipe in the cursor's place: a forged cursor could skip what a session said."""
     try:
-        data = json.loads(_state_file(root, CURSOR_FILE).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        data = json.loads(read_state_text(_state_file(root, CURSOR_FILE)) or "{}")
+    except (ValueError, UnicodeDecodeError):
         return {}
     return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
@@ -252,7 +265,9 @@ def _save_cursor(root: Path, session: Session, now: dt.datetime) -> None:
     }
     if cursors[session.key]["uuid"] is None:
         del cursors[session.key]["uuid"]
-    atomic_write(ensure_state_dir(root) / CURSOR_FILE, json.dumps(cursors, indent=2, ensure_ascii=False) + "\n")
+    write_state_file(
+        ensure_state_dir(root) / CURSOR_FILE, json.dumps(cursors, indent=2, ensure_ascii=False) + "\n", durable=True
+    )
 
 
 def _inside(path: str, folder: Path, cwd: str | None) -> bool:
@@ -306,12 +321,13 @@ def lock_holder(root: Path, now: float | None = None) -> int | None:
     or its holder is dead)."""
     path = _state_file(root, LOCK_FILE)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        started = path.stat().st_mtime
-    except FileNotFoundError:
-        return None
+        text = read_state_text(path)
+        if text is None:
+            return None
+        data = json.loads(text)
+        started = os.stat(path, follow_symlinks=False).st_mtime
     except (ValueError, OSError, UnicodeDecodeError):
-        return None  # torn or unreadable: a crashed holder
+        return None  # torn or unreadable (a symlink, a pipe: not read): a crashed holder
     pid = data.get("pid") if isinstance(data, dict) else None
     if not isinstance(pid, int) or (now or time.time()) - started > LOCK_STALE_SECONDS or not _pid_alive(pid):
         return None
@@ -325,7 +341,7 @@ def try_lock(root: Path) -> bool:
     for _ in range(3):
         try:
             # Written whole, then linked into place: nobody ever reads a lock without its pid.
-            atomic_write(path, holder + "\n", exclusive=True, durable=False)
+            write_state_file(path, holder + "\n", exclusive=True)
         except FileExistsError:
             if lock_holder(root) is not None:
                 return False
@@ -342,7 +358,7 @@ def release_lock(root: Path) -> None:
     """Remove the lock, if it is still this process's (a run past the hour may have lost it)."""
     path = _state_file(root, LOCK_FILE)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_state_text(path) or "null")
     except (OSError, ValueError, UnicodeDecodeError):
         return
     if isinstance(data, dict) and data.get("pid") == os.getpid():
@@ -352,23 +368,22 @@ def release_lock(root: Path) -> None:
 
 def _has_staged(root: Path) -> bool:
     try:
-        return any(name.endswith(".json") for name in os.listdir(_state_file(root, STAGED_DIR)))
+        return any(name.endswith(".json") for name in os.listdir(checked_folder(_state_file(root, STAGED_DIR))))
     except FileNotFoundError:
         return False
 
 
 def stage(root: Path, request: Request) -> Path:
     """Leave a request for the run that holds the lock."""
-    folder = ensure_state_dir(root) / STAGED_DIR
-    folder.mkdir(exist_ok=True)
+    folder = state_subfolder(root, STAGED_DIR)
     path = folder / f"{time.time_ns():020d}-{os.getpid()}-{uuidlib.uuid4().hex[:8]}.json"
-    atomic_write(path, json.dumps(request.to_json()) + "\n", exclusive=True)
+    write_state_file(path, json.dumps(request.to_json()) + "\n", durable=True, exclusive=True)
     return path
 
 
 def take_staged(root: Path) -> list[Request]:
     """The staged requests, oldest first, removed from the stage; one per path (the latest)."""
-    folder = _state_file(root, STAGED_DIR)
+    folder = checked_folder(_state_file(root, STAGED_DIR))  # a link: its target's files would be removed
     try:
         names = sorted(p for p in os.listdir(folder) if p.endswith(".json"))
     except FileNotFoundError:
@@ -377,7 +392,7 @@ def take_staged(root: Path) -> list[Request]:
     for name in names:
         path = folder / name
         try:
-            request = Request.from_json(json.loads(path.read_text(encoding="utf-8")))
+            request = Request.from_json(json.loads(read_state_text(path) or "{}"))
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
             request = None
         with contextlib.suppress(FileNotFoundError):
@@ -871,14 +886,13 @@ def _unique_name(new: NewMemory, taken: set[str], root: Path, planned: set[str])
 
 def _move_all(root: Path, changes: Sequence[FileChange], run_id: str) -> None:
     """Stage every change's text, then move each into place; on failure, undo the moves made."""
-    staging = ensure_state_dir(root) / STAGING_DIR / run_id
-    staging.mkdir(parents=True, exist_ok=True)
+    staging = checked_folder(state_subfolder(root, STAGING_DIR) / run_id, create=True)
     done: list[FileChange] = []
     try:
         staged = []
         for i, change in enumerate(changes):
             path = staging / f"{i}.md"
-            atomic_write(path, change.after)
+            write_state_file(path, change.after, durable=True)
             staged.append(path)
         for change, path in zip(changes, staged, strict=True):
             target = root / change.path

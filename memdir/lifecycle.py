@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,17 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound, os_error_text
 from memdir.model import FrontmatterError, Memory, Status, name_key, set_fields
-from memdir.store import ARCHIVE_DIR, FileProblem, Scan, atomic_write, folder_lock, read_text_if_exists, scan_folder
+from memdir.store import (
+    ARCHIVE_DIR,
+    FileProblem,
+    Scan,
+    archive_dir,
+    archive_folder_for,
+    atomic_write,
+    folder_lock,
+    read_text_if_exists,
+    scan_folder,
+)
 
 if TYPE_CHECKING:
     from memdir.memory_dir import IndexWrite, MemoryDir
@@ -205,8 +216,10 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
     Under the folder lock: each file is written into the archive with `archived: <today>` and
     `archived_reason` added to its frontmatter (every other byte as it was) before it is removed
     from the folder, so a crash leaves at worst two copies, never none. Each move is logged to
-    `.memdir/log.jsonl`. With `dry_run` nothing is written and no lock is taken.
+    `.memdir/log.jsonl`. With `dry_run` nothing is written and no lock is taken. Raises StateRefused
+    when `.archive/` is a symlink or not a folder.
     """
+    archive_dir(folder.root)
     if dry_run:
         scan = folder.scan()
         moved, kept = plan_prune(folder, scan)
@@ -247,9 +260,8 @@ def _archive(folder: MemoryDir, item: PruneItem) -> None:
         text = set_fields(original, {"archived": folder.today, "archived_reason": item.reason})
     except FrontmatterError:  # it parsed a moment ago; if it no longer does, keep it byte for byte
         text = original
-    destination = folder.root / item.destination
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(destination, text, exclusive=True)
+    destination = archive_folder_for(folder.root, item.path) / PurePosixPath(item.destination).name
+    atomic_write(destination, text, exclusive=True, follow_symlinks=False)  # a link there is not followed
     if read_text_if_exists(source) != original:  # edited meanwhile by something that ignores the lock
         destination.unlink()
         raise MemoryChanged(f"{item.path} changed while memdir was pruning it; left in place, run prune again")
@@ -274,7 +286,7 @@ def _log_entry(item: PruneItem, today: dt.date) -> dict[str, Any]:
 def _free_path(path: Path, taken: set[Path]) -> Path:
     """`path`, or `path` with -2, -3 ... before the suffix when it exists or is already planned."""
     candidate, n = path, 1
-    while candidate.exists() or candidate in taken:
+    while os.path.lexists(candidate) or candidate in taken:
         n += 1
         candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
     return candidate
@@ -407,7 +419,7 @@ def _own_log(log: list[dict[str, Any]], me: str, path: str, in_archive: set[str]
 
 
 def _archive_scan(folder: MemoryDir) -> Scan:
-    root = folder.root / ARCHIVE_DIR
+    root = archive_dir(folder.root)
     return scan_folder(root) if root.is_dir() else Scan(root=root)
 
 
@@ -425,7 +437,7 @@ def _locate(folder: MemoryDir, query: str) -> tuple[Memory | None, str]:
         except MemoryNotFound as exc:
             if not str(exc).startswith("no memory matches"):
                 raise  # ambiguous in the folder: the archive must not pick one silently
-    archive_root = folder.root / ARCHIVE_DIR
+    archive_root = archive_dir(folder.root)
     if not archive_root.is_dir():
         return None, ""
     archived = MemoryDir(archive_root, config=folder.config, today=folder.today, cache=False)

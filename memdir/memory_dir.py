@@ -26,6 +26,7 @@ from memdir.errors import (
     MemoryChanged,
     MemoryExists,
     MemoryNotFound,
+    StateRefused,
     os_error_text,
 )
 from memdir.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links, split_lines
@@ -44,21 +45,25 @@ from memdir.model import (
     slugify,
 )
 from memdir.store import (
-    ARCHIVE_DIR,
     STATE_DIR,
     FileProblem,
     Scan,
     append_lines,
+    archive_folder_for,
     atomic_write,
     ensure_state_dir,
     folder_lock,
     index_inputs,
+    index_link_refusal,
     log_decisions,
     read_text_if_exists,
     refresh_inputs,
     resolved,
     scan_folder,
+    state_dir,
+    state_subfolder,
     unreadable_note,
+    write_state_file,
 )
 from memdir.templates import render_memory
 
@@ -156,9 +161,10 @@ class MemoryDir:
             return scan_folder(self.root, self._cache())
 
     def _cache(self) -> ParseCache:
+        """The parse cache; raises StateRefused when `.memdir/` is a symlink or not a folder."""
         if not self.cache or not self.root.is_dir():
             return ParseCache.disabled()
-        return ParseCache.load(self.root / STATE_DIR)
+        return ParseCache.load(state_dir(self.root))
 
     def list(self, memory_type: MemoryType | None = None) -> list[Memory]:
         memories = self.scan().memories
@@ -167,22 +173,18 @@ class MemoryDir:
     def read_index(self) -> str | None:
         """MEMORY.md's text, None when absent.
 
-        Raises IndexRefused when it is not UTF-8 or is a symlink leading out of the folder (which
-        memdir neither reads nor writes through).
+        Raises IndexRefused when it is not UTF-8 or is a symlink, wherever it leads: the index would
+        be written into its target (a memory's body, a file outside the folder).
         """
         if self.index_path.is_symlink():
             try:
-                inside = resolved(self.index_path).is_relative_to(resolved(self.root))
+                resolved(self.index_path)
             except OSError:
                 raise IndexRefused(
                     f"{self.index_path} is a symlink that leads in a loop; memdir will not follow it"
                 ) from None
-            if not inside:
-                raise IndexRefused(
-                    f"{self.index_path} is a symlink to {os.readlink(self.index_path)}, outside the memory "
-                    "folder; memdir will not read or write through it"
-                )
-        if self.index_path.exists() and not self.index_path.is_file():  # is_file follows a link inside
+            raise IndexRefused(index_link_refusal(self.index_path))
+        if self.index_path.exists() and not self.index_path.is_file():
             raise IndexRefused(
                 f"{self.index_path} is not a regular file (a folder, named pipe, socket or device); memdir "
                 "will not read or replace it"
@@ -275,7 +277,12 @@ class MemoryDir:
         """Run the lint rules: `select` (else the config's, else the default set), plus
         `extend_select`, minus `ignore` (both added to the config's). Raises ValueError for an
         unknown selector."""
-        return self._lint(self._rules(select, ignore, extend_select), self.scan())
+        folder = self
+        try:
+            state_dir(self.root)
+        except StateRefused:  # a finding (S007), not the end of the run: lint without the cache
+            folder = MemoryDir(self.root, self.config, self.today, self.caps, cache=False)
+        return folder._lint(self._rules(select, ignore, extend_select), folder.scan())
 
     def fix(
         self,
@@ -475,7 +482,7 @@ class MemoryDir:
         else:
             assert dry_run, "an index is only written over the file as it is on disk"
         # The first rewrite of this MEMORY.md by memdir: nothing of it was ever kept in .memdir/.
-        first_run = not (self.root / STATE_DIR / f"{INDEX_NAME}.prev").exists()
+        first_run = not os.path.lexists(self.root / STATE_DIR / f"{INDEX_NAME}.prev")
         missing = self._missing_targets(previous or "")
         if drop_missing:
             drop = [*drop, *missing]
@@ -510,7 +517,7 @@ class MemoryDir:
         run after run, each line that left MEMORY.md (a hand-tuned entry, a duplicate).
         """
         state = ensure_state_dir(self.root)
-        atomic_write(state / f"{INDEX_NAME}.prev", previous)
+        write_state_file(state / f"{INDEX_NAME}.prev", previous, durable=True)
         removed = Counter(split_lines(previous)) - Counter(split_lines(new))
         gone = []
         for line in split_lines(previous):  # in file order, each removed copy once
@@ -525,10 +532,9 @@ class MemoryDir:
 
     def save_draft(self, file_name: str, text: str) -> Path:
         """Keep text a person typed that memdir could not accept, so no edit is ever lost."""
-        drafts = ensure_state_dir(self.root) / "drafts"
-        drafts.mkdir(exist_ok=True)
+        drafts = state_subfolder(self.root, "drafts")
         path = _free_path(drafts / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{PurePosixPath(file_name).name}")
-        atomic_write(path, text, exclusive=True)
+        write_state_file(path, text, durable=True, exclusive=True)
         return path
 
     # --- the write path: every new memory goes through `screen` and `store` -----------------------
@@ -759,8 +765,8 @@ class MemoryDir:
             if purge:
                 source.unlink()
             else:
-                destination = _free_path(self.root / ARCHIVE_DIR / found.path)
-                destination.parent.mkdir(parents=True, exist_ok=True)
+                folder = archive_folder_for(self.root, found.path)  # refuses a symlink on the way
+                destination = _free_path(folder / PurePosixPath(found.path).name)
                 shutil.move(source, destination)
             if log:
                 log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
@@ -889,7 +895,7 @@ class MemoryDir:
 def _free_path(path: Path) -> Path:
     """`path`, or `path` with -2, -3 ... before the suffix when something is already there."""
     candidate, n = path, 1
-    while candidate.exists():
+    while os.path.lexists(candidate):
         n += 1
         candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
     return candidate

@@ -71,12 +71,13 @@ from memdir.store import (
     STATE_DIR,
     FileProblem,
     append_lines,
-    atomic_write,
     ensure_state_dir,
     list_files,
     load_file,
     read_jsonl,
     rotate_log,
+    state_dir,
+    write_state_file,
 )
 
 if TYPE_CHECKING:
@@ -773,7 +774,7 @@ def load_index(folder: MemoryDir) -> _Index:
     cache off, built from the files and not written."""
     listed, listing_problems = _listed(folder.root)
     digest = _digest(listed)
-    path = folder.root / STATE_DIR / INDEX_FILE
+    path = (state_dir(folder.root) if folder.cache else folder.root / STATE_DIR) / INDEX_FILE
     old: _Stored | None = None
     if folder.cache:
         try:
@@ -794,7 +795,7 @@ def load_index(folder: MemoryDir) -> _Index:
         stable = [(rel, "", key) for rel, key, _ in built.files]
         try:
             ensure_state_dir(folder.root)
-            atomic_write(path, built.encode(_digest(stable)), durable=False)
+            write_state_file(path, built.encode(_digest(stable)))
         except OSError:
             pass  # a read-only folder: recall works, it only rebuilds each time
     built.unreadable = listing_problems + built.unreadable
@@ -807,7 +808,7 @@ def _build(folder: MemoryDir, listed: Listed, old: _Stored | None) -> _Built:
         known = dict(old.unreadable) if old is not None else {}
     except (ValueError, LookupError, TypeError):
         reusable, known = {}, {}
-    cache = ParseCache.load(folder.root / STATE_DIR) if folder.cache else ParseCache.disabled()
+    cache = ParseCache.load(state_dir(folder.root)) if folder.cache else ParseCache.disabled()
     docs: list[_Doc] = []
     terms: list[tuple[list[str], list[str]]] = []
     files: list[list[Any]] = []
@@ -1146,7 +1147,7 @@ def write_log(root: Path, result: RecallResult) -> Path:
 
 def read_log(root: Path) -> list[dict[str, Any]]:
     """The recalls logged in `<root>/.memdir/recall.jsonl`, oldest first (unreadable lines skipped)."""
-    return read_jsonl(root / STATE_DIR / LOG_FILE)
+    return read_jsonl(state_dir(root) / LOG_FILE)
 
 
 def recalled_memories(folder: MemoryDir, result: RecallResult) -> list[Memory]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import IndexRefused
 from memdir.model import MemoryType, Status
-from memdir.store import ARCHIVE_DIR, STATE_DIR, iter_jsonl, scan_folder
+from memdir.store import archive_dir, iter_jsonl, scan_folder, state_dir
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
@@ -207,7 +207,7 @@ def _index_figures(folder: MemoryDir, scan: Any) -> IndexFigures:
 
 
 def _archived_count(folder: MemoryDir, notes: list[str]) -> int:
-    root = folder.root / ARCHIVE_DIR
+    root = archive_dir(folder.root)  # StateRefused for a symlink: not counted through it
     if not root.is_dir():
         return 0
     try:
@@ -223,7 +223,7 @@ def _recall_figures(folder: MemoryDir, notes: list[str]) -> RecallFigures:
     recalls = returned = empty = 0
     recalled: set[str] = set()
     try:  # streamed: a log that escaped rotation can be hundreds of megabytes
-        for entry in iter_jsonl(folder.root / STATE_DIR / LOG_FILE):
+        for entry in iter_jsonl(state_dir(folder.root) / LOG_FILE):
             chosen = entry.get("chosen")
             if not isinstance(chosen, list):
                 continue  # a foreign line

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from memdir.cache import ParseCache, file_key
-from memdir.errors import FolderNotFound, LockTimeout
+from memdir.errors import FolderNotFound, LockTimeout, StateRefused
 from memdir.index import Indexable
 from memdir.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
 
@@ -328,20 +328,27 @@ def read_text_if_exists(path: Path) -> str | None:
 # --- writing -------------------------------------------------------------------------------
 
 
-def atomic_write(path: Path, text: str | bytes, *, exclusive: bool = False, durable: bool = True) -> None:
+def atomic_write(
+    path: Path, text: str | bytes, *, exclusive: bool = False, durable: bool = True, follow_symlinks: bool = True
+) -> None:
     """Replace `path` with `text` so that readers see the old file or the new one, never half.
 
     Writes a temporary file in the same folder, fsyncs it and renames it over the target. With
     `exclusive`, refuses (FileExistsError) when the target already exists. A symlinked target is
-    written through, so the link survives. `durable=False` skips the fsyncs, for files such as
+    written through, so the link survives; with `follow_symlinks=False` the link itself is replaced
+    (memdir's own files: see write_state_file). `durable=False` skips the fsyncs, for files such as
     caches that may be lost in a crash but must never be seen half-written.
     """
     path = Path(path)
-    if path.is_symlink():
+    if follow_symlinks and path.is_symlink():
         path = resolved(path)
-    if exclusive and path.exists():
+    try:
+        status: os.stat_result | None = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        status = None
+    if exclusive and status is not None:
         raise FileExistsError(errno.EEXIST, "file exists", str(path))
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    mode = status.st_mode & 0o7777 if status is not None and stat.S_ISREG(status.st_mode) else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -386,16 +393,18 @@ def rotate_log(path: Path, incoming: int = 0) -> None:
     """When `incoming` more bytes would take the log at `path` past LOG_MAX_BYTES, rename it to
     `<name>.1` (replacing an older one), so that a log memdir appends to never grows without bound."""
     try:
-        if path.stat().st_size + incoming > LOG_MAX_BYTES:
-            os.replace(path, path.with_name(path.name + ".1"))
+        status = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:
-        pass
+        return
+    # Not a log's size but a link's or a pipe's: left in place, for the append to refuse and name it.
+    if stat.S_ISREG(status.st_mode) and status.st_size + incoming > LOG_MAX_BYTES:
+        os.replace(path, path.with_name(path.name + ".1"))
 
 
 def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
     """Append whole lines to a log in one O_APPEND write, so that writers at once never interleave
-    within a line; `durable` waits for the disk. Raises NotRegularFile for a named pipe, socket or
-    device in the log's place."""
+    within a line; `durable` waits for the disk. Raises NotRegularFile for a named pipe, socket,
+    device or symlink in the log's place."""
     fd = _open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         os.write(fd, data)
@@ -405,10 +414,138 @@ def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
         os.close(fd)
 
 
+# --- memdir's own files: .memdir/ and .archive/ ----------------------------------------------------
+#
+# Everything memdir keeps of its own (locks, logs, caches, the previous index, drafts, archived
+# memories) stays inside the memory folder. A folder someone cloned can hold a `.memdir` or
+# `.archive` symlink, or a symlink in place of a log: each folder is checked (checked_folder) and
+# each file opened without following a final symlink (_open_regular) or replaced rather than
+# written through (write_state_file).
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX; Windows symlinks need privileges to make
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class SymlinkRefused(NotRegularFile):
+    """A symlink where memdir keeps a file of its own: following it could read or write any file on
+    the machine, so memdir does neither."""
+
+    def __init__(self, path: Path | str) -> None:
+        message = "a symlink, not followed (memdir's own files must be regular files; remove the link)"
+        OSError.__init__(self, errno.ELOOP, message, str(path))
+
+
+def checked_folder(path: Path, *, create: bool = False) -> Path:
+    """`path`, a folder memdir keeps its own files in (`.memdir/`, `.archive/`, a folder inside them),
+    created when missing with `create`. Raises StateRefused when a symlink or anything but a folder
+    stands there: whatever memdir put in it could be outside the memory folder."""
+    if create:
+        with contextlib.suppress(FileExistsError):  # mkdir never follows a symlink standing there
+            os.mkdir(path)
+    try:
+        status = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        if create:
+            raise
+        return path  # nothing there yet: whoever needs it creates it, through here
+    if stat.S_ISLNK(status.st_mode):
+        target = os.readlink(path)
+        raise StateRefused(
+            f"{path} is a symlink (to {target}); memdir keeps its own files only in a real folder inside the "
+            f"memory folder. Replace the link by a folder (move in what it should keep)"
+        )
+    if not stat.S_ISDIR(status.st_mode):
+        raise StateRefused(f"{path} is not a folder; memdir keeps its own files there. Move it away or rename it")
+    return path
+
+
+def ensure_state_dir(root: Path) -> Path:
+    """Create `<root>/.memdir/`, which ignores itself for git, and return it, checked (StateRefused
+    for a symlink or a file there). Raises FolderNotFound when `root` itself is gone: a lock or a
+    log must never bring back a folder someone removed."""
+    try:
+        state = checked_folder(root / STATE_DIR, create=True)
+    except FileNotFoundError:
+        raise FolderNotFound(f"memory folder {root} does not exist (was it removed?)") from None
+    ignore = state / ".gitignore"
+    if not os.path.lexists(ignore):
+        write_state_file(ignore, "# memdir's own state: locks, caches, logs. Not for git.\n*\n", durable=True)
+    return state
+
+
+def state_dir(root: Path) -> Path:
+    """`<root>/.memdir/` to read from: checked as ensure_state_dir does, never created."""
+    return checked_folder(root / STATE_DIR)
+
+
+def state_subfolder(root: Path, name: str) -> Path:
+    """`<root>/.memdir/<name>/` (drafts, staged requests), created and checked."""
+    return checked_folder(ensure_state_dir(root) / name, create=True)
+
+
+def archive_dir(root: Path) -> Path:
+    """`<root>/.archive/`, checked (StateRefused for a symlink or a file there), not created."""
+    return checked_folder(root / ARCHIVE_DIR)
+
+
+def archive_folder_for(root: Path, rel: str) -> Path:
+    """The folder of the archive that the memory at `rel` (relative to `root`) goes into, created
+    and checked at every level: `.archive/team/` is as much memdir's as `.archive/` itself."""
+    folder = checked_folder(root / ARCHIVE_DIR, create=True)
+    for part in Path(rel).parent.parts:
+        folder = checked_folder(folder / part, create=True)
+    return folder
+
+
+def escapes(root: Path) -> list[tuple[str, str]]:
+    """The paths of `root` that memdir refuses to use, each with why: a `.memdir` or `.archive` that
+    is a symlink or not a folder, and a MEMORY.md that is a symlink (lint S007 reports them)."""
+    found = []
+    for name in (STATE_DIR, ARCHIVE_DIR):
+        try:
+            checked_folder(root / name)
+        except StateRefused as exc:
+            found.append((name, str(exc).removeprefix(str(root / name)).lstrip()))
+    if os.path.islink(root / INDEX_NAME):
+        found.append((INDEX_NAME, index_link_refusal(root / INDEX_NAME).removeprefix(str(root / INDEX_NAME)).lstrip()))
+    return found
+
+
+def index_link_refusal(path: Path) -> str:
+    """Why MEMORY.md at `path`, a symlink, is neither read nor written: wherever it points, the index
+    would be written into another file (a memory's body, a file outside the folder)."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return (
+        f"{path} is a symlink (to {target}); memdir does not read or write the index through a link. "
+        "Replace it by a regular file"
+    )
+
+
+def write_state_file(path: Path, data: str | bytes, *, durable: bool = False, exclusive: bool = False) -> None:
+    """Write one of memdir's own files atomically, in a folder the caller has checked: a symlink in
+    its place is replaced, never written through (atomic_write)."""
+    atomic_write(path, data, durable=durable, exclusive=exclusive, follow_symlinks=False)
+
+
+def read_state_text(path: Path) -> str | None:
+    """The text of one of memdir's own small files (a cursor, a lock's holder), None when missing.
+    Raises NotRegularFile (SymlinkRefused among them) for anything but a regular file, at once, and
+    UnicodeDecodeError for bytes that are not UTF-8."""
+    try:
+        handle = open_state_file(path)
+    except FileNotFoundError:
+        return None
+    with handle:
+        return handle.read().decode("utf-8")
+
+
 def open_state_file(path: Path, *, append: bool = False) -> BinaryIO:
     """Open a file of `.memdir/` (a log, a cache, an index) to read, or with `append` to add to (created
-    when missing). Raises NotRegularFile, at once, when a named pipe, socket or device is in its place,
-    and OSError as open() does."""
+    when missing). Raises NotRegularFile, at once, when a named pipe, socket, device or symlink is in
+    its place, and OSError as open() does."""
     if append:
         return open(_open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
     return open(_open_regular(path, os.O_RDONLY), "rb")
@@ -416,13 +553,16 @@ def open_state_file(path: Path, *, append: bool = False) -> BinaryIO:
 
 def _open_regular(path: Path | str, flags: int) -> int:
     """A descriptor of the regular file at `path`, opened with `flags` (O_CREAT creates it). Never
-    waits: opening a named pipe blocks until the other end is opened too, so it is opened
+    follows a symlink at `path` (SymlinkRefused: O_CREAT would create its target, anywhere) and
+    never waits: opening a named pipe blocks until the other end is opened too, so it is opened
     non-blocking (to write with no reader, that fails with ENXIO) and then refused."""
     try:
-        fd = os.open(path, flags | _NONBLOCK | _BINARY, 0o666)
+        fd = os.open(path, flags | _NONBLOCK | _BINARY | _NOFOLLOW | _CLOEXEC, 0o666)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a named pipe without a reader, a socket, a device with no unit
             raise NotRegularFile(path) from None
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):  # EMLINK: FreeBSD's word
+            raise SymlinkRefused(path) from None
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -454,7 +594,8 @@ def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a log, as iter_jsonl; a named pipe or other non-file there reads as no log."""
+    """The JSON objects of a log, as iter_jsonl; a named pipe, symlink or other non-file there reads
+    as no log."""
     try:
         return list(iter_jsonl(path))
     except NotRegularFile:
@@ -492,26 +633,13 @@ def _masked(value: Any, mask: Callable[[str], str]) -> Any:
 
 
 def decision_log_path(root: Path) -> Path:
-    return root / STATE_DIR / DECISION_LOG
+    """The decision log, to read; raises StateRefused when `.memdir/` is a symlink or not a folder."""
+    return state_dir(root) / DECISION_LOG
 
 
 def read_decisions(root: Path) -> list[dict[str, Any]]:
     """The logged decisions, oldest first; torn lines are skipped."""
     return read_jsonl(decision_log_path(root))
-
-
-def ensure_state_dir(root: Path) -> Path:
-    """Create `<root>/.memdir/`, which ignores itself for git. Raises FolderNotFound when `root`
-    itself is gone: a lock or a log must never bring back a folder someone removed."""
-    state = root / STATE_DIR
-    try:
-        state.mkdir(exist_ok=True)
-    except FileNotFoundError:
-        raise FolderNotFound(f"memory folder {root} does not exist (was it removed?)") from None
-    ignore = state / ".gitignore"
-    if not ignore.exists():
-        atomic_write(ignore, "# memdir's own state: locks, caches, logs. Not for git.\n*\n")
-    return state
 
 
 @contextlib.contextmanager

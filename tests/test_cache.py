@@ -208,11 +208,16 @@ def test_a_warm_index_reads_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert not [name for name in opened if name.endswith(".md") and "MEMORY" not in name]
 
 
-def test_an_unwritable_state_folder_is_no_error(tmp_path: Path) -> None:
+def test_a_file_in_place_of_the_state_folder_is_refused(tmp_path: Path) -> None:
+    """Once scanned around, without a cache; now refused like a symlinked `.memdir` (test_escapes.py):
+    memdir keeps its state in a real folder or not at all. Without the cache, nothing is refused."""
+    from memdir.errors import StateRefused
+
     folder = make_folder(tmp_path)
     (folder / STATE_DIR).write_text("a file where the state folder should be")
-    assert len(MemoryDir(folder).scan().memories) == 4
-    assert len(MemoryDir(folder).scan().memories) == 4
+    with pytest.raises(StateRefused, match="is not a folder"):
+        MemoryDir(folder).scan()
+    assert len(MemoryDir(folder, cache=False).scan().memories) == 4
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through read-only permissions")

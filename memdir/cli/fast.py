@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdir.cli.errors import GLOBAL_FLAGS, GLOBAL_WITH_VALUE, hoist_global_options, report_failure
+from memdir.errors import MemdirError, os_error_text
 
 _FLAGS = {"--check": "check", "--stdout": "stdout", "--drop-missing": "drop_missing"}
 _FORMAT = ("--format", "-f")
@@ -145,6 +146,8 @@ def run_hook(event: str, st: State) -> int:
                 sys.stdout.flush()
     except KeyboardInterrupt:
         return 130
+    except (MemdirError, OSError) as exc:  # expected: a refused `.memdir/`, a log that is a symlink
+        notes.append(os_error_text(exc) if isinstance(exc, OSError) else str(exc))
     except Exception as exc:
         if os.environ.get("MEMDIR_DEBUG"):
             raise

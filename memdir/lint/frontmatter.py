@@ -75,7 +75,8 @@ def invalid_frontmatter(ctx: LintContext) -> Iterator[Hit]:
 )  # fmt: skip
 def unreadable_file(ctx: LintContext) -> Iterator[Hit]:
     yield from _problems(ctx, "unreadable")
-    index_reported = any(p.path == INDEX_NAME for p in ctx.scan.problems)  # e.g. by S001
+    # Reported by S001 (a link out of the folder) or S007 (any other link) instead.
+    index_reported = any(p.path == INDEX_NAME for p in ctx.scan.problems) or (ctx.root / INDEX_NAME).is_symlink()
     if ctx.index_problem is not None and not index_reported:
         yield Hit(INDEX_NAME, None, ctx.index_problem)
 

@@ -25,6 +25,27 @@ def symlink_outside(ctx: LintContext) -> Iterator[Hit]:
             yield Hit(problem.path, None, problem.message)
 
 
+@rule(
+    "S007", "state-escape", Severity.ERROR,
+    "Finds a `.memdir` or `.archive` that is a symlink or not a folder, and a MEMORY.md that is a symlink.",
+    why="""memdir keeps its locks, logs, parse cache (the full text of every memory), the previous
+    MEMORY.md and archived memories in `.memdir/` and `.archive/`. Through a symlink they would be
+    written wherever it points, and a forged cache or log read from there; through a symlinked
+    MEMORY.md, the index would be written into another file, such as a memory's body. memdir refuses
+    to use them (`memdir index` and the commands that read the folder exit 2, or 1 for MEMORY.md);
+    lint names them.""",
+    example=".memdir -> /home/ana/.ssh\nMEMORY.md -> user_role.md",
+    instead="Real folders named `.memdir` and `.archive` (or none: memdir creates them), and a regular MEMORY.md.",
+)  # fmt: skip
+def state_escape(ctx: LintContext) -> Iterator[Hit]:
+    from memdir.store import escapes
+
+    named = {problem.path for problem in ctx.scan.problems}  # a MEMORY.md leading out or in a loop: S001, F003
+    for path, message in escapes(ctx.root):
+        if path not in named:
+            yield Hit(path, None, message)
+
+
 def _texts(ctx: LintContext) -> Iterator[tuple[str, str]]:
     """(path, text) of every file a person or agent might commit: memories, MEMORY.md, and the
     markdown files that failed to parse (a secret in broken frontmatter is still a leak)."""
