@@ -12,12 +12,12 @@ from memdir.errors import MemdirError
 from memdir.index import Caps, IndexResult
 from memdir.memory_dir import MemoryDir
 from memdir.model import Memory, MemoryType, NewMemory
+from memdir.version import __version__
 
 if TYPE_CHECKING:
     from memdir.context import Context, ContextFormat
     from memdir.tools import MemoryTools
 
-__version__ = "0.1.0"
 
 # Loaded on first use: `memdir index` in a session-start hook imports this package and needs neither.
 _LAZY = {"Context": "memdir.context", "ContextFormat": "memdir.context", "MemoryTools": "memdir.tools"}

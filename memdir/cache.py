@@ -75,9 +75,9 @@ class ParseCache:
         """The cache in `state_dir`, or an empty one when it is missing, unreadable, not ours or not
         a regular file (a named pipe there would block the read, a symlink could be anyone's; `save`
         replaces either). None at all when `state_dir` is a symlink or not a folder."""
-        from memdir import __version__
         from memdir.errors import StateRefused
         from memdir.store import checked_folder, open_state_file
+        from memdir.version import __version__
 
         try:
             checked_folder(state_dir)

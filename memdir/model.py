@@ -676,6 +676,15 @@ class Memory:
         """Why this memory must not be indexed, or None when it may be."""
         return exclusion(self.status, self.superseded, self.expires, today)
 
+    def to_post(self) -> Any:
+        """The memory as a python-frontmatter `Post` (its fields and body), for a harness built on
+        that library. A copy: editing it changes no file (write through `MemoryDir.update`)."""
+        import frontmatter  # only for harnesses that ask
+
+        post = frontmatter.Post(self.body.strip())  # as frontmatter.loads reads the same file
+        post.metadata.update(self.fields)  # not as keywords: a field may be called `content`
+        return post
+
     def line_of(self, key: str) -> int:
         """1-based line of a top-level frontmatter key, else the first line of the file."""
         found = _key_line(self.doc.yaml_text, key)
@@ -859,6 +868,31 @@ class NewMemory:
     @property
     def file_name(self) -> str:
         return file_name_for(self.type, self.name)
+
+    @classmethod
+    def from_post(cls, post: Any, created: dt.date | None = None) -> NewMemory:
+        """A new memory from a python-frontmatter `Post` that a harness composed: `type`, `name`
+        and `description` from its metadata, the body from its content, every other field kept.
+        Raises InvalidMemory when the type is missing or not one of memdir's four."""
+        fields = dict(post.metadata)
+        raw_type = one_line(fields.pop("type", None)).lower()
+        try:
+            memory_type = MemoryType(raw_type)
+        except ValueError:
+            kinds = ", ".join(t.value for t in MemoryType)
+            raise InvalidMemory(f"a memory's type is one of {kinds}, not {raw_type or 'missing'!r}") from None
+        importance = fields.pop("importance", None)
+        expires = _as_date(fields.pop("expires", None))
+        return cls(
+            type=memory_type,
+            name=one_line(fields.pop("name", None)),
+            description=one_line(fields.pop("description", None)),
+            body=str(post.content),
+            created=_as_date(fields.pop("created", None)) or created or dt.date.today(),
+            importance=float(importance) if isinstance(importance, int | float) else None,
+            expires=expires,
+            extra=fields,
+        )
 
     def absolutize_dates(self) -> list[tuple[str, DateSpan]]:
         """Rewrite relative dates in every text field as ISO dates counted from `created`.

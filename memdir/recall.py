@@ -546,7 +546,7 @@ class _Built(_Index):
 
     def encode(self, digest: str) -> bytes:
         """The index file: a magic line, a header, then sections the reader finds by their sizes."""
-        from memdir import __version__
+        from memdir.version import __version__
 
         def lines(rows: Iterable[Any]) -> tuple[bytes, list[int]]:
             encoded = [json.dumps(row, ensure_ascii=True, separators=(",", ":")).encode() + b"\n" for row in rows]
@@ -613,8 +613,8 @@ class _Stored(_Index):
     def read(cls, path: Path) -> tuple[_Stored, str]:
         """The index at `path` and the digest it was built for. Raises OSError (NotRegularFile for a
         named pipe or the like, which must not be opened blocking) or ValueError."""
-        from memdir import __version__
         from memdir.store import open_state_file
+        from memdir.version import __version__
 
         with open_state_file(path) as handle:
             try:  # mapped, not read: a query touches a few pages of a file that may be megabytes

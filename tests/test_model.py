@@ -445,3 +445,32 @@ def test_the_retry_costs_one_more_yaml_parse_at_most(monkeypatch: pytest.MonkeyP
     used.clear()
     parse_document("---\n" + "".join(f"k{'_' * i}: [open\n" for i in range(100)) + "---\n")
     assert used == ["safe", "fast"]  # the strict text looks 100 levels deep; the retry's quoted lines do not
+
+
+# --- python-frontmatter: a Post in, a Post out ----------------------------------------------------
+
+
+def test_a_memory_reads_as_a_python_frontmatter_post() -> None:
+    import frontmatter
+
+    text = "---\nname: lint\ndescription: Lint first\ntype: feedback\ncontent: a field named content\n---\nRun it.\n"
+    post = Memory(path="feedback_lint.md", doc=parse_document(text)).to_post()
+    assert isinstance(post, frontmatter.Post)
+    assert (
+        post.content == "Run it." and post["name"] == "lint"
+    )  # stripped, as frontmatter.loads reads it and post["content"] == "a field named content"
+
+
+def test_a_post_becomes_a_new_memory_through_the_write_path(tmp_path: Path) -> None:
+    import frontmatter
+
+    from memdir import MemoryDir
+
+    post = frontmatter.Post("Run `npm run lint` first.", type="Feedback", name="lint first", description="Lint first")
+    post["importance"], post["originSessionId"] = 0.8, "abc"
+    new = NewMemory.from_post(post)
+    assert (new.type, new.importance, new.extra) == (MemoryType.FEEDBACK, 0.8, {"originSessionId": "abc"})
+    memory, _ = MemoryDir(tmp_path).add(new)
+    assert memory.fields["originSessionId"] == "abc" and memory.body.strip() == "Run `npm run lint` first."
+    with pytest.raises(InvalidMemory, match="handoff"):
+        NewMemory.from_post(frontmatter.Post("x", type="handoff", name="n", description="d"))

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from memdir import __version__
 from memdir.cli.errors import hoist_global_options, report_failure
 from memdir.cli.state import OutputFormat, State
+from memdir.version import __version__
 
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 

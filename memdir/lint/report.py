@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from memdir import __version__
 from memdir.lint import LintReport
 from memdir.lint.registry import Applicability, Finding, Rule, Severity
 from memdir.model import plural
+from memdir.version import __version__
 
 ShowPath = Callable[[str], str]
 
