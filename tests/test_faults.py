@@ -8,6 +8,7 @@ says it has reached the moment under test. Timeouts only stop a test that would 
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import json
 import os
@@ -214,6 +215,7 @@ def _prunable(root: Path) -> None:
     (root / ".archive").mkdir()  # an earlier memory of the same file name, archived long ago
     (root / ".archive" / "project_launch.md").write_text("---\nname: launch\ndescription: Old\ntype: project\n---\n")
     (root / "MEMORY.md").write_text("# Memory\n")
+    MemoryDir(root, today=dt.date(2026, 11, 15)).write_index()  # a week ago: freeze and launch are listed
 
 
 _DIE_AT_STEP = DYING + "run_memdir(3)\n"
@@ -240,6 +242,7 @@ def test_prune_killed_at_any_write_step_is_finished_by_the_next_prune(tmp_path: 
     steps = int(done.stderr.rsplit("steps=", 1)[1])
     expected, expected_log = _files(reference), _log_lines(reference)
     assert len(expected_log) == 3 and ".archive/project_launch-2.md" in expected
+    assert "freeze" not in expected["MEMORY.md"].decode() and "offsite" in expected["MEMORY.md"].decode()
     for step in range(1, steps + 1):
         for when in ("before", "after"):
             root = tmp_path / f"{step}-{when}"
