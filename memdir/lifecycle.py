@@ -134,7 +134,7 @@ class PruneResult:
     moved: list[PruneItem]
     kept: list[PruneKept]
     dry_run: bool
-    index: IndexWrite | None = None  # the one re-index after the moves (None in a dry run or when nothing moved)
+    index: IndexWrite | None = None  # the one re-index after the moves (None in a dry run, or nothing to drop)
     problems: list[FileProblem] = field(default_factory=list)  # files that failed to load as memories
     error: str | None = None  # why prune stopped before moving everything it planned (`moved` did move)
 
