@@ -232,7 +232,7 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
 
         def log(item: PruneItem) -> None:
             nonlocal log_error
-            if log_error is not None or (item.path, item.destination) in logged:
+            if log_error is not None or (item.archived is not None and (item.path, item.destination) in logged):
                 return
             try:
                 log_decisions(folder.root, [_log_entry(item, folder.today)])
@@ -332,7 +332,11 @@ def _archived_by_a_killed_prune(
     missing = folder._missing_targets(index_text or "")
     if not missing:
         return []
-    archived = {file for file, to in _logged_moves(read_log(folder.root)) if (folder.root / to).exists()}
+    try:
+        log = read_log(folder.root)
+    except OSError:  # an unreadable log: the entries stay, as they would without it
+        return []
+    archived = {file for file, to in _logged_moves(log) if (folder.root / to).exists()}
     return [path for path in missing if path in archived]
 
 
