@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -141,6 +141,46 @@ def test_append_lines_is_whole_or_nothing(tmp_path: Path, monkeypatch: pytest.Mo
     log.write_bytes(b'{"n": 1}\n{"n": 4, "to')  # torn by something else
     append_lines(log, b'{"n": 5}\n{"n": 6}\n')
     assert read_jsonl(log) == [{"n": 1}, {"n": 5}, {"n": 6}]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real file system of 64 KiB (a tmpfs): needs root and Linux, else the test is skipped."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if not sys.platform.startswith("linux") or os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a small tmpfs needs root on Linux")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_an_append_to_a_really_full_disk_is_whole_or_nothing(small_disk: Path) -> None:
+    """The real thing: write(2) on a full tmpfs writes what fits in the log's last page and returns
+    that count; memdir cuts it off again and raises ENOSPC."""
+    log = small_disk / "recall.jsonl"
+    first = b'{"query": "' + b"a" * (4096 - 40 - 14) + b'"}\n'  # 40 bytes short of a page
+    append_lines(log, first)
+    filler = small_disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        with pytest.raises(OSError):
+            while True:
+                os.write(fd, b"\0" * 4096)
+    finally:
+        os.close(fd)
+    line = b'{"query": "' + b"b" * 1500 + b'"}\n'
+    with pytest.raises(OSError) as raised:
+        append_lines(log, line)
+    assert raised.value.errno == errno.ENOSPC
+    assert log.read_bytes() == first
+    filler.unlink()
+    append_lines(log, line)
+    assert [len(entry["query"]) for entry in read_jsonl(log)] == [4096 - 40 - 14, 1500]
 
 
 @needs_proc
