@@ -2,8 +2,9 @@
 superseded memories into `.archive/`, and the history of one memory. Nothing here prints.
 
 Pruning never deletes: each file is written into `.archive/` (with `archived` and `archived_reason`
-added to its frontmatter) before it leaves the folder, and each move is logged to `.memdir/log.jsonl`,
-where `memdir history` and `memdir stats` read it back. Consolidation lives in memdir/consolidate.py.
+added to its frontmatter) and its move logged to `.memdir/log.jsonl` (where `memdir history` and
+`memdir stats` read it back) before it leaves the folder. A prune killed in between is finished by
+the next one, with the same file and the same log line. Consolidation lives in memdir/consolidate.py.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import calendar
 import datetime as dt
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound, os_error_text
-from memdir.model import FrontmatterError, Memory, Status, name_key, set_fields
+from memdir.model import FrontmatterError, Memory, Status, name_key, parse_document, set_fields
 from memdir.store import (
     ARCHIVE_DIR,
     FileProblem,
@@ -126,6 +127,9 @@ class PruneItem:
     reason: str  # "expired 2026-11-01" | "superseded by feedback_x.md": written as `archived_reason`
     destination: str  # relative to the folder, under .archive/
     superseded_by: str | None = None
+    # The `archived` date of the copy a killed prune already wrote at `destination`: that move is
+    # finished (the original removed, its log line written unless it was), not made again.
+    archived: dt.date | None = None
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,7 @@ class PruneResult:
     moved: list[PruneItem]
     kept: list[PruneKept]
     dry_run: bool
-    index: IndexWrite | None = None  # the one re-index after the moves (None in a dry run or when nothing moved)
+    index: IndexWrite | None = None  # the one re-index after the moves (None in a dry run, or nothing to drop)
     problems: list[FileProblem] = field(default_factory=list)  # files that failed to load as memories
     error: str | None = None  # why prune stopped before moving everything it planned (`moved` did move)
 
@@ -176,7 +180,7 @@ def plan_prune(folder: MemoryDir, scan: Scan | None = None) -> tuple[list[PruneI
             kind, reason = "expired", f"expired {memory.expires.isoformat()}"
         else:
             continue
-        destination = _free_path(folder.root / ARCHIVE_DIR / memory.path, taken)
+        destination, archived = _destination(folder, memory, reason, taken)
         taken.add(destination)
         moved.append(
             PruneItem(
@@ -185,6 +189,7 @@ def plan_prune(folder: MemoryDir, scan: Scan | None = None) -> tuple[list[PruneI
                 reason,
                 destination.relative_to(folder.root).as_posix(),
                 successor if kind == "superseded" else None,
+                archived,
             )
         )
     return moved, kept
@@ -213,10 +218,11 @@ def _chain_problem(memory: Memory, by_ref: dict[str, Memory]) -> str | None:
 def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
     """Move expired and superseded memories into `.archive/`, record why, and re-index once.
 
-    Under the folder lock: each file is written into the archive with `archived: <today>` and
-    `archived_reason` added to its frontmatter (every other byte as it was) before it is removed
-    from the folder, so a crash leaves at worst two copies, never none. Each move is logged to
-    `.memdir/log.jsonl`. With `dry_run` nothing is written and no lock is taken. Raises StateRefused
+    Under the folder lock, each memory is written into the archive with `archived: <today>` and
+    `archived_reason` added to its frontmatter (every other byte as it was), its move is logged to
+    `.memdir/log.jsonl`, and only then is it removed from the folder: a crash leaves at worst two
+    copies, never none, and the next prune finishes that move (see `plan_prune`) and drops index
+    entries of memories a prune archived. With `dry_run` nothing is written and no lock is taken. Raises StateRefused
     when `.archive/` is a symlink or not a folder.
     """
     archive_dir(folder.root)
@@ -224,48 +230,126 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
         scan = folder.scan()
         moved, kept = plan_prune(folder, scan)
         return PruneResult(moved, kept, dry_run=True, problems=scan.problems)
-    from memdir.store import log_decisions
+    from memdir.store import log_decisions, read_decisions
 
     with folder_lock(folder.root):
-        folder.read_index()  # refuse before anything moves if MEMORY.md cannot be rewritten
+        index_text = folder.read_index()  # refuse before anything moves if MEMORY.md cannot be rewritten
         scan = folder.scan()
         moved, kept = plan_prune(folder, scan)
+        # Moves a killed prune may have logged already: their line is not written twice.
+        logged = _logged_moves(read_decisions(folder.root)) if any(item.archived for item in moved) else set()
         done: list[PruneItem] = []
         write: IndexWrite | None = None
         error: str | None = None
+        log_error: str | None = None
+
+        def log(item: PruneItem) -> None:
+            nonlocal log_error
+            if log_error is not None or (item.archived is not None and (item.path, item.destination) in logged):
+                return
+            try:
+                log_decisions(folder.root, [_log_entry(item, folder.today)])
+            except OSError as exc:  # the moves go on: the index must still let go of them
+                log_error = f"the moves were made but not logged: {os_error_text(exc)}"
+
         try:
             for item in moved:
-                _archive(folder, item)
+                _archive(folder, item, log)
                 done.append(item)
         except MemoryChanged as exc:
             error = str(exc)
         except OSError as exc:  # a read-only archive, a full disk: the moves so far stand
             error = f"cannot archive {item.path}: {os_error_text(exc)}"
-        finally:  # what moved before a failure is logged and leaves the index all the same
-            try:
-                log_decisions(folder.root, [_log_entry(item, folder.today) for item in done])
-            except OSError as exc:  # the moves stand: the index must still let go of them
-                error = error or f"the moves were made but not logged: {os_error_text(exc)}"
-            if done:  # (remove() does the same: the lock is held, so the locked variant it is)
-                write = folder._write_index_locked(drop=[item.path for item in done])
+        finally:  # what moved before a failure leaves the index all the same
+            error = error or log_error
+            # (remove() does the same: the lock is held, so the locked variant it is)
+            drop = [item.path for item in done] + _archived_by_a_killed_prune(folder, index_text, read_decisions)
+            if drop:
+                write = folder._write_index_locked(drop=drop)
     return PruneResult(done, kept, dry_run=False, index=write, problems=scan.problems, error=error)
 
 
-def _archive(folder: MemoryDir, item: PruneItem) -> None:
+def _archive(folder: MemoryDir, item: PruneItem, log: Callable[[PruneItem], None] = lambda item: None) -> None:
+    """Move one memory into the archive: write the copy (unless a killed prune did), `log` the move,
+    remove the original."""
     source = folder.root / item.path
     original = read_text_if_exists(source)
     if original is None:
         raise MemoryChanged(f"{item.path} disappeared while memdir was pruning; run prune again")
-    try:
-        text = set_fields(original, {"archived": folder.today, "archived_reason": item.reason})
-    except FrontmatterError:  # it parsed a moment ago; if it no longer does, keep it byte for byte
-        text = original
-    destination = archive_folder_for(folder.root, item.path) / PurePosixPath(item.destination).name
-    atomic_write(destination, text, exclusive=True, follow_symlinks=False)  # a link there is not followed
-    if read_text_if_exists(source) != original:  # edited meanwhile by something that ignores the lock
-        destination.unlink()
-        raise MemoryChanged(f"{item.path} changed while memdir was pruning it; left in place, run prune again")
+    if item.archived is None:
+        try:
+            text = set_fields(original, {"archived": folder.today, "archived_reason": item.reason})
+        except FrontmatterError:  # it parsed a moment ago; if it no longer does, keep it byte for byte
+            text = original
+        destination = archive_folder_for(folder.root, item.path) / PurePosixPath(item.destination).name
+        atomic_write(destination, text, exclusive=True, follow_symlinks=False)  # a link there is not followed
+        if read_text_if_exists(source) != original:  # edited meanwhile by something that ignores the lock
+            destination.unlink()
+            raise MemoryChanged(f"{item.path} changed while memdir was pruning it; left in place, run prune again")
+    log(item)
     source.unlink()
+
+
+def _destination(folder: MemoryDir, memory: Memory, reason: str, taken: set[Path]) -> tuple[Path, dt.date | None]:
+    """Where `memory` goes in the archive: its own path there, or with -2, -3 ... before the suffix
+    when that is taken. A file there that is the copy prune writes of this very memory is the first
+    half of a move a killed prune did not finish: that path, and the copy's `archived` date."""
+    base = folder.root / ARCHIVE_DIR / memory.path
+    candidate, n = base, 1
+    while os.path.lexists(candidate) or candidate in taken:  # a link there is taken, never followed
+        if candidate not in taken:
+            archived = _copy_written_by_prune(candidate, memory.doc.text, reason, folder.today)
+            if archived is not None:
+                return candidate, archived
+        n += 1
+        candidate = base.with_name(f"{base.stem}-{n}{base.suffix}")
+    return candidate, None
+
+
+def _copy_written_by_prune(copy: Path, original: str, reason: str, today: dt.date) -> dt.date | None:
+    """The `archived` date of `copy` when it is byte for byte what `_archive` writes for `original`
+    with `reason` (on that date), else None."""
+    try:
+        text = read_text_if_exists(copy)
+        if text is None or not copy.is_file():
+            return None
+        if text == original:  # what _archive writes when the frontmatter cannot be set
+            return today
+        data = parse_document(text).data
+    except (OSError, UnicodeDecodeError, FrontmatterError):
+        return None
+    archived = data.get("archived")
+    if type(archived) is not dt.date or data.get("archived_reason") != reason:
+        return None
+    try:
+        expected = set_fields(original, {"archived": archived, "archived_reason": reason})
+    except FrontmatterError:
+        return None
+    return archived if expected == text else None
+
+
+def _logged_moves(log: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """(file, to) of every move into the archive that prune logged."""
+    return {
+        (entry["file"], entry["to"])
+        for entry in log
+        if entry.get("command") == "prune" and isinstance(entry.get("file"), str) and isinstance(entry.get("to"), str)
+    }
+
+
+def _archived_by_a_killed_prune(
+    folder: MemoryDir, index_text: str | None, read_log: Callable[[Path], list[dict[str, Any]]]
+) -> list[str]:
+    """Index entries linking to memories a prune archived but killed before it re-indexed."""
+    missing = folder._missing_targets(index_text or "")
+    if not missing:
+        return []
+    try:
+        log = read_log(folder.root)
+    except OSError:  # an unreadable log: the entries stay, as they would without it
+        return []
+    archived = {file for file, to in _logged_moves(log) if (folder.root / to).exists()}
+    return [path for path in missing if path in archived]
 
 
 def _log_entry(item: PruneItem, today: dt.date) -> dict[str, Any]:
@@ -276,20 +360,11 @@ def _log_entry(item: PruneItem, today: dt.date) -> dict[str, Any]:
         "to": item.destination,
         "reason": item.kind,
         "detail": item.reason,
-        "archived": today.isoformat(),
+        "archived": (item.archived or today).isoformat(),
     }
     if item.superseded_by:
         entry["superseded_by"] = item.superseded_by
     return entry
-
-
-def _free_path(path: Path, taken: set[Path]) -> Path:
-    """`path`, or `path` with -2, -3 ... before the suffix when it exists or is already planned."""
-    candidate, n = path, 1
-    while os.path.lexists(candidate) or candidate in taken:
-        n += 1
-        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
-    return candidate
 
 
 def _text(value: Any) -> str:

@@ -756,6 +756,9 @@ class MemoryDir:
 
         Returns the folder-relative path, where it went (None when purged) and the index write. The move
         is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
+        All of it or nothing: when the index or the log cannot be written (a full disk), the file is
+        put back and MEMORY.md restored before the error is raised, so no entry links to a file
+        that is gone. A purged file is held in `.memdir/` until the rest is done.
         """
         found = self.find(query)
         source = self.root / found.path
@@ -763,14 +766,36 @@ class MemoryDir:
             self.read_index()  # refuse before moving anything if the index cannot be rewritten
             destination: Path | None = None
             if purge:
-                source.unlink()
+                held = ensure_state_dir(self.root) / f"purging-{os.getpid()}-{source.name}"
             else:
                 folder = archive_folder_for(self.root, found.path)  # refuses a symlink on the way
-                destination = _free_path(folder / PurePosixPath(found.path).name)
-                shutil.move(source, destination)
-            if log:
-                log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
-            return found.path, destination, self._write_index_locked(drop=[found.path])
+                held = destination = _free_path(folder / PurePosixPath(found.path).name)
+            shutil.move(source, held)  # a rename: it needs no space on the disk
+            write: IndexWrite | None = None
+            try:
+                write = self._write_index_locked(drop=[found.path])
+                if log:
+                    log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
+            except BaseException:
+                shutil.move(held, source)
+                if write is not None and write.changed:
+                    self._restore_index(write.previous)
+                raise
+            if purge:
+                held.unlink()
+            return found.path, destination, write
+
+    def _restore_index(self, previous: str | None) -> None:
+        """Put MEMORY.md back as it was before a rewrite that is being undone. A disk too full for
+        that leaves the new one: it lacks the entry of a file that is back, which the next
+        `memdir index` restores; a dead link it never has."""
+        try:
+            if previous is None:
+                self.index_path.unlink()
+            else:
+                atomic_write(self.index_path, previous)
+        except OSError:
+            pass
 
     def removal_entry(self, command: str, path: str, destination: Path | None) -> dict[str, Any]:
         """The log line for a memory `remove` archived (with where it went) or deleted."""

@@ -402,16 +402,43 @@ def rotate_log(path: Path, incoming: int = 0) -> None:
 
 
 def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
-    """Append whole lines to a log in one O_APPEND write, so that writers at once never interleave
-    within a line; `durable` waits for the disk. Raises NotRegularFile for a named pipe, socket,
-    device or symlink in the log's place."""
-    fd = _open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    """Append whole lines to a log, whole or not at all; `durable` waits for the disk. Raises OSError
+    (ENOSPC on a full disk) with the log as it was, and NotRegularFile for a named pipe, socket,
+    device or symlink in the log's place.
+
+    The lines go in one O_APPEND write, under an flock of the log that every append takes, so
+    writers at once never interleave within a line. write(2) on a nearly full disk writes what fits
+    and says so: what was written is cut off again before the error is raised. A torn last line
+    left by something else (a power cut, an older memdir) is ended with a newline first, so it stays
+    a line of its own that readers skip, instead of swallowing the first line appended after it.
+    """
+    fd = _open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
-        os.write(fd, data)
-        if durable:
-            os.fsync(fd)
+        _lock_log(fd)
+        start = os.fstat(fd).st_size
+        if start and os.pread(fd, 1, start - 1) != b"\n":
+            data = b"\n" + data
+        written = 0
+        try:
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            if durable:
+                os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)  # the flock keeps other appenders out: these bytes are ours
+            raise
     finally:
-        os.close(fd)
+        os.close(fd)  # and with it the flock
+
+
+def _lock_log(fd: int) -> None:
+    """An exclusive flock of an open log, held until it is closed (not on Windows: no flock)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 # --- memdir's own files: .memdir/ and .archive/ ----------------------------------------------------

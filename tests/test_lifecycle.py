@@ -759,10 +759,10 @@ def b_cannot_move(folder: Path, make_memory: MakeMemory, monkeypatch: pytest.Mon
         make_memory(path, created="2026-11-01", expires="2026-11-08")
     real = memdir.lifecycle._archive
 
-    def archive(folder: MemoryDir, item: Any) -> None:
+    def archive(folder: MemoryDir, item: Any, *args: Any) -> None:
         if item.path == "project_b.md":
             raise PermissionError(13, "Permission denied", str(folder.root / ".archive"))
-        real(folder, item)
+        real(folder, item, *args)
 
     monkeypatch.setattr(memdir.lifecycle, "_archive", archive)
     return folder

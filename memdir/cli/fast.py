@@ -44,10 +44,12 @@ def run_fast(argv: list[str]) -> int | None:
     parsed = _parse(argv)
     if parsed is None:
         return None
+    from memdir.cli import command_started
     from memdir.cli.index import run_index
     from memdir.cli.state import OutputFormat, State
 
     globals_, options, format = parsed
+    command_started()
     try:
         st = State(**globals_)  # type: ignore[arg-type]
         return run_index(st, format=OutputFormat(format), **options)
@@ -121,7 +123,9 @@ def run_hook(event: str, st: State) -> int:
     and exit 2 from a Stop hook would even tell Claude Code to keep the agent going.
     """
     from memdir.claude_hooks import run_hook as handle
+    from memdir.cli import command_started
 
+    command_started()
     notes: list[str] = []
     try:
         today = None

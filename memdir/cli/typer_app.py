@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from memdir.cli import command_started
 from memdir.cli.errors import hoist_global_options, report_failure
 from memdir.cli.state import OutputFormat, State
 from memdir.version import __version__
@@ -27,6 +28,7 @@ class MemdirGroup(TyperGroup):
         return super().parse_args(ctx, hoist_global_options(args, takes_value))
 
     def invoke(self, ctx: Any) -> Any:
+        command_started()  # Ctrl-C is the command's KeyboardInterrupt from here (memdir/cli/__init__.py)
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):

@@ -5,9 +5,12 @@ The watching itself is memdir/watch.py; this module only turns its events into l
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
+import signal
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -18,10 +21,15 @@ from memdir.cli.typer_app import FormatOption, app, state
 from memdir.model import plural
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from memdir.memory_dir import MemoryDir
     from memdir.watch import Indexed, Linted, WatchEvent
 
 PATHS_SHOWN = 3
+# Stop as Ctrl-C does: systemd, tmux and editors stop a process with SIGTERM or SIGHUP, and a
+# background job of a non-interactive shell starts with SIGINT ignored. Exit 128 + the signal.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 @app.command()
@@ -45,12 +53,16 @@ def watch(
     ] = 0.1,
     format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Re-index MEMORY.md whenever a memory file changes, until Ctrl-C (exit 130).
+    """Re-index MEMORY.md whenever a memory file changes, until Ctrl-C (exit 130), SIGTERM or SIGHUP.
 
     Each change prints one line for the index and one line summarising `memdir lint` (the index is
     written first; lint runs beside the next index instead of before it). Edits to MEMORY.md
     itself, `.memdir/`, dot-folders and editors' swap and backup files are ignored. With
     --format json every event is one JSON object per line (docs/watch.md has the schema).
+
+    SIGTERM and SIGHUP stop it as Ctrl-C does, with exit 143 and 129 (128 + the signal, what a shell
+    reports for a process they end), also when it was started with Ctrl-C ignored (a background job
+    of a script): it runs under systemd, tmux and editors.
     """
     import logging
 
@@ -69,10 +81,43 @@ def watch(
         folder, printer, debounce=debounce, lint=lint, polling=poll, today=None if fixed_today else dt.date.today
     )
     try:
-        watcher.run()
+        with _stopped_by_signals():
+            watcher.run()
     except KeyboardInterrupt:
         st.say(f"Stopped watching {st.show_path(folder.root)}.")
         raise typer.Exit(INTERRUPTED) from None
+    except _Stopped as stop:
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            st.say(f"Stopped watching {st.show_path(folder.root)} ({signal.Signals(stop.signum).name}).")
+        raise typer.Exit(128 + stop.signum) from None
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP: unwinds the watcher as Ctrl-C's KeyboardInterrupt does (a BaseException, so
+    that no `except Exception` on the way takes it for an error)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """Within: STOP_SIGNALS raise _Stopped in the main thread, which unwinds the watcher as Ctrl-C's
+    KeyboardInterrupt does. (Calling watcher.stop() from the handler instead could deadlock: it sets
+    an Event, which takes a lock the interrupted code may be holding.)"""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        for other in STOP_SIGNALS:  # a second signal must not cut the clean-up short
+            signal.signal(other, signal.SIG_IGN)
+        raise _Stopped(signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 class _Printer:
