@@ -25,10 +25,10 @@ from conftest import MakeMemory, invoke_memdir
 from test_crash import DYING
 
 from memdir import MemoryDir
-from memdir.store import log_decisions, read_log
 from memdir.recall import LOG_FILE, recall
 from memdir.recall import read_log as read_recall_log
-from memdir.store import STATE_DIR, append_lines, read_jsonl
+from memdir.store import STATE_DIR, append_lines, log_decisions, read_jsonl
+from memdir.store import read_decisions as read_log
 
 WORKTREE = Path(__file__).resolve().parents[1]
 TIMEOUT = 60.0  # only ends a test that would otherwise hang; a passing run takes a fraction of it
