@@ -6,7 +6,6 @@ The watching itself is memdir/watch.py; this module only turns its events into l
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -110,7 +109,7 @@ class _Printer:
     def _json(self, event: WatchEvent) -> None:
         payload = {"event": _EVENT_NAMES[type(event).__name__], "at": dt.datetime.now().astimezone().isoformat()}
         payload.update(_json_fields(event))
-        self.st.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        self.st.write_json(payload, indent=None)
 
 
 _EVENT_NAMES = {
