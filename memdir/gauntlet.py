@@ -11,7 +11,6 @@ the screen returns verdicts, and the caller stores them. Review (accept, reject)
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
 from memdir.model import PENDING_SUPERSEDE, Memory, NewMemory, Status, name_key, one_line, parse_document, said_digest
+from memdir.outward import dumps
 from memdir.store import STATE_DIR, append_lines, ensure_state_dir, folder_lock, read_jsonl
 
 if TYPE_CHECKING:
@@ -226,9 +226,10 @@ def describe(verdict: Verdict) -> str:
 
 
 def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.datetime | None = None) -> None:
-    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write."""
+    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write.
+    Names, reasons and errors are free text: their secrets are masked (memdir.outward)."""
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
-    lines = "".join(json.dumps({"at": stamp, **entry}, ensure_ascii=False) + "\n" for entry in entries)
+    lines = "".join(dumps({"at": stamp, **entry}, indent=None) + "\n" for entry in entries)
     if not lines:
         return
     append_lines(ensure_state_dir(root) / LOG_NAME, lines.encode("utf-8"), durable=True)
