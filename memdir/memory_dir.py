@@ -37,6 +37,7 @@ from memdir.model import (
     MemoryType,
     NewMemory,
     Status,
+    control_problem,
     name_key,
     parse_document,
     said_digest,
@@ -675,6 +676,9 @@ class MemoryDir:
     def remove(self, query: str, purge: bool = False, *, log: bool = True) -> tuple[str, Path | None, IndexWrite]:
         """Move a memory into `.archive/` (or delete it with `purge`) and drop it from the index.
 
+        `purge` also takes the memory's text out of `.memdir/` (index history, recall log, caches,
+        drafts; its secrets masked in the decision log): see memdir/purge.py.
+
         Returns the folder-relative path, where it went (None when purged) and the index write. The move
         is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
         """
@@ -685,6 +689,7 @@ class MemoryDir:
         with folder_lock(self.root):
             self.read_index()  # refuse before moving anything if the index cannot be rewritten
             destination: Path | None = None
+            text = source.read_bytes().decode("utf-8", "replace") if purge else ""
             if purge:
                 source.unlink()
             else:
@@ -693,7 +698,12 @@ class MemoryDir:
                 shutil.move(source, destination)
             if log:
                 log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
-            return found.path, destination, self._write_index_locked(drop=[found.path])
+            write = self._write_index_locked(drop=[found.path])
+            if purge:  # after the index write, which keeps the entry it drops in .memdir/MEMORY.md.prev
+                from memdir.purge import purge_traces
+
+                purge_traces(self.root, found.path, text)
+            return found.path, destination, write
 
     def removal_entry(self, command: str, path: str, destination: Path | None) -> dict[str, Any]:
         """The log line for a memory `remove` archived (with where it went) or deleted."""
@@ -746,8 +756,10 @@ class MemoryDir:
             isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1
         ):
             raise InvalidMemory(f"importance must be a number between 0 and 1, not {importance!r}")
-        if any("\x00" in value for value in (body, description) if isinstance(value, str)):
-            raise InvalidMemory("the update contains a NUL byte; memories are text")
+        for key, value, one_line in (("body", body, False), ("description", description, True)):
+            problem = control_problem(key, value, one_line=one_line) if isinstance(value, str) else None
+            if problem:
+                raise InvalidMemory(problem)
         memory = self.get(query)
         original = (self.root / memory.path).read_bytes().decode("utf-8")
         text = original
