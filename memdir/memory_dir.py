@@ -683,13 +683,14 @@ class MemoryDir:
         is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
         """
         from memdir.gauntlet import log_decisions
+        from memdir.purge import purge_traces, purged_text
 
         found = self.find(query)
         source = self.root / found.path
         with folder_lock(self.root):
             self.read_index()  # refuse before moving anything if the index cannot be rewritten
             destination: Path | None = None
-            text = source.read_bytes().decode("utf-8", "replace") if purge else ""
+            text = purged_text(source) if purge else ""
             if purge:
                 source.unlink()
             else:
@@ -700,8 +701,6 @@ class MemoryDir:
                 log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
             write = self._write_index_locked(drop=[found.path])
             if purge:  # after the index write, which keeps the entry it drops in .memdir/MEMORY.md.prev
-                from memdir.purge import purge_traces
-
                 purge_traces(self.root, found.path, text)
             return found.path, destination, write
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -27,7 +29,7 @@ from memdir.cache import CACHE_FILE
 from memdir.index import entry_target
 from memdir.model import INDEX_NAME
 from memdir.sensitive import find_secrets
-from memdir.store import STATE_DIR, atomic_write
+from memdir.store import MAX_FILE_BYTES, STATE_DIR, atomic_write
 
 _RECALL_LOG = "recall.jsonl"  # recall.LOG_FILE, without importing recall for every `rm`
 _RECALL_INDEX = "recall-index"  # recall.INDEX_FILE
@@ -79,6 +81,18 @@ def purge_traces(root: Path, path: str, text: str) -> list[str]:
             file.unlink()
             changed.append(file.relative_to(state).as_posix())
     return [f"{STATE_DIR}/{name}" for name in changed]
+
+
+def purged_text(source: Path) -> str:
+    """What a memory file about to be purged holds, to find its secrets by: a regular file is read (up
+    to the size memdir reads a memory at all); a link, a pipe or a device is not opened ("")."""
+    try:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            return ""
+        with source.open("rb") as file:
+            return file.read(MAX_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _rewrite(file: Path, keep: Callable[[str], str | None]) -> bool:
