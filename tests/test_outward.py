@@ -309,3 +309,13 @@ def test_no_command_starts_a_line_with_a_workflow_command_from_a_memory(folder: 
         result = invoke_memdir("--dir", ".", *args, cwd=folder)
         for line in result.output.splitlines():
             assert not line.lstrip().startswith(("::", "##[")), (args, line)
+
+
+def test_extraction_refuses_control_characters_from_the_model() -> None:
+    import datetime as dt
+
+    from memdir.extract import ApiFailed, parse_candidates
+
+    item = {"type": "user", "name": "screen", "description": f"Deploy {CLEAR}", "body": "b"}
+    with pytest.raises(ApiFailed, match="control character"):
+        parse_candidates({"memories": [item]}, dt.date(2026, 11, 22))
