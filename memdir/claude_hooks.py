@@ -30,6 +30,7 @@ from memdir.errors import ConfigError, LockTimeout, MemdirError
 from memdir.index import Caps, Indexable, build_index
 from memdir.memory_dir import IndexWrite, MemoryDir
 from memdir.model import INDEX_NAME, plural
+from memdir.outward import for_terminal
 from memdir.store import (
     append_lines,
     atomic_write,
@@ -562,6 +563,8 @@ def session_context(folder: MemoryDir, index_text: str, inputs: Sequence[Indexab
         f"The index of this project's memory folder, {folder.root}: one line per memory file, with "
         "what it holds. Read a memory's file when its description bears on the task.\n\n"
     )
+    # MEMORY.md's hand-written lines are as a person left them: no key and no ESC goes into the session.
+    index_text = for_terminal(index_text)
     if _length(header + index_text) > CONTEXT_LIMIT:
         header += f"Some entries are left out here to stay short; the full index is {folder.index_path}.\n\n"
     return header + _fit_index(folder, index_text, CONTEXT_LIMIT - _length(header), inputs)

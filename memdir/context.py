@@ -6,12 +6,14 @@ caps use), then the full text of pinned memories, then the full text of memories
 (`recalled`, e.g. the memories recall found relevant to a task), each of these with its age in words.
 A memory is never cut part-way: its entry or its body is in whole or left out, and what was left out
 is reported.
+
+The context goes into an agent's session, so it is a boundary (memdir.outward): a secret in a memory
+is masked and a control character in one (ESC, NUL, a C1 CSI) is written as an escape, in every format.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memdir.errors import MemdirError
 from memdir.index import render_entry, split_lines, value_key
 from memdir.model import Memory, plural
+from memdir.outward import dumps, for_terminal, masked
 
 if TYPE_CHECKING:
     from memdir.memory_dir import MemoryDir
@@ -157,7 +160,7 @@ def render_context(
     index_text = ""
     if include_index:
         entries = [memories[row.path] for row in index.entries]
-        index_text = index.text.removeprefix("\ufeff").replace("\r\n", "\n")
+        index_text = for_terminal(index.text.removeprefix("\ufeff").replace("\r\n", "\n"))
         left_out += [
             LeftOutOfContext(memories[gone.memory.path], "entry", "index", gone.reason) for gone in index.left_out
         ]
@@ -359,14 +362,14 @@ class _Renderer:
             "entries": items,
             "left_out": {"entries": entries_out + self.capped, "bodies": bodies_out, "budget": self.budget},
         }
-        return json.dumps(payload, ensure_ascii=False) + "\n"
+        return dumps(payload, indent=None) + "\n"
 
 
 def _markdown_body(memory: Memory, loaded: LoadedMemory | None) -> str:
     meta = f"{memory.raw_type or 'memory'} · {loaded.reason if loaded else None} · {memory.path}"
     if loaded is not None and loaded.age_note:
         meta += f"\n\n_{loaded.age_note}_"
-    return f"\n## {memory.title}\n\n{meta}\n\n{_body_text(memory)}\n"
+    return for_terminal(f"\n## {memory.title}\n\n{meta}\n\n{_body_text(memory)}\n")
 
 
 def _xml_text(text: str) -> str:
@@ -389,7 +392,7 @@ def _xml_entry(memory: Memory, loaded: LoadedMemory | None) -> str:
         if loaded.age_note:
             inner += f"<age>{_xml_text(loaded.age_note)}</age>"
         inner += f"<value>{_xml_text(_body_text(memory))}</value>"
-    return f"<entry {attributes}>{inner}</entry>\n"
+    return for_terminal(f"<entry {attributes}>{inner}</entry>\n")
 
 
 def _json_entry(memory: Memory, loaded: LoadedMemory | None) -> dict[str, Any]:
@@ -404,4 +407,4 @@ def _json_entry(memory: Memory, loaded: LoadedMemory | None) -> dict[str, Any]:
         item["body"] = _body_text(memory)
         if loaded.age_note:
             item["age"] = loaded.age_note
-    return item
+    return masked(item, for_terminal)  # type: ignore[no-any-return]

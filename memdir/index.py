@@ -28,10 +28,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from memdir.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
-from memdir.sensitive import mask_secrets
+from memdir.outward import one_field
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -233,15 +233,16 @@ _ELLIPSIS = "…"
 
 def render_entry(memory: Indexable) -> str:
     """The one index line for a memory: `- [name](path) — description`, at most ENTRY_MAX characters,
-    with any secret in the name or description masked (lint S002 names the file that holds it).
+    with any secret in the name or description masked (lint S002 names the file that holds it) and
+    any control character written as an escape (lint S008 names the file).
 
     A long description is shortened on a word boundary (the file keeps it whole); a title so long
     that it leaves the description less than a few words is shortened too. Only a path longer than
     the limit makes a longer line, since the link must reach the file."""
     target = _link_target(memory.path)
-    # MEMORY.md is committed and loaded into every session: a key in a memory never reaches it. The
-    # title may come from a file name, which can hold a line break: an entry is one line.
-    title, description = mask_secrets(" ".join(memory.title.split())), mask_secrets(memory.description)
+    # MEMORY.md is committed and loaded into every session: a key in a memory never reaches it, nor
+    # an ESC or NUL byte from a hand-written file, nor a line break from a file name (memdir.outward).
+    title, description = one_field(memory.title), one_field(memory.description)
     line = _entry(title, target, description)
     if len(line) <= ENTRY_MAX:
         return line
@@ -284,13 +285,13 @@ def shorten(text: str, width: int) -> str:
 # Percent-encoded in a link target: '%' itself, '#' (a fragment), '\\' (an escape), '<' and '>'
 # (which end or open the bracketed form) and control characters (line breaks), so that a reader,
 # and normalise_target, finds the file instead of an escape, a fragment or a break.
-_LINK_UNSAFE = re.compile(r"[%#\\<>\x00-\x1f\x7f]")
+_LINK_UNSAFE = re.compile(r"[%#\\<>\x00-\x1f\x7f-\x9f]")
 
 
 def _link_target(path: str) -> str:
     """A path as it goes between the link's parentheses; it reads back as `path` (normalise_target)."""
     if _LINK_UNSAFE.search(path):
-        path = "".join(f"%{ord(c):02X}" if _LINK_UNSAFE.match(c) else c for c in path)
+        path = "".join(quote(c, safe="") if _LINK_UNSAFE.match(c) else c for c in path)  # UTF-8, as unquote reads
     if _SCHEME.match(path):  # `A:.md`, `http:x.md` would read as a URL or a drive letter
         path = "./" + path
     return f"<{path}>" if re.search(r"[\s()]", path) else path

@@ -38,6 +38,7 @@ from memdir.model import (
     MemoryType,
     NewMemory,
     Status,
+    control_problem,
     name_key,
     parse_document,
     said_digest,
@@ -754,17 +755,23 @@ class MemoryDir:
     def remove(self, query: str, purge: bool = False, *, log: bool = True) -> tuple[str, Path | None, IndexWrite]:
         """Move a memory into `.archive/` (or delete it with `purge`) and drop it from the index.
 
+        `purge` also takes the memory's text out of `.memdir/` (index history, recall log, caches,
+        drafts; its secrets masked in the decision log): see memdir/purge.py.
+
         Returns the folder-relative path, where it went (None when purged) and the index write. The move
         is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
         All of it or nothing: when the index or the log cannot be written (a full disk), the file is
         put back and MEMORY.md restored before the error is raised, so no entry links to a file
         that is gone. A purged file is held in `.memdir/` until the rest is done.
         """
+        from memdir.purge import purge_traces, purged_text
+
         found = self.find(query)
         source = self.root / found.path
         with folder_lock(self.root):
             self.read_index()  # refuse before moving anything if the index cannot be rewritten
             destination: Path | None = None
+            text = purged_text(source) if purge else ""
             if purge:
                 held = ensure_state_dir(self.root) / f"purging-{os.getpid()}-{source.name}"
             else:
@@ -783,6 +790,8 @@ class MemoryDir:
                 raise
             if purge:
                 held.unlink()
+                purge_traces(self.root, found.path, text)  # after the index write, which keeps the
+                # entry it drops in .memdir/MEMORY.md.prev
             return found.path, destination, write
 
     def _restore_index(self, previous: str | None) -> None:
@@ -876,8 +885,10 @@ class MemoryDir:
             isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1
         ):
             raise InvalidMemory(f"importance must be a number between 0 and 1, not {importance!r}")
-        if any("\x00" in value for value in (body, description) if isinstance(value, str)):
-            raise InvalidMemory("the update contains a NUL byte; memories are text")
+        for key, value, one_line in (("body", body, False), ("description", description, True)):
+            problem = control_problem(key, value, one_line=one_line) if isinstance(value, str) else None
+            if problem:
+                raise InvalidMemory(problem)
         memory = self.get(query)
         original = (self.root / memory.path).read_bytes().decode("utf-8")
         text = original

@@ -916,10 +916,28 @@ class NewMemory:
         if "\n" in self.description.strip():
             raise InvalidMemory("the description must be one line")
         for key in ("name", "description", "body", "why", "how"):
-            if "\x00" in getattr(self, key):
-                raise InvalidMemory(f"the {key} contains a NUL byte; memories are text")
+            problem = control_problem(key, getattr(self, key), one_line=key in ("name", "description"))
+            if problem:
+                raise InvalidMemory(problem)
         if self.importance is not None and not 0.0 <= self.importance <= 1.0:
             raise InvalidMemory(f"importance must be between 0 and 1, not {self.importance}")
+
+
+# What a memory may not hold: NUL and ESC would reach MEMORY.md, terminals and the agent's context
+# (memdir.outward escapes them on the way out of a hand-written file; here they are refused at
+# write). Tab is text everywhere; newline and carriage return only in a body.
+_CONTROL_IN_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_CONTROL_IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def control_problem(key: str, value: str, *, one_line: bool) -> str | None:
+    """Why `value` (the field `key`) cannot be written, when it holds a control character; else None."""
+    found = (_CONTROL_IN_LINE if one_line else _CONTROL_IN_TEXT).search(value)
+    if found is None:
+        return None
+    c = found.group()
+    what = "a NUL byte" if c == "\x00" else f"a control character (\\x{ord(c):02x})"
+    return f"the {key} contains {what}; memories are text"
 
 
 def said_digest(memory: Memory) -> str:

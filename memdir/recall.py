@@ -64,6 +64,7 @@ from memdir.cache import RACY_SECONDS, ParseCache
 from memdir.config import RecallSettings
 from memdir.errors import MemdirError
 from memdir.model import Memory, exclusion, name_key
+from memdir.outward import dumps
 
 # The terms duplicate detection uses, made the same way (and as fast).
 from memdir.similarity import is_cjk, term_list, term_sequence
@@ -1134,12 +1135,13 @@ def log_entry(result: RecallResult) -> dict[str, Any]:
 
 
 def write_log(root: Path, result: RecallResult) -> Path:
-    """Append `result` to `<root>/.memdir/recall.jsonl` (one JSON object a line) and return its path.
+    """Append `result` to `<root>/.memdir/recall.jsonl` (one JSON object a line, secrets masked) and return its path.
 
     One write() of one line in append mode, so concurrent recalls never interleave within a line. Past
     store.LOG_MAX_BYTES (10 MiB) the log is renamed to recall.jsonl.1 (replacing an older one) and starts afresh."""
     path = ensure_state_dir(root) / LOG_FILE
-    line = (json.dumps(log_entry(result), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    # The query and the candidates' descriptions are free text: no key is copied into the log.
+    line = (dumps(log_entry(result), indent=None, compact=True) + "\n").encode("utf-8")
     rotate_log(path, len(line))
     append_lines(path, line)
     return path

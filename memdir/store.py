@@ -14,7 +14,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -635,28 +635,14 @@ DECISION_LOG = "log.jsonl"
 
 
 def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.datetime | None = None) -> None:
-    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write. A log
-    is read by people and shipped around like any file: a secret quoted in an entry is masked."""
-    from memdir.sensitive import mask_secrets
+    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write.
+    Names, reasons and errors are free text: their secrets are masked (memdir.outward)."""
+    from memdir.outward import dumps
 
-    entries = list(entries)
-    if not entries:
-        return
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
-    lines = "".join(
-        json.dumps(_masked({"at": stamp, **entry}, mask_secrets), ensure_ascii=False) + "\n" for entry in entries
-    )
-    append_lines(ensure_state_dir(root) / DECISION_LOG, lines.encode("utf-8"), durable=True)
-
-
-def _masked(value: Any, mask: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return mask(value)
-    if isinstance(value, Mapping):
-        return {key: _masked(item, mask) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_masked(item, mask) for item in value]
-    return value
+    lines = "".join(dumps({"at": stamp, **entry}, indent=None) + "\n" for entry in entries)
+    if lines:
+        append_lines(ensure_state_dir(root) / DECISION_LOG, lines.encode("utf-8"), durable=True)
 
 
 def decision_log_path(root: Path) -> Path:

@@ -254,7 +254,7 @@ def test_xml_escapes_hostile_names_and_bodies(folder: Path) -> None:
     assert entry.findtext("description") == " ".join(description.split()).translate(forbidden)
     assert entry.findtext("value") == body.replace("\r\n", "\n").strip("\n").translate(forbidden)
     notes = root.findtext("notes")
-    assert notes is not None and notes.startswith("# Notes & <things> ]]> \ufffd")
+    assert notes is not None and notes.startswith("# Notes & <things> ]]> \\x03")  # escaped as MEMORY.md is read
 
 
 def test_markdown_and_json_carry_hostile_text(folder: Path) -> None:
@@ -262,8 +262,10 @@ def test_markdown_and_json_carry_hostile_text(folder: Path) -> None:
     text = "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nB ]]> <x> \x01\n"
     (folder / "user_h.md").write_text(text)
     data = json.loads(_folder(folder).render_context(ContextFormat.JSON).text)
-    assert data["entries"][0]["name"] == " ".join(HOSTILE.split()) and data["entries"][0]["body"] == "B ]]> <x> \x01"
-    assert "B ]]> <x> \x01" in _folder(folder).render_context().text
+    # Carried as text, control characters escaped (memdir.outward): the context reaches the agent.
+    name = " ".join(HOSTILE.split()).replace("\x01", "\\x01").replace("\x1b", "\\x1b")
+    assert data["entries"][0]["name"] == name and data["entries"][0]["body"] == "B ]]> <x> \\x01"
+    assert "B ]]> <x> \\x01" in _folder(folder).render_context().text
 
 
 def test_empty_folder(folder: Path) -> None:

@@ -30,6 +30,7 @@ from memdir.model import (
     MemoryType,
     NewMemory,
     _simple_yaml,
+    control_problem,
     parse_document,
     set_fields,
     slugify,
@@ -135,12 +136,15 @@ def markdown_file(draw: st.DrawFn) -> str:
     return opening + draw(yaml_text()) + closing + draw(any_text)
 
 
-# A memory as `memdir add` takes it: anything a person could type on a command line.
-names = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=60).filter(lambda s: "\x00" not in s)
-one_line = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\n\x00"), min_size=1, max_size=160)
+# A memory as `memdir add` takes it: anything a person could type on a command line. Control
+# characters (Cc: C0, DEL, C1) are refused at write (model.control_problem), but for tab, and line
+# breaks in a body.
+line_characters = st.characters(blacklist_categories=["Cs", "Cc"], whitelist_characters="\t")
+names = st.text(line_characters, min_size=1, max_size=60)
+one_line = st.text(line_characters, min_size=1, max_size=160)
 bodies = st.one_of(
-    st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=300),
-    tricky_text.filter(lambda s: "\x00" not in s),
+    st.text(st.characters(blacklist_categories=["Cs", "Cc"], whitelist_characters="\t\n\r"), max_size=300),
+    tricky_text.filter(lambda s: control_problem("body", s, one_line=False) is None),
 )
 
 

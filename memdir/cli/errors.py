@@ -34,9 +34,9 @@ class CommandFailed(MemdirError):
 
 
 def print_error(message: str) -> None:
-    from memdir.sensitive import mask_secrets  # an error can quote a name or value holding a key
+    from memdir.outward import for_terminal  # an error can quote a name or value holding a key, or ESC
 
-    print(f"memdir: error: {mask_secrets(message)}", file=sys.stderr)
+    print(f"memdir: error: {for_terminal(message)}", file=sys.stderr)
 
 
 GLOBAL_WITH_VALUE = ("--dir", "-C")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -102,7 +101,7 @@ def extract(
     except ExtractError as exc:
         fail(str(exc), REFUSED)
     if format is OutputFormat.json:
-        st.write(json.dumps({"runs": [_result_json(r) for r in results]}, ensure_ascii=False, indent=2) + "\n")
+        st.write_json({"runs": [_result_json(r) for r in results]})
         return
     for result in results:
         if result.plan is not None and result.plan.session.broken_lines:
@@ -166,7 +165,7 @@ def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None
             }
         )
     if format is OutputFormat.json:
-        st.write(json.dumps({"folder": str(folder.root), "quarantined": rows}, ensure_ascii=False, indent=2) + "\n")
+        st.write_json({"folder": str(folder.root), "quarantined": rows})
         return
     if not rows:
         st.say("Nothing in quarantine.")

@@ -14,7 +14,6 @@ because it must not import typer either; the typer commands in cli/hooks.py call
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -124,6 +123,7 @@ def run_hook(event: str, st: State) -> int:
     """
     from memdir.claude_hooks import run_hook as handle
     from memdir.cli import command_started
+    from memdir.outward import dumps, for_terminal
 
     command_started()
     notes: list[str] = []
@@ -138,8 +138,9 @@ def run_hook(event: str, st: State) -> int:
                          cache=not st.no_cache)  # fmt: skip
         notes += outcome.notes
         if outcome.output is not None:
-            # UTF-8 whatever the locale says: Claude Code reads the bytes as UTF-8.
-            data = (json.dumps(outcome.output, ensure_ascii=False) + "\n").encode("utf-8")
+            # UTF-8 whatever the locale says: Claude Code reads the bytes as UTF-8. The session's
+            # context is a boundary: no secret in it, no raw control character (memdir.outward).
+            data = (dumps(outcome.output, indent=None) + "\n").encode("utf-8")
             out = getattr(sys.stdout, "buffer", None)
             if out is not None:
                 sys.stdout.flush()
@@ -158,7 +159,7 @@ def run_hook(event: str, st: State) -> int:
         notes.append(f"internal error: {type(exc).__name__}: {exc} (MEMDIR_DEBUG=1 shows the traceback)")
     if not st.quiet:
         for note in notes:
-            print(f"memdir: hook {event}: {note}", file=sys.stderr)
+            print(for_terminal(f"memdir: hook {event}: {note}"), file=sys.stderr)
     return 0
 
 

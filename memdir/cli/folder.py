@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -40,7 +39,7 @@ def where(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None:
     exists = found.path.is_dir()
     if format is OutputFormat.json:
         payload = {"path": str(found.path), "source": found.source, "reason": found.reason, "exists": exists}
-        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        st.write_json(payload)
         return
     st.write(f"{found.path}\n")
     st.say(f"  {found.reason}" + ("" if exists else "; it does not exist yet (`memdir init` creates it)"))

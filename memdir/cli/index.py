@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from memdir.cli.state import OutputFormat, State
@@ -113,7 +112,7 @@ def run_index(st: State, *, check: bool, stdout: bool, drop_missing: bool, forma
     result = write.result
     if format is OutputFormat.json:
         payload = {"path": str(folder.index_path), "changed": write.changed, **index_summary(result)}
-        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        st.write_json(payload)
     elif stdout:
         st.write(result.text)
     if format is OutputFormat.text:

@@ -6,7 +6,6 @@ this module parses options, asks before applying, and prints.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,7 +26,7 @@ DryRunOption = Annotated[bool, typer.Option("--dry-run", "-n", help="Show what w
 
 
 def _dump(st: State, payload: dict[str, Any]) -> None:
-    st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    st.write_json(payload)
 
 
 def _reindexed(st: State, write: IndexWrite | None) -> None:

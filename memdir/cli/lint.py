@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -111,8 +110,9 @@ def lint(
         text = render_concise(report, show)
     else:
         text = render_text(report, show, fixed)
-    if output_file is None:
-        st.write(text)
+    if output_file is None:  # every reporter escapes what it quotes; json, sarif and github must stay as made
+        machine = (LintFormat.json, LintFormat.sarif, LintFormat.github)
+        st.write_raw(text) if format in machine else st.write(text)
     else:
         from memdir.store import atomic_write
 
@@ -173,7 +173,7 @@ def rules(
             }
             for r in chosen
         ]
-        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        st.write_json(payload)
         return
     if code is not None:
         r = chosen[0]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,6 +23,7 @@ from memdir.model import (
     absolutize_text,
     parse_document,
 )
+from memdir.outward import dumps
 from memdir.templates import editor_text, unfilled_hints
 
 if TYPE_CHECKING:
@@ -287,7 +287,7 @@ def list_memories(
             ],
             "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in scan.problems],
         }
-        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        st.write_json(payload)
         return
     from rich.table import Table
 
@@ -316,7 +316,12 @@ def show(
         bool, typer.Option("--redact", help="Replace secrets (keys, tokens, passwords) with `[REDACTED:<kind>]`.")
     ] = False,
 ) -> None:
-    """Print one memory file as it is on disk (with --redact, without its secrets)."""
+    """Print one memory file as it is on disk (with --redact, without its secrets).
+
+    `show` is the one command that prints what a file holds unchanged: its secrets and any control
+    characters in it reach the terminal as they are (every other command masks the one and escapes
+    the other). --redact replaces the secrets; --format json escapes control characters as JSON does.
+    """
     from memdir.sensitive import find_secrets
     from memdir.sensitive import redact as redacted
 
@@ -347,11 +352,11 @@ def show(
             payload |= {"fields": clean(_jsonable(found.memory.fields)), "body": clean(found.memory.body)}
         else:
             payload |= {"problem": found.problem.message if found.problem else None}
-        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        st.write_raw(dumps(payload, mask=False) + "\n")  # as it is: --redact is how to leave secrets out
         return
     if found.problem is not None:
         st.warn(f"{found.path} {found.problem.message}")
-    st.write(clean(text))
+    st.write_raw(clean(text))
 
 
 @app.command()
@@ -392,10 +397,24 @@ def edit(
 def rm(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
-    purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
+    purge: Annotated[
+        bool,
+        typer.Option(
+            "--purge",
+            help="Delete the file instead of archiving it, and its text from .memdir/ (index history, "
+            "recall log, caches, drafts; its secrets are masked in the decision log).",
+        ),
+    ] = False,
     format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Retire a memory: move it into .archive/ (or delete it with --purge) and re-index."""
+    """Retire a memory: move it into .archive/ (or delete it with --purge) and re-index.
+
+    --purge is for a memory that must be gone, such as one holding a key: besides the file, it takes
+    what memdir kept of it out of .memdir/: its lines in MEMORY.md.prev and MEMORY.md.history, the
+    recalls in recall.jsonl that name it, the parse cache and recall index (rebuilt on the next run)
+    and its drafts; its secrets are masked where log.jsonl quotes them. Git history is another
+    matter: a committed file stays in it until the history is rewritten.
+    """
     st = state(ctx)
     folder = st.folder()
     path, destination, write = folder.remove(name, purge=purge)
@@ -405,7 +424,7 @@ def rm(
             "archived_to": str(destination) if destination else None,
             "index": index_summary(write.result),
         }
-        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        st.write_json(payload)
         return
     if destination is None:
         st.say(f"Deleted {path}")

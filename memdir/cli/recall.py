@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -70,7 +69,7 @@ def recall(
         payload: dict[str, object] = {"results": [r.to_json(explain) for r in result.results]}
         if explain:
             payload |= _explain_json(result)
-        st.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        st.write_json(payload)
         return
     _print_text(st, result, explain)
 

@@ -20,6 +20,7 @@ from memdir.cli.errors import USAGE, CommandFailed
 from memdir.config import Config, Location, load_config, locate
 from memdir.errors import ConfigError, FolderNotFound
 from memdir.memory_dir import MemoryDir
+from memdir.outward import dumps, for_terminal
 from memdir.store import unreadable_note
 
 if TYPE_CHECKING:
@@ -47,10 +48,11 @@ class State:
     def out(self) -> Console:
         """A rich console on stdout, for tables. Every string it prints is user text (names,
         descriptions, file names) or memdir's own, never markup: `[/tmp/app.log]` in a description
-        must neither fail as a closing tag nor vanish as a style, nor `:warning:` become an emoji."""
-        from rich.console import Console
+        must neither fail as a closing tag nor vanish as a style, nor `:warning:` become an emoji.
+        Each string cell passes `outward.one_field` (secrets masked, control characters escaped)."""
+        from memdir.cli.console import SafeConsole
 
-        return Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+        return SafeConsole(highlight=False, soft_wrap=True, markup=False, emoji=False)
 
     @cached_property
     def _colour(self) -> bool:
@@ -85,6 +87,7 @@ class State:
         return MemoryDir(where.path, config=self.config, today=self.today, cache=not self.no_cache)
 
     def _stderr(self, message: str, style: str | None = None) -> None:
+        message = for_terminal(message)  # a warning can quote a name, a file name or a value
         if style and self._colour:
             message = f"{_STYLES[style]}{message}\x1b[0m"
         sys.stderr.write(message + "\n")
@@ -117,7 +120,16 @@ class State:
             return str(path)
 
     def write(self, text: str) -> None:
-        """Data on stdout, byte-exact: no wrapping, no markup."""
+        """Text on stdout: no wrapping, no markup; secrets masked and control characters other than
+        tab and newline escaped (`outward.for_terminal`), since any of it may quote a memory."""
+        self.write_raw(for_terminal(text))
+
+    def write_json(self, payload: object, indent: int | None = 2) -> None:
+        """`payload` as JSON on stdout (one line when `indent` is None): secrets masked, no raw control character."""
+        self.write_raw(dumps(payload, indent=indent) + "\n")
+
+    def write_raw(self, text: str) -> None:
+        """`text` on stdout byte-exact. Only for what the user asked to see as it is (`memdir show`)."""
         sys.stdout.write(text)
         sys.stdout.flush()
 

@@ -11,9 +11,18 @@ from typer.core import TyperGroup
 from memdir.cli import command_started
 from memdir.cli.errors import hoist_global_options, report_failure
 from memdir.cli.state import OutputFormat, State
+from memdir.outward import for_terminal
 from memdir.version import __version__
 
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+def _masked_usage(exc: typer.TyperException) -> None:
+    """A usage error quotes the bad value (`'sk-ant-…' is not one of ...`): mask it and escape its
+    control characters before typer draws the box (memdir.outward)."""
+    message = getattr(exc, "message", None)
+    if isinstance(message, str):
+        exc.message = for_terminal(message)
 
 
 class MemdirGroup(TyperGroup):
@@ -25,13 +34,20 @@ class MemdirGroup(TyperGroup):
             params = command.params if command is not None else []
             return any(option in p.opts and not getattr(p, "is_flag", True) for p in params)
 
-        return super().parse_args(ctx, hoist_global_options(args, takes_value))
+        try:
+            return super().parse_args(ctx, hoist_global_options(args, takes_value))
+        except typer.TyperException as exc:
+            _masked_usage(exc)
+            raise
 
     def invoke(self, ctx: Any) -> Any:
         command_started()  # Ctrl-C is the command's KeyboardInterrupt from here (memdir/cli/__init__.py)
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, typer.TyperException):
+        except (typer.Exit, typer.Abort):
+            raise
+        except typer.TyperException as exc:
+            _masked_usage(exc)
             raise
         except (Exception, KeyboardInterrupt) as exc:
             code = report_failure(exc)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import os
 import signal
 from collections.abc import Iterator
@@ -155,7 +154,7 @@ class _Printer:
     def _json(self, event: WatchEvent) -> None:
         payload = {"event": _EVENT_NAMES[type(event).__name__], "at": dt.datetime.now().astimezone().isoformat()}
         payload.update(_json_fields(event))
-        self.st.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        self.st.write_json(payload, indent=None)
 
 
 _EVENT_NAMES = {

@@ -1,13 +1,15 @@
 """Reporters: a LintReport as text for people, or json, sarif and GitHub annotations for machines.
 
 Every reporter takes `show_path`, which turns a folder-relative path into the path the reader
-needs (relative to the working directory, where CI tools and editors resolve them). Messages are
-printed as the rules wrote them; rules mask secret values before they reach a message.
+needs (relative to the working directory, where CI tools and editors resolve them). Rules mask
+secret values before they reach a message; the reporters still pass every path and message through
+memdir.outward, since a file name is content from the folder too: in the text formats no line can
+start with it (a control character is escaped, a path that would start a line with `::` or `##[`,
+a CI workflow command, is written `./::...`), and the machine formats escape what their readers act on.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -16,13 +18,21 @@ from urllib.parse import quote
 from memdir.lint import LintReport
 from memdir.lint.registry import Applicability, Finding, Rule, Severity
 from memdir.model import plural
+from memdir.outward import dumps, for_terminal, one_field
 from memdir.version import __version__
 
 ShowPath = Callable[[str], str]
 
 
+def _line_start(path: str) -> str:
+    """`path` made safe to begin a line of a text report: escaped, and never the start of a workflow
+    command (GitHub Actions runs `::error ...` and `##[error]` lines found anywhere in a job's log)."""
+    shown = one_field(path)
+    return f"./{shown}" if shown.lstrip()[:2] in ("::", "##") else shown
+
+
 def _where(f: Finding, show_path: ShowPath) -> str:
-    return show_path(f.path) + (f":{f.line}" if f.line else "")
+    return _line_start(show_path(f.path)) + (f":{f.line}" if f.line else "")
 
 
 def _summary(report: LintReport, fixed: int = 0) -> str:
@@ -50,14 +60,14 @@ def render_text(report: LintReport, show_path: ShowPath = str, fixed: int = 0) -
     lines = []
     for f in report.findings:
         mark = " [*]" if f.fixable is Applicability.SAFE else ""
-        lines.append(f"{_where(f, show_path)}: {f.code}{mark} [{f.severity.value}] {f.message} ({f.name})")
+        lines.append(f"{_where(f, show_path)}: {f.code}{mark} [{f.severity.value}] {one_field(f.message)} ({f.name})")
     lines.append(_summary(report, fixed))
     return "\n".join(lines) + "\n"
 
 
 def render_concise(report: LintReport, show_path: ShowPath = str) -> str:
     """One line a finding, `path:line: CODE message`, for editors and grep; no summary."""
-    return "".join(f"{_where(f, show_path)}: {f.code} {f.message}\n" for f in report.findings)
+    return "".join(f"{_where(f, show_path)}: {f.code} {one_field(f.message)}\n" for f in report.findings)
 
 
 def render_json(report: LintReport, folder: Path) -> str:
@@ -68,7 +78,7 @@ def render_json(report: LintReport, folder: Path) -> str:
     data = report.to_dict()
 
     def dump(value: object) -> str:
-        return json.dumps(value, ensure_ascii=False)
+        return dumps(value, indent=None)
 
     findings = "".join(f"\n    {dump(f)}," for f in data["findings"]).removesuffix(",")
     if findings:
@@ -81,7 +91,10 @@ _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message, escaped as the runner's spec asks (it decodes %0A back to a newline);
+    secrets masked and other control characters written as escapes first."""
+    parts = (for_terminal(part).replace("%", "%25").replace("\n", "%0A") for part in text.split("\r"))
+    return "%0D".join(parts)
 
 
 def _escape_property(text: str) -> str:
@@ -145,4 +158,4 @@ def render_sarif(report: LintReport, rules: Iterable[Rule], show_path: ShowPath 
         ],
     }
     log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{"tool": {"driver": driver}, "results": results}]}
-    return json.dumps(log, ensure_ascii=False, indent=2) + "\n"
+    return dumps(log) + "\n"

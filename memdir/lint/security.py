@@ -173,3 +173,38 @@ def link_outside_folder(ctx: LintContext) -> Iterator[Hit]:
         )
         if outside:
             yield Hit(INDEX_NAME, link.line, f"links to {link.raw_target}, outside the memory folder")
+
+
+@rule(
+    "S008", "control-character", Severity.WARNING,
+    "Finds control characters (ESC, NUL, C1 codes, a line break) in file names, names, descriptions "
+    "and bodies.",
+    why="""A control character does nothing useful in a memory and can do harm where it is copied:
+    `ESC [2J` clears a terminal, `ESC ]52;` writes the clipboard, and a line break in a file name
+    can start a line that CI runs as a workflow command (`::error ...`). memdir escapes them
+    wherever it prints or indexes a memory (`\\x1b`) and refuses them when it writes one; this
+    rule names the hand-written files that hold them. Tab, and line breaks in a body, are text.""",
+    example="description: \"Deploy notes\\x1b[2J\"",
+    instead="description: Deploy notes",
+)  # fmt: skip
+def control_character(ctx: LintContext) -> Iterator[Hit]:
+    from memdir.outward import escape_controls, has_control
+
+    paths = [m.path for m in ctx.scan.memories] + [p.path for p in ctx.scan.problems]
+    for path in dict.fromkeys(paths):
+        if has_control(path):
+            yield Hit(path, None, f"the file name holds a control character: {escape_controls(path, keep_lines=False)}")
+    for memory in ctx.scan.memories:
+        for key in ("name", "description"):
+            value = memory.fields.get(key)
+            if isinstance(value, str) and has_control(value.strip().replace("\t", " ")):
+                shown = escape_controls(value, keep_lines=False)
+                yield Hit(memory.path, None, f"the {key} holds a control character: {shown[:80]}")
+        doc = memory.doc
+        found = _BODY_CONTROL.search(doc.text, doc.body_start)
+        if found is not None:
+            shown = escape_controls(found.group(), keep_lines=False)
+            yield Hit(memory.path, _line(doc.text, found.start()), f"the body holds a control character: {shown}")
+
+
+_BODY_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # tab and line breaks are text in a body

@@ -1,0 +1,111 @@
+"""Text on its way out of memdir: secrets masked, control characters made visible.
+
+A memory's name, description, file name or body is written by a person, an agent or a tool, and
+memdir copies it into terminals, logs, CI annotations, MEMORY.md and the agent's context. Every
+such boundary passes it through one of these functions, so a key never leaves the file it is in
+and a control sequence (`ESC [2J`, an OSC 52 clipboard write, a C1 CSI, a newline that starts
+a forged `::error` line) is printed as text, never obeyed:
+
+- `for_terminal(text)`: multi-line text (reports, the index, the context). Secrets are masked
+  (`sensitive.mask_secrets`) and every C0/C1 control character and DEL other than tab and
+  newline is written as a Python-style escape: ESC becomes the four characters `\\x1b`. A line
+  that would start a CI workflow command (`::error`, `##[error]`) has its first character
+  escaped the same way.
+- `one_field(text)`: a value inside a one-line format (a lint finding, a log line, a table
+  cell): the same, and tab, newline and carriage return are escaped too.
+- `masked(obj)` / `dumps(obj)`: a JSON payload with every string (keys too) masked; `dumps`
+  also writes DEL and C1 characters as `\\u` escapes, which json.dumps(ensure_ascii=False) leaves
+  raw. JSON stays exact otherwise: C0 characters are escaped by JSON itself and decode back.
+
+The escapes are for reading, not a reversible encoding (a literal backslash is left as it is).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "CONTROL",
+    "defuse_commands",
+    "dumps",
+    "escape_controls",
+    "for_terminal",
+    "has_control",
+    "masked",
+    "one_field",
+]
+
+# C0 (except tab and newline), DEL and C1: what a terminal or a log reader may act on.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_JSON_RAW = re.compile(r"[\x7f-\x9f]")  # what json.dumps(ensure_ascii=False) leaves unescaped
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    return _NAMED.get(c) or f"\\x{ord(c):02x}"
+
+
+def has_control(text: str, *, newlines: bool = True) -> bool:
+    """Whether `text` holds a control character (tab and, unless `newlines` is False, newline count too)."""
+    return bool((_CONTROL_ALL if newlines else CONTROL).search(text))
+
+
+def escape_controls(text: str, *, keep_lines: bool = True) -> str:
+    """`text` with its control characters written as escapes; tab and newline stay with `keep_lines`."""
+    return (CONTROL if keep_lines else _CONTROL_ALL).sub(_escape, text)
+
+
+def _mask(text: str) -> str:
+    from memdir.sensitive import mask_secrets
+
+    return mask_secrets(text)
+
+
+def for_terminal(text: str) -> str:
+    """Multi-line text safe to print: secrets masked, control characters other than tab and newline
+    escaped, and no line that a CI runner would read as a workflow command (`defuse_commands`)."""
+    return defuse_commands(escape_controls(_mask(text)))
+
+
+# GitHub Actions runs `::command ...` and the older `##[command]` found at the start of any line
+# of a job's output (stdout or stderr), after leading whitespace.
+_COMMAND_START = re.compile(r"^([ \t]*)(:(?=:)|#(?=#\[))", re.MULTILINE)
+
+
+def defuse_commands(text: str) -> str:
+    """`text` with the first character of each line that would start a workflow command escaped
+    (`::error` becomes `\\x3a:error`). memdir's own output never starts a line so; a name or file
+    name in it may. Only the lint `github` format writes workflow commands, and not through this."""
+    return _COMMAND_START.sub(lambda m: f"{m.group(1)}\\x{ord(m.group(2)):02x}", text)
+
+
+def one_field(text: str) -> str:
+    """A value safe inside a one-line format: secrets masked and every control character escaped,
+    so it can neither start a line of its own nor move the cursor."""
+    return escape_controls(_mask(text), keep_lines=False)
+
+
+def masked(obj: Any, clean: Callable[[str], str] | None = None) -> Any:
+    """`obj` (JSON-shaped: dicts, lists, strings, numbers) with the secrets in every string masked,
+    or with every string passed through `clean` (`for_terminal` also escapes control characters)."""
+    clean = clean or _mask
+    if isinstance(obj, str):
+        return clean(obj)
+    if isinstance(obj, dict):
+        return {clean(k) if isinstance(k, str) else k: masked(v, clean) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [masked(v, clean) for v in obj]
+    return obj
+
+
+def dumps(obj: Any, *, indent: int | None = 2, compact: bool = False, mask: bool = True) -> str:
+    """`obj` as JSON text, secrets masked (unless not `mask`) and no raw control character in it
+    (no final newline); `compact` drops the spaces after `,` and `:` (for log lines)."""
+    separators = (",", ":") if compact else None
+    text = json.dumps(masked(obj) if mask else obj, ensure_ascii=False, indent=indent, separators=separators)
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -1,0 +1,109 @@
+"""What `rm --purge` takes out of `.memdir/` besides the file: its text in the index history, the logs and caches.
+
+A purged memory is one its owner wants gone, often because it held a key or personal data. The file
+is deleted by `MemoryDir.remove`; this removes the copies memdir itself made of it:
+
+- `.memdir/MEMORY.md.prev` and `.memdir/MEMORY.md.history`: the lines that link to the file, and
+  any line holding one of the secrets found in it;
+- `.memdir/recall.jsonl` (and its old generation `.1`): the recalls that name the file or hold one
+  of its secrets (a query can quote a key);
+- `.memdir/log.jsonl`: each of its secrets masked where it appears; the lines stay, since
+  `memdir history` reads them;
+- the parse cache and the recall index, which hold the file's text: deleted (they are rebuilt);
+- drafts of the file kept in `.memdir/drafts/`.
+
+Called with the folder lock held. A recall that appends to recall.jsonl in the instant between the
+read and the rewrite could lose its line; recall takes no lock, and a lost log line is harmless.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from memdir.cache import CACHE_FILE
+from memdir.index import entry_target
+from memdir.model import INDEX_NAME
+from memdir.sensitive import find_secrets
+from memdir.store import MAX_FILE_BYTES, STATE_DIR, atomic_write
+
+_RECALL_LOG = "recall.jsonl"  # recall.LOG_FILE, without importing recall for every `rm`
+_RECALL_INDEX = "recall-index"  # recall.INDEX_FILE
+_DECISION_LOG = "log.jsonl"  # gauntlet.LOG_NAME
+
+
+def purge_traces(root: Path, path: str, text: str) -> list[str]:
+    """Remove what `.memdir/` keeps of the memory at folder path `path`, whose file held `text`.
+    Returns the state files it changed or deleted, folder-relative."""
+    state = root / STATE_DIR
+    if not state.is_dir():
+        return []
+    hits = find_secrets(text)
+    secrets = {text[h.start : h.end]: h.masked for h in hits}
+    quoted = json.dumps(path)  # how a JSON log line names the file
+
+    def holds_secret(line: str) -> bool:
+        return any(secret in line for secret in secrets)
+
+    def index_line(line: str) -> bool:
+        return entry_target(line) == path or holds_secret(line)
+
+    def recall_line(line: str) -> bool:
+        return quoted in line or json.dumps(path, ensure_ascii=False) in line or holds_secret(line)
+
+    def masked_line(line: str) -> str:
+        for secret, shown in secrets.items():
+            line = line.replace(secret, shown)
+        return line
+
+    changed: list[str] = []
+    for name, drop in (
+        (f"{INDEX_NAME}.prev", index_line),
+        (f"{INDEX_NAME}.history", index_line),
+        (_RECALL_LOG, recall_line),
+        (f"{_RECALL_LOG}.1", recall_line),
+    ):
+        if _rewrite(state / name, lambda line, drop=drop: None if drop(line) else line):  # type: ignore[misc]
+            changed.append(name)
+    if secrets and _rewrite(state / _DECISION_LOG, masked_line):
+        changed.append(_DECISION_LOG)
+    base = PurePosixPath(path).name
+    gone = [state / CACHE_FILE, state / _RECALL_INDEX]
+    drafts = state / "drafts"
+    if drafts.is_dir():
+        gone += [draft for draft in drafts.iterdir() if draft.name.endswith(f"-{base}")]
+    for file in gone:
+        with contextlib.suppress(FileNotFoundError):
+            file.unlink()
+            changed.append(file.relative_to(state).as_posix())
+    return [f"{STATE_DIR}/{name}" for name in changed]
+
+
+def purged_text(source: Path) -> str:
+    """What a memory file about to be purged holds, to find its secrets by: a regular file is read (up
+    to the size memdir reads a memory at all); a link, a pipe or a device is not opened ("")."""
+    try:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            return ""
+        with source.open("rb") as file:
+            return file.read(MAX_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _rewrite(file: Path, keep: Callable[[str], str | None]) -> bool:
+    """Rewrite `file` line by line through `keep` (None drops a line); False when it is missing or unchanged."""
+    try:
+        old = file.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return False
+    lines = old.splitlines(keepends=True)
+    new = "".join(kept for line in lines if (kept := keep(line)) is not None)
+    if new == old:
+        return False
+    atomic_write(file, new.encode("utf-8", "surrogateescape"))
+    return True

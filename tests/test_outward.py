@@ -1,0 +1,321 @@
+"""Nothing leaks, nothing forges output: a key in a memory stays in its file, and a control sequence in a
+name, description or file name is shown as text, at every boundary (memdir/outward.py; the "Leaks" and
+"Forged output" tables in docs/reliability.md name these tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import invoke_memdir
+
+KEY = "sk-ant-api03-" + "Q7x9Lm2Pz4Rt8Vb1" * 6  # the shape of an Anthropic key; not a real one
+FRAGMENT = KEY[20:44]  # any stretch of the secret part is a leak, masked forms show none of it
+CONTROLS = ("\x1b", "\x9b", "\x07", "\x00")
+CLEAR = "\x1b[2J"
+CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"
+CSI = "\x9b31m"
+
+
+def _write(root: Path, file_name: str, name: str, description: str, body: str = "Body.", **extra: str) -> Path:
+    lines = [f"name: {json.dumps(name)}", f"description: {json.dumps(description)}"]
+    lines.append(f"type: {Path(file_name).name.split('_', 1)[0].split(' ')[0]}")
+    lines += [f"{key}: {value}" for key, value in extra.items()]
+    path = root / file_name
+    path.write_text("---\n" + "\n".join(lines) + "\n---\n" + body + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def leaky(folder: Path) -> Path:
+    """A folder whose hand-written memories hold a key in a name, a description and a body."""
+    _write(folder, "reference_vault.md", f"vault {KEY}", f"Deploy token {KEY} for the staging deploy",
+           f"The deploy token is {KEY}.", importance="0.95")  # fmt: skip
+    _write(folder, "feedback_lint-first.md", "lint-first", "Run the linter before every deploy")
+    return folder
+
+
+@pytest.fixture
+def forged(folder: Path) -> Path:
+    """A folder whose hand-written memories hold terminal control sequences."""
+    _write(folder, "reference_screen.md", f"screen{CLEAR}", f"Deploy screen{CLIPBOARD} notes {CSI}",
+           f"Body {CLEAR} with a bell\x07.", importance="0.95")  # fmt: skip
+    _write(folder, f"project_odd{CSI}.md", "odd-file", "Deploy file named with a CSI", expires="2026-11-25")
+    return folder
+
+
+def _run(root: Path, *args: str, input: str | None = None):  # type: ignore[no-untyped-def]
+    return invoke_memdir("--dir", str(root), *args, input=input)
+
+
+def _no_key(text: str) -> None:
+    assert KEY not in text and FRAGMENT not in text, text
+
+
+def _no_controls(text: str) -> None:
+    assert not any(c in text for c in CONTROLS), repr(text)
+
+
+# --- the boundary functions ----------------------------------------------------------------
+
+
+def test_for_terminal_masks_and_escapes_but_keeps_lines_and_tabs() -> None:
+    from memdir.outward import for_terminal
+
+    shown = for_terminal(f"a\tb\n{KEY}{CLEAR}{CSI}\r\x00")
+    assert shown == "a\tb\nsk-ant-api03-…(109 chars)\\x1b[2J\\x9b31m\\r\\x00"
+
+
+def test_one_field_escapes_line_breaks_too() -> None:
+    from memdir.outward import one_field
+
+    assert one_field("x\n::error file=a::pwned\t") == "x\\n::error file=a::pwned\\t"
+
+
+def test_dumps_masks_and_leaves_no_raw_c1_in_json() -> None:
+    from memdir.outward import dumps
+
+    text = dumps({"k": f"{KEY} {CSI} {CLEAR}"})
+    _no_key(text)
+    _no_controls(text)
+    assert json.loads(text)["k"].endswith(f"{CSI} {CLEAR}")  # exact once decoded, secrets aside
+
+
+# --- secrets never leave the file they are in ----------------------------------------------
+
+
+def test_list_text_and_json_mask_a_key_in_a_name_and_description(leaky: Path) -> None:
+    for args in (["list"], ["list", "--format", "json"]):
+        result = _run(leaky, *args)
+        assert result.exit_code == 0, result.output
+        _no_key(result.output)
+        assert "sk-ant-api03-…" in result.output
+
+
+@pytest.mark.parametrize("extra", [[], ["--explain"], ["--format", "json"], ["--explain", "--format", "json"]])
+def test_recall_masks_a_key_in_what_it_prints_and_logs(leaky: Path, extra: list[str]) -> None:
+    result = _run(leaky, "recall", f"staging deploy token {KEY}", *extra)
+    assert result.exit_code == 0, result.output
+    assert "reference_vault.md" in result.output
+    _no_key(result.output)
+    _no_key((leaky / ".memdir" / "recall.jsonl").read_text())
+
+
+@pytest.mark.parametrize("extra", [[], ["--format", "xml"], ["--format", "json"], ["--for", "staging deploy"]])
+def test_context_masks_a_key_in_the_index_and_the_loaded_bodies(leaky: Path, extra: list[str]) -> None:
+    result = _run(leaky, "context", *extra)
+    assert result.exit_code == 0, result.output
+    assert "deploy token is sk-ant-api03-…" in result.output  # the pinned body is loaded, masked
+    _no_key(result.output)
+
+
+def test_index_never_writes_a_key_into_memory_md_and_lint_still_names_the_file(leaky: Path) -> None:
+    stdout = _run(leaky, "index", "--stdout")
+    _no_key(stdout.output)
+    assert _run(leaky, "index").exit_code == 0
+    _no_key((leaky / "MEMORY.md").read_text())
+    lint = _run(leaky, "lint", "--select", "S002")
+    assert "reference_vault.md" in lint.output and "S002" in lint.output
+    _no_key(lint.output)
+
+
+def test_history_and_stats_mask_a_key(leaky: Path) -> None:
+    # After `_` the detector does not see a key (sensitive.py's word start); after `/` it does.
+    (leaky / "keys").mkdir()
+    _write(leaky, f"keys/project {KEY}.md", "keyed-file", "A memory whose file name holds a key", expires="2026-11-25")
+    for args in (["history", "reference_vault.md"], ["history", "reference_vault.md", "--format", "json"],
+                 ["stats"], ["stats", "--format", "json"]):  # fmt: skip
+        result = _run(leaky, *args)
+        assert result.exit_code == 0, result.output
+        _no_key(result.output)
+    assert "keys/project sk-ant-api03-…" in _run(leaky, "stats").output  # the expiring memory, named masked
+
+
+def test_the_session_start_hook_masks_a_key(leaky: Path, tmp_path: Path) -> None:
+    # MEMORY.md's hand-written lines go into the session as they are, but for what must not.
+    (leaky / "MEMORY.md").write_text(f"# Memory\n\nStaging token: {KEY}\n", encoding="utf-8")
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"})
+    result = invoke_memdir("--dir", str(leaky), "hook", "session-start", input=payload)
+    assert result.exit_code == 0, result.output
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "reference_vault.md" in context
+    _no_key(result.output)
+
+
+@pytest.mark.parametrize("args", [["add", KEY, "name", "-d", "x"], ["list", "--type", KEY], ["show", KEY]])
+def test_a_bad_value_holding_a_key_is_not_echoed(folder: Path, args: list[str]) -> None:
+    result = _run(folder, *args)
+    assert result.exit_code == 2
+    _no_key(result.output)
+    assert "sk-ant-api03-…" in result.output
+
+
+def test_show_prints_the_file_as_it_is_and_redact_masks(leaky: Path) -> None:
+    assert KEY in _run(leaky, "show", "reference_vault.md").output  # documented: show is the raw view
+    for args in (["--redact"], ["--redact", "--format", "json"]):
+        _no_key(_run(leaky, "show", "reference_vault.md", *args).output)
+
+
+def test_decision_log_masks_a_key_in_a_refused_name(folder: Path) -> None:
+    _run(folder, "add", "user", "someone", "-d", "Likes tea")
+    _run(folder, "add", "user", "someone", "-d", f"Likes tea {KEY}")  # a taken name, refused
+    _run(folder, "add", "user", f"x {KEY}", "-d", f"Likes coffee {KEY}", "--source", "tool")
+    log = folder / ".memdir" / "log.jsonl"
+    assert log.exists()
+    _no_key(log.read_text())
+
+
+def _bytes_under(root: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
+
+
+def test_rm_purge_leaves_the_key_nowhere_under_the_folder(leaky: Path) -> None:
+    # A MEMORY.md written before entries were masked (or by hand) holds the key; so may a draft.
+    (leaky / "MEMORY.md").write_text(f"- [vault](reference_vault.md) — Deploy token {KEY}\n", encoding="utf-8")
+    assert _run(leaky, "index").exit_code == 0  # the old line goes to .memdir/MEMORY.md.prev and .history
+    for args in (["recall", KEY], ["recall", "staging deploy"], ["list"], ["context"], ["lint"]):
+        _run(leaky, *args)
+    drafts = leaky / ".memdir" / "drafts"
+    drafts.mkdir()
+    (drafts / "20261122-101010-reference_vault.md").write_text(KEY)
+    assert KEY.encode() in _bytes_under(leaky)  # the parse cache, MEMORY.md.prev/.history, the draft
+    result = _run(leaky, "rm", "reference_vault.md", "--purge")
+    assert result.exit_code == 0, result.output
+    everything = _bytes_under(leaky)
+    assert KEY.encode() not in everything and FRAGMENT.encode() not in everything
+    assert (leaky / "feedback_lint-first.md").exists() and "lint-first" in (leaky / "MEMORY.md").read_text()
+    assert _run(leaky, "recall", "linter deploy").exit_code == 0  # caches rebuild
+
+
+def test_rm_help_says_what_purge_removes() -> None:
+    import typer
+
+    from memdir.cli import app
+
+    rm = typer.main.get_command(app).commands["rm"]  # type: ignore[attr-defined]
+    assert "recall.jsonl" in rm.help and "MEMORY.md.history" in rm.help
+
+
+# --- nothing forges output ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["list"],
+        ["list", "--format", "json"],
+        ["recall", "deploy screen notes file"],
+        ["recall", "deploy screen notes file", "--explain"],
+        ["recall", "deploy screen notes file", "--format", "json", "--explain"],
+        ["history", "reference_screen.md"],
+        ["stats"],
+        ["stats", "--format", "json"],
+        ["lint"],
+        ["lint", "--output-format", "concise"],
+        ["lint", "--output-format", "github"],
+        ["lint", "--output-format", "json"],
+        ["lint", "--output-format", "sarif"],
+        ["index", "--stdout"],
+        ["context"],
+        ["context", "--format", "json"],
+        ["context", "--format", "xml"],
+    ],
+)
+def test_control_sequences_are_never_printed_raw(forged: Path, args: list[str]) -> None:
+    result = _run(forged, *args)
+    assert result.exit_code in (0, 1), result.output
+    _no_controls(result.output)
+    if "json" in args or "sarif" in args:
+        json.loads(result.stdout)
+
+
+def test_warnings_and_errors_escape_control_sequences(forged: Path) -> None:
+    (forged / f"user_broken{CLEAR}.md").write_text("---\nname: [\n---\n")
+    result = _run(forged, "list")
+    assert "user_broken\\x1b[2J.md" in result.output or "could not be read" in result.output
+    _no_controls(result.output)
+    missing = _run(forged, "show", f"nothing{CLEAR}")
+    assert missing.exit_code != 0
+    _no_controls(missing.output)
+
+
+def test_index_and_the_hook_escape_control_characters_from_a_hand_written_file(forged: Path, tmp_path: Path) -> None:
+    _write(forged, "user_nul.md", "nul", "A description with a NUL\x00 byte")
+    assert _run(forged, "index").exit_code == 0
+    index = (forged / "MEMORY.md").read_text()
+    _no_controls(index)
+    assert "\\x1b" in index and "\\x00" in index
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"})
+    result = invoke_memdir("--dir", str(forged), "hook", "session-start", input=payload)
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    _no_controls(context)
+    assert "\\x1b]52;c;" in context
+
+
+FORGED_NAME = "x\n::error file=a::pwned.md"
+
+
+@pytest.mark.parametrize("output_format", ["text", "concise", "github"])
+def test_a_file_name_cannot_start_a_workflow_command_line(folder: Path, output_format: str) -> None:
+    _write(folder, "feedback_fine.md", "fine", "A memory")
+    (folder / FORGED_NAME).write_text("---\nname: pwned\ndescription: d\ntype: user\n---\nBody.\n")
+    (folder / "::warning file=b::colon.md").write_text("no frontmatter here\n")
+    result = invoke_memdir("--dir", ".", "lint", "--output-format", output_format, cwd=folder)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert not any(line.lstrip().startswith(("::error file=a", "::warning file=b")) for line in lines), lines
+    assert not any(line.startswith("::error file=a::pwned") for line in lines)
+    if output_format != "github":
+        assert not any(line.lstrip().startswith("::") for line in lines), lines
+        assert any("x\\n::error file=a::pwned.md" in line and "S008" in line for line in lines), lines
+
+
+def test_lint_s008_names_control_characters_in_file_names_names_and_descriptions(forged: Path) -> None:
+    result = _run(forged, "lint", "--select", "S008", "--output-format", "json")
+    found = {(f["path"], f["message"].split(":")[0]) for f in json.loads(result.stdout)["findings"]}
+    assert ("reference_screen.md", "the name holds a control character") in found
+    assert ("reference_screen.md", "the description holds a control character") in found
+    assert ("reference_screen.md", "the body holds a control character") in found
+    assert (f"project_odd{CSI}.md", "the file name holds a control character") in found
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("-d", f"Deploy {CLEAR}"), ("-d", "a NUL\x00"), ("--body", f"clip {CLIPBOARD}"), ("-d", f"csi {CSI}")],
+)
+def test_add_refuses_control_characters(folder: Path, option: str, value: str) -> None:
+    args = ["add", "user", "someone", "-d", "Likes tea", option, value]
+    result = _run(folder, *args)
+    assert result.exit_code == 2, result.output
+    assert "control character" in result.output or "NUL" in result.output
+    assert not (folder / "user_someone.md").exists()
+    _no_controls(result.output)
+
+
+def test_the_agent_tools_refuse_control_characters(folder: Path) -> None:
+    from memdir import MemoryDir
+    from memdir.tools import CREATE, MemoryTools
+
+    tools = MemoryTools(MemoryDir(folder))
+    out = tools.call(CREATE, {"type": "user", "name": "x", "description": f"Deploy {CLEAR}", "body": "b"})
+    assert out.is_error and "control character" in out.text and not (folder / "user_x.md").exists()
+
+
+def test_no_command_starts_a_line_with_a_workflow_command_from_a_memory(folder: Path) -> None:
+    _write(folder, "user_forged.md", "::error file=a::pwned", "##[error]forged too")
+    (folder / "user_::warning file=b::broken.md").write_text("---\nname: [\n---\n")
+    for args in (["history", "user_forged.md"], ["list"], ["recall", "forged"], ["stats"], ["index"]):
+        result = invoke_memdir("--dir", ".", *args, cwd=folder)
+        for line in result.output.splitlines():
+            assert not line.lstrip().startswith(("::", "##[")), (args, line)
+
+
+def test_extraction_refuses_control_characters_from_the_model() -> None:
+    import datetime as dt
+
+    from memdir.extract import ApiFailed, parse_candidates
+
+    item = {"type": "user", "name": "screen", "description": f"Deploy {CLEAR}", "body": "b"}
+    with pytest.raises(ApiFailed, match="control character"):
+        parse_candidates({"memories": [item]}, dt.date(2026, 11, 22))
