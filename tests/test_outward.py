@@ -231,7 +231,7 @@ def test_control_sequences_are_never_printed_raw(forged: Path, args: list[str]) 
 
 
 def test_warnings_and_errors_escape_control_sequences(forged: Path) -> None:
-    (forged / f"user_broken{CLEAR}.md").write_text("---\nname: [\n---\n")
+    (forged / f"user_broken{CLEAR}.md").write_text("---\nname: \"a\" b\n---\n")  # neither YAML nor the retry reads it
     result = _run(forged, "list")
     assert "user_broken\\x1b[2J.md" in result.output or "could not be read" in result.output
     _no_controls(result.output)
