@@ -7,34 +7,37 @@
 
 from __future__ import annotations
 
+from memdir.version import __version__  # a leaf: importing it imports nothing else
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see below)
 if TYPE_CHECKING:
     from typing import Any
 
-    from memdir.config import Config
-    from memdir.context import Context, ContextFormat
-    from memdir.errors import MemdirError
-    from memdir.index import Caps, IndexResult
-    from memdir.memory_dir import MemoryDir
-    from memdir.model import Memory, MemoryType, NewMemory
-    from memdir.tools import MemoryTools
+    from memdir.core.config import Config
+    from memdir.core.errors import MemdirError
+    from memdir.core.index import Caps, IndexResult
+    from memdir.core.model import Memory, MemoryType, NewMemory
+    from memdir.folder import MemoryDir
+    from memdir.integrations.tools import MemoryTools
+    from memdir.read.context import Context, ContextFormat, render_context
 
 
 # Every name is loaded on first use. The `memdir` command imports this package before its first
 # instruction runs (the console script does `from memdir.cli import main`), and the command makes
 # Ctrl-C exit quietly only from there: anything imported here would be imported unprotected.
 _LAZY = {
-    "Caps": "memdir.index",
-    "Config": "memdir.config",
-    "Context": "memdir.context",
-    "ContextFormat": "memdir.context",
-    "IndexResult": "memdir.index",
-    "MemdirError": "memdir.errors",
-    "Memory": "memdir.model",
-    "MemoryDir": "memdir.memory_dir",
-    "MemoryTools": "memdir.tools",
-    "MemoryType": "memdir.model",
-    "NewMemory": "memdir.model",
+    "Caps": "memdir.core.index",
+    "Config": "memdir.core.config",
+    "Context": "memdir.read.context",
+    "ContextFormat": "memdir.read.context",
+    "IndexResult": "memdir.core.index",
+    "MemdirError": "memdir.core.errors",
+    "Memory": "memdir.core.model",
+    "MemoryDir": "memdir.folder",
+    "MemoryTools": "memdir.integrations.tools",
+    "MemoryType": "memdir.core.model",
+    "NewMemory": "memdir.core.model",
+    "render_context": "memdir.read.context",
 }
 
 
@@ -61,4 +64,5 @@ __all__ = [
     "MemoryType",
     "NewMemory",
     "__version__",
+    "render_context",
 ]

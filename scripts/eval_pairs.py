@@ -1,4 +1,4 @@
-"""Score memdir.similarity on labelled memory pairs against a word-overlap baseline, and time find_pairs.
+"""Score memdir.core.similarity on labelled memory pairs against a word-overlap baseline, and time find_pairs.
 
 Usage: python scripts/eval_pairs.py [PATH]   (default: ../shared/eval/dev/pairs.jsonl)
 
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memdir.similarity import MemoryText, PairVerdict, compare, find_pairs, similarity  # noqa: E402
+from memdir.core.similarity import MemoryText, PairVerdict, compare, find_pairs, similarity  # noqa: E402
 from scripts.synthetic import synthetic_folder  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "pairs.jsonl"
@@ -89,7 +89,7 @@ def evaluate(path: Path) -> None:
     threshold = best_threshold(overlap, gold)
     baseline = ["duplicate" if s >= threshold else "none" for s in overlap]
     print(f"{path}: {len(rows)} pairs, {Counter(gold)}")
-    table("memdir.similarity.compare", gold, ours)
+    table("memdir.core.similarity.compare", gold, ours)
     table(f"baseline: word-overlap Jaccard >= {threshold:.3f} (its best duplicate F1)", gold, baseline)
     print(f"\nmisclassified by compare ({len(misses)}; unrelated/compatible left unflagged are not listed):")
     print("\n".join(misses))

@@ -6,7 +6,7 @@ DIR holds memories.jsonl (id, name, description, type, body, importance, created
 superseded_by) and queries.jsonl (id, query, relevant: memory ids, note). The memories are written as a
 real memory folder in a temporary directory (a superseded one gets `status: superseded` and
 `superseded_by: <file of its successor>`), "today" is the day after the newest memory, and every query
-goes through `memdir.recall` exactly as the CLI runs it, with the default settings.
+goes through `memdir.read.recall` exactly as the CLI runs it, with the default settings.
 
 Metrics, over the top 5 each system returns (a system may return fewer, or nothing):
 - recall@5: per query with relevant memories, the share of them returned; averaged over those queries.
@@ -41,10 +41,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memdir.config import RecallSettings  # noqa: E402
-from memdir.memory_dir import MemoryDir  # noqa: E402
-from memdir.model import slugify, yaml_scalar  # noqa: E402
-from memdir.recall import _choose, _Lazy, _score, load_index, recall  # noqa: E402
+from memdir.core.config import RecallSettings  # noqa: E402
+from memdir.core.model import slugify, yaml_scalar  # noqa: E402
+from memdir.folder import MemoryDir  # noqa: E402
+from memdir.read.recall import _choose, _Lazy, _score, load_index, recall  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "recall"
 K = 5

@@ -1,4 +1,4 @@
-"""How the write path's same-topic zone (memdir.gauntlet.SAME_TOPIC_FLOOR) splits the labelled dev pairs.
+"""How the write path's same-topic zone (memdir.core.gauntlet.SAME_TOPIC_FLOOR) splits the labelled dev pairs.
 
 Usage: python scripts/eval_same_topic.py [PATH]   (default: ../shared/eval/dev/pairs.jsonl)
 
@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memdir.gauntlet import SAME_TOPIC_FLOOR  # noqa: E402
-from memdir.similarity import MemoryText, compare, similarity  # noqa: E402
+from memdir.core.gauntlet import SAME_TOPIC_FLOOR  # noqa: E402
+from memdir.core.similarity import MemoryText, compare, similarity  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "pairs.jsonl"
 GOLD = ("duplicate", "contradiction", "compatible", "unrelated")

@@ -12,8 +12,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from memdir.index import ENTRY_MAX, entry_target, split_lines
-from memdir.memory_dir import MemoryDir
+from memdir.core.index import ENTRY_MAX, entry_target, split_lines
+from memdir.folder import MemoryDir
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import invoke_memdir
 
-import memdir.store
+import memdir.core.store
 from memdir import MemoryDir
-from memdir.cache import CACHE_FILE, ParseCache
-from memdir.store import STATE_DIR, Scan
+from memdir.core.cache import CACHE_FILE, ParseCache
+from memdir.core.store import STATE_DIR, Scan
 
 HOUR_AGO = time.time() - 3600
 
@@ -51,13 +51,13 @@ def as_data(scan: Scan) -> list[tuple[str, str, object, int, int, int, int]]:
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts parse_document was called on during the test."""
     calls: list[str] = []
-    real = memdir.store.parse_document
+    real = memdir.core.store.parse_document
 
     def counting(text: str):  # type: ignore[no-untyped-def]
         calls.append(text)
         return real(text)
 
-    monkeypatch.setattr(memdir.store, "parse_document", counting)
+    monkeypatch.setattr(memdir.core.store, "parse_document", counting)
     return calls
 
 
@@ -176,7 +176,7 @@ def test_a_corrupt_cache_is_ignored_and_replaced(tmp_path: Path, content: bytes)
     folder = make_folder(tmp_path)
     expected = as_data(MemoryDir(folder, cache=False).scan())
     expected_index = MemoryDir(folder, cache=False).plan_index().text
-    key = json.dumps(list(memdir.cache.file_key((folder / "user_role.md").stat())))
+    key = json.dumps(list(memdir.core.cache.file_key((folder / "user_role.md").stat())))
     state = folder / STATE_DIR
     state.mkdir()
     corrupt = content.replace(b"@V", __version__.encode()).replace(b"@K", key.encode()).replace(b"@R", ROW)
@@ -211,7 +211,7 @@ def test_a_warm_index_reads_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_a_file_in_place_of_the_state_folder_is_refused(tmp_path: Path) -> None:
     """Once scanned around, without a cache; now refused like a symlinked `.memdir` (test_escapes.py):
     memdir keeps its state in a real folder or not at all. Without the cache, nothing is refused."""
-    from memdir.errors import StateRefused
+    from memdir.core.errors import StateRefused
 
     folder = make_folder(tmp_path)
     (folder / STATE_DIR).write_text("a file where the state folder should be")
@@ -254,7 +254,7 @@ def test_a_cache_replaced_by_another_process_mid_run_stays_consistent(tmp_path: 
     folder = make_folder(tmp_path)
     MemoryDir(folder).scan()
     path = folder / "user_role.md"
-    old_key = memdir.cache.file_key(path.stat())
+    old_key = memdir.core.cache.file_key(path.stat())
     first = ParseCache.load(folder / STATE_DIR)  # table of contents read, blob not yet
     make_folder(folder, {"user_role.md": FILES["user_role.md"].replace("Data scientist", "A much longer text")})
     MemoryDir(folder).scan()  # another run saves a new cache over the old one

@@ -11,7 +11,7 @@ from conftest import MakeMemory, invoke_memdir
 from typer.testing import CliRunner
 
 from memdir.cli import app
-from memdir.store import read_decisions
+from memdir.core.store import read_decisions
 
 runner = CliRunner()
 
@@ -353,7 +353,7 @@ def test_bad_input_never_stops_the_others(folder: Path, make_memory: MakeMemory,
 
 
 def test_unexpected_errors_are_one_line(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memdir import memory_dir
+    from memdir import folder as memory_dir
 
     def boom(self: object) -> None:
         raise RuntimeError("disk on fire")
@@ -371,7 +371,7 @@ def test_a_write_the_system_refuses_is_one_line_naming_the_file(
     folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The same PermissionError a read-only folder raises; injected because CI runs as root.
-    from memdir import memory_dir
+    from memdir import folder as memory_dir
 
     def refuse(path: Path, text: str, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))

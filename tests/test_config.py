@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memdir.cli import app
-from memdir.config import ConfigError, load_config, locate, sanitise_project_path
+from memdir.core.config import ConfigError, load_config, locate, sanitise_project_path
 
 runner = CliRunner()
 

@@ -1,4 +1,4 @@
-"""memdir.consolidate: a cluster whose members disagree on numbers or dates is split into groups that
+"""memdir.lifecycle.consolidate: a cluster whose members disagree on numbers or dates is split into groups that
 agree, and each group of two or more is merged on its own (offline and with --llm)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir, recorded_client
 
-from memdir.consolidate import consolidate, plan_consolidate
-from memdir.memory_dir import MemoryDir
-from memdir.model import parse_document
+from memdir.core.model import parse_document
+from memdir.folder import MemoryDir
+from memdir.lifecycle.consolidate import consolidate, plan_consolidate
 
 UNDATED = ("feedback_format-on-save.md", "feedback_format-when-saving.md")
 DATED = ("feedback_ruff-format.md", "feedback_ruff-format-since.md")
@@ -170,14 +170,14 @@ def test_members_joined_only_through_a_dated_one_are_not_merged(
 ) -> None:
     # Clusters grow through pairs: A ~ B and B ~ C make one cluster though A and C were never judged
     # duplicates. Set B apart for its date, and A and C have nothing joining them.
-    import memdir.similarity
+    import memdir.core.similarity
 
-    real = memdir.similarity.compare
+    real = memdir.core.similarity.compare
 
     def compare(a: Any, b: Any) -> Any:
         return None if {a.key, b.key} == set(UNDATED) else real(a, b)
 
-    monkeypatch.setattr(memdir.similarity, "compare", compare)
+    monkeypatch.setattr(memdir.core.similarity, "compare", compare)
     plan = plan_consolidate(_dir(one_dated))
     assert [c.refused is not None for c in plan.clusters] == [True]
     assert sorted(plan.clusters[0].members) == sorted([*UNDATED, DATED[0]])

@@ -10,10 +10,10 @@ import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir import Caps, Config, MemoryDir
-from memdir.config import ContextSettings, load_config
-from memdir.context import ContextBudgetTooSmall, ContextFormat, estimate_tokens, is_pinned, render_context
-from memdir.errors import ConfigError
-from memdir.index import value_key
+from memdir.core.config import ContextSettings, load_config
+from memdir.core.errors import ConfigError
+from memdir.core.index import value_key
+from memdir.read.context import ContextBudgetTooSmall, ContextFormat, estimate_tokens, is_pinned, render_context
 
 FORMATS = list(ContextFormat)
 
@@ -39,7 +39,7 @@ def mixed(folder: Path, make_memory: MakeMemory) -> Path:
 
 def test_markdown_is_the_index_then_the_pinned_bodies(mixed: Path) -> None:
     folder = _folder(mixed)
-    context = folder.render_context()
+    context = render_context(folder)
     index = folder.plan_index().text
     assert context.text.startswith(index)
     assert "Hand-written: ask before pushing." in context.text
@@ -82,12 +82,12 @@ def test_pin_threshold_comes_from_the_config(mixed: Path, tmp_path: Path) -> Non
     (tmp_path / ".memdir.toml").write_text("[context]\npin-importance = 0.85\nbudget = 100000\n")
     config = load_config(tmp_path)
     assert config.context == ContextSettings(pin_importance=0.85, budget=100_000)
-    loaded = [b.memory.path for b in _folder(mixed, config=config).render_context().loaded]
+    loaded = [b.memory.path for b in render_context(_folder(mixed, config=config)).loaded]
     assert "project_below.md" in loaded
     (tmp_path / ".memdir.toml").write_text("[context]\npin_importance = false\n")
     config = load_config(tmp_path)
     assert config.context.pin_importance is None
-    loaded = [b.memory.path for b in _folder(mixed, config=config).render_context().loaded]
+    loaded = [b.memory.path for b in render_context(_folder(mixed, config=config)).loaded]
     assert loaded == ["feedback_pinned.md"]
 
 
@@ -111,12 +111,12 @@ def test_every_budget_is_kept_and_nothing_is_cut(mixed: Path, make_memory: MakeM
     for i in range(12):
         make_memory(f"user_extra-{i:02}.md", body=f"Extra {i}.", importance=round(0.1 + i * 0.05, 2))
     folder = _folder(mixed)
-    full = folder.render_context(fmt)
+    full = render_context(folder, fmt)
     bodies = {b.memory.path: b.memory.body.strip() for b in full.loaded}
     smallest = None
     for budget in range(50, full.bytes + 200, 37):
         try:
-            context = folder.render_context(fmt, budget=budget)
+            context = render_context(folder, fmt, budget=budget)
         except ContextBudgetTooSmall:
             assert smallest is None, "a larger budget failed after a smaller one worked"
             continue
@@ -140,14 +140,14 @@ def test_every_budget_is_kept_and_nothing_is_cut(mixed: Path, make_memory: MakeM
         if context.loaded:  # bodies come only once the whole index is in
             assert shown == {m.path for m in full.entries}
     assert smallest is not None
-    exact = folder.render_context(fmt, budget=full.bytes + 10)  # room for the budget's own digits in JSON
+    exact = render_context(folder, fmt, budget=full.bytes + 10)  # room for the budget's own digits in JSON
     assert exact.entries == full.entries and exact.loaded == full.loaded and exact.left_out == []
 
 
 def test_entries_are_left_out_least_valuable_first(mixed: Path) -> None:
     folder = _folder(mixed)
-    full = folder.render_context(ContextFormat.XML)
-    context = folder.render_context(ContextFormat.XML, budget=full.bytes - 1)
+    full = render_context(folder, ContextFormat.XML)
+    context = render_context(folder, ContextFormat.XML, budget=full.bytes - 1)
     gone = [x.memory.path for x in context.left_out if x.part == "entry"]
     assert gone  # the pinned bodies went first, then the least valuable entries
     kept = {m.path for m in context.entries}
@@ -159,9 +159,9 @@ def test_entries_are_left_out_least_valuable_first(mixed: Path) -> None:
 def test_a_long_body_does_not_stop_a_shorter_one(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("user_long.md", body="L" * 2000, importance=1.0)
     make_memory("user_short.md", body="Short one.", importance=0.95)
-    base = _folder(folder).render_context(budget=None)
+    base = render_context(_folder(folder), budget=None)
     budget = base.bytes - 1500
-    context = _folder(folder).render_context(budget=budget)
+    context = render_context(_folder(folder), budget=budget)
     assert [b.memory.path for b in context.loaded] == ["user_short.md"]
     assert [(x.memory.path, x.part) for x in context.left_out] == [("user_long.md", "body")]
     assert "left out to fit the" in context.text and "the full text of 1 memory" in context.text
@@ -169,7 +169,7 @@ def test_a_long_body_does_not_stop_a_shorter_one(folder: Path, make_memory: Make
 
 def test_budget_too_small_for_the_hand_written_text(mixed: Path) -> None:
     with pytest.raises(ContextBudgetTooSmall, match="hand-written text"):
-        _folder(mixed).render_context(budget=20)
+        render_context(_folder(mixed), budget=20)
     result = invoke_memdir("--dir", str(mixed), "context", "--budget", "20")
     assert result.exit_code == 2
     assert "raise the budget" in result.stderr and "Traceback" not in result.output
@@ -177,15 +177,15 @@ def test_budget_too_small_for_the_hand_written_text(mixed: Path) -> None:
 
 def test_budget_comes_from_the_config_when_not_given(mixed: Path) -> None:
     config = Config(context=ContextSettings(budget=300))
-    context = _folder(mixed, config=config).render_context()
+    context = render_context(_folder(mixed, config=config))
     assert context.budget == 300 and context.bytes <= 300
-    assert _folder(mixed, config=config).render_context(budget=100_000).budget == 100_000
+    assert render_context(_folder(mixed, config=config), budget=100_000).budget == 100_000
 
 
 def test_index_caps_are_reported_and_counted(folder: Path, make_memory: MakeMemory) -> None:
     for i in range(5):
         make_memory(f"user_m{i}.md", importance=0.1 * (i + 1))
-    context = _folder(folder, caps=Caps(max_lines=3)).render_context(ContextFormat.XML)
+    context = render_context(_folder(folder, caps=Caps(max_lines=3)), ContextFormat.XML)
     capped = [x for x in context.left_out if x.cause == "index"]
     assert len(capped) == 3 and all(x.part == "entry" for x in capped)
     assert '<left-out entries="3" bodies="0">' in context.text
@@ -193,18 +193,18 @@ def test_index_caps_are_reported_and_counted(folder: Path, make_memory: MakeMemo
 
 def test_no_index_gives_only_the_bodies(mixed: Path) -> None:
     for fmt in FORMATS:
-        context = _folder(mixed).render_context(fmt, include_index=False)
+        context = render_context(_folder(mixed), fmt, include_index=False)
         assert context.entries == []
         assert "Hand-written" not in context.text and "Plain" not in context.text
         assert "Pinned body." in context.text and "Important body." in context.text
-    assert _folder(mixed).render_context(include_index=False).text.startswith("# Memories loaded in full\n")
+    assert render_context(_folder(mixed), include_index=False).text.startswith("# Memories loaded in full\n")
 
 
 def test_recalled_memories_follow_the_pinned_ones(mixed: Path) -> None:
     folder = _folder(mixed)
     memories = {m.path: m for m in folder.list()}
     recalled = [memories[p] for p in ("user_plain.md", "feedback_pinned.md", "project_superseded.md")]
-    context = folder.render_context(ContextFormat.JSON, recalled=recalled)
+    context = render_context(folder, ContextFormat.JSON, recalled=recalled)
     assert [(b.memory.path, b.reason) for b in context.loaded] == [
         ("project_important.md", "pinned"),
         ("feedback_pinned.md", "pinned"),
@@ -220,7 +220,7 @@ def test_recalled_memories_follow_the_pinned_ones(mixed: Path) -> None:
 
 
 def test_json_schema(mixed: Path) -> None:
-    data = json.loads(_folder(mixed).render_context(ContextFormat.JSON, budget=900).text)
+    data = json.loads(render_context(_folder(mixed), ContextFormat.JSON, budget=900).text)
     assert set(data) == {"folder", "notes", "entries", "left_out"}
     assert data["notes"] == "# Memory\n\nHand-written: ask before pushing."
     assert set(data["left_out"]) == {"entries", "bodies", "budget"} and data["left_out"]["budget"] == 900
@@ -240,7 +240,7 @@ def test_xml_escapes_hostile_names_and_bodies(folder: Path) -> None:
     text = "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\n" + body
     (folder / "user_hostile&<x>.md").write_text(text, encoding="utf-8", newline="")
     (folder / "MEMORY.md").write_text("# Notes & <things> ]]> \x03\n")
-    context = _folder(folder).render_context(ContextFormat.XML)
+    context = render_context(_folder(folder), ContextFormat.XML)
     assert "]]>" not in context.text
     root = ET.fromstring(context.text)  # well-formed, whatever the memory holds
     assert root.tag == "memory"
@@ -261,17 +261,17 @@ def test_markdown_and_json_carry_hostile_text(folder: Path) -> None:
     front = {"name": HOSTILE, "description": "d", "type": "user", "pin": True}
     text = "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nB ]]> <x> \x01\n"
     (folder / "user_h.md").write_text(text)
-    data = json.loads(_folder(folder).render_context(ContextFormat.JSON).text)
-    # Carried as text, control characters escaped (memdir.outward): the context reaches the agent.
+    data = json.loads(render_context(_folder(folder), ContextFormat.JSON).text)
+    # Carried as text, control characters escaped (memdir.core.outward): the context reaches the agent.
     name = " ".join(HOSTILE.split()).replace("\x01", "\\x01").replace("\x1b", "\\x1b")
     assert data["entries"][0]["name"] == name and data["entries"][0]["body"] == "B ]]> <x> \\x01"
-    assert "B ]]> <x> \\x01" in _folder(folder).render_context().text
+    assert "B ]]> <x> \\x01" in render_context(_folder(folder)).text
 
 
 def test_empty_folder(folder: Path) -> None:
-    assert _folder(folder).render_context().text == ""
-    assert ET.fromstring(_folder(folder).render_context(ContextFormat.XML).text).tag == "memory"
-    assert json.loads(_folder(folder).render_context(ContextFormat.JSON).text)["entries"] == []
+    assert render_context(_folder(folder)).text == ""
+    assert ET.fromstring(render_context(_folder(folder), ContextFormat.XML).text).tag == "memory"
+    assert json.loads(render_context(_folder(folder), ContextFormat.JSON).text)["entries"] == []
 
 
 def test_estimate_tokens() -> None:
@@ -286,7 +286,7 @@ def test_estimate_tokens() -> None:
 def test_cli_prints_the_context_and_reports_size_on_stderr(mixed: Path) -> None:
     result = invoke_memdir("--dir", str(mixed), "context")
     assert result.exit_code == 0, result.output
-    assert result.stdout == _folder(mixed).render_context().text
+    assert result.stdout == render_context(_folder(mixed)).text
     size = len(result.stdout.encode("utf-8"))
     assert f"{size:,} bytes, about {estimate_tokens(result.stdout):,} tokens" in result.stderr
 
@@ -337,7 +337,7 @@ def test_cli_missing_folder(tmp_path: Path) -> None:
 )
 def test_age_note_says_how_old_a_memory_is(folder: Path, make_memory: MakeMemory, updated: str | None,
                                            note: str) -> None:  # fmt: skip
-    from memdir.context import age_note
+    from memdir.read.context import age_note
 
     make_memory("project_x.md", updated=updated)
     (memory,) = _folder(folder).scan().memories
@@ -395,7 +395,7 @@ def test_cli_context_for_a_task_adds_the_recalled_memories(tasks: Path) -> None:
     assert "## friday\n\nfeedback · recalled · feedback_friday.md\n\n_This memory is 30 days old; verify" in text
     assert "Grafana dashboards." not in text  # not relevant: not loaded
     assert "1 of them recalled for the task" in result.stderr
-    from memdir.recall import read_log
+    from memdir.read.recall import read_log
 
     assert read_log(tasks)[-1]["chosen"] == ["feedback_friday.md"]
 
@@ -408,7 +408,7 @@ def test_a_pinned_memory_never_takes_a_recall_slot(tasks: Path, make_memory: Mak
     assert result.exit_code == 0, result.output
     assert "Pinned body." in result.stdout and "Don't deploy to production on a Friday." in result.stdout
     assert "1 of them recalled for the task" in result.stderr
-    from memdir.recall import read_log
+    from memdir.read.recall import read_log
 
     logged = read_log(tasks)[-1]
     assert logged["chosen"] == ["feedback_friday.md"]

@@ -273,7 +273,7 @@ def test_a_lock_left_by_a_killed_holder_is_free_at_once(small: Reference, tmp_pa
         [
             sys.executable,
             "-c",
-            "import sys, time\nfrom pathlib import Path\nfrom memdir.store import folder_lock\n"
+            "import sys, time\nfrom pathlib import Path\nfrom memdir.core.store import folder_lock\n"
             "with folder_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(600)\n",
             str(root),
         ],

@@ -49,7 +49,7 @@ try:
     import httpx2 as http
 except ImportError:
     import httpx as http
-import memdir.extract
+import memdir.write.extract
 
 reply = json.loads(sys.argv[3])
 
@@ -58,7 +58,7 @@ def client():
     http_client = anthropic.DefaultHttpxClient(transport=transport)
     return anthropic.Anthropic(api_key="k", max_retries=0, http_client=http_client)
 
-memdir.extract.make_client = client
+memdir.write.extract.make_client = client
 run_memdir(4)
 """
 )

@@ -1,4 +1,4 @@
-"""Tests for memdir.dates: relative date phrases found and resolved against an anchor day."""
+"""Tests for memdir.core.dates: relative date phrases found and resolved against an anchor day."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memdir.dates import DateSpan, absolutize, find_relative_dates, find_relative_dates_in
+from memdir.core.dates import DateSpan, absolutize, find_relative_dates, find_relative_dates_in
 
 DEV_SET = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev" / "dates.jsonl"
 
@@ -498,7 +498,7 @@ def test_a_count_after_an_unrelated_comparison_still_matches() -> None:
     ],
 )
 def test_parse_day_takes_an_iso_date_or_one_phrase(value: str, expected: date | None) -> None:
-    from memdir.dates import parse_day
+    from memdir.core.dates import parse_day
 
     assert parse_day(value, date(2026, 11, 22)) == expected
 
@@ -577,7 +577,7 @@ def test_prose_around_quotes_and_brackets_is_still_converted(text: str, expected
 
 def test_every_writer_leaves_code_and_labels_alone(tmp_path: Path) -> None:
     from memdir import MemoryDir
-    from memdir.model import MemoryType, NewMemory
+    from memdir.core.model import MemoryType, NewMemory
 
     typed = 'Click the "Next Week" button; tomorrow() is code; we ship tomorrow.'
     written = 'Click the "Next Week" button; tomorrow() is code; we ship 2025-07-11.'

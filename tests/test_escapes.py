@@ -37,7 +37,7 @@ import pytest
 from conftest import MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
-from memdir.errors import StateRefused
+from memdir.core.errors import StateRefused
 
 TIMEOUT = 60  # seconds: only there to fail a test that would hang; each command takes well under one
 
@@ -207,8 +207,8 @@ def test_a_dangling_lock_link_creates_nothing(setup: Path, tmp_path: Path) -> No
 
 
 def test_a_symlinked_parse_cache_is_neither_read_nor_written(setup: Path, outside: Path) -> None:
-    from memdir.cache import ParseCache
-    from memdir.store import STATE_DIR
+    from memdir.core.cache import ParseCache
+    from memdir.core.store import STATE_DIR
 
     for memory in setup.glob("*.md"):  # old enough for the cache to trust (a file just written is not)
         os.utime(memory, (1_700_000_000, 1_700_000_000))
@@ -323,8 +323,8 @@ def test_a_symlinked_extract_lock_is_taken_over_not_followed(
 
 
 def test_symlinked_extract_folders_are_refused(setup: Path, outside: Path) -> None:
-    from memdir import extract
-    from memdir.memory_dir import FileChange
+    from memdir.folder import FileChange
+    from memdir.write import extract
 
     (setup / ".memdir" / "extract-staged").symlink_to(outside)
     (setup / ".memdir" / "staging").symlink_to(outside)
@@ -434,7 +434,9 @@ def test_a_pipe_in_place_of_a_staged_request_never_blocks(setup: Path) -> None:
     staged = setup / ".memdir" / "extract-staged"
     staged.mkdir()
     os.mkfifo(staged / "0001.json")
-    code = "import sys, pathlib; from memdir import extract; print(extract.take_staged(pathlib.Path(sys.argv[1])))"
+    code = (
+        "import sys, pathlib; from memdir.write import extract; print(extract.take_staged(pathlib.Path(sys.argv[1])))"
+    )
     child = subprocess.run([sys.executable, "-c", code, str(setup)], capture_output=True, text=True, timeout=TIMEOUT)
     assert child.returncode == 0 and child.stdout.strip() == "[]", child.stderr
 

@@ -14,9 +14,10 @@ import pytest
 from conftest import TODAY, MakeMemory, http_module, invoke_memdir
 
 from memdir import MemoryDir
-from memdir import extract as extract_mod
-from memdir.extract import ApiFailed, Extractor, NoApiKey, Request, read_messages, read_transcript
-from memdir.store import read_decisions
+from memdir.core.store import read_decisions
+from memdir.write import extract as extract_mod
+from memdir.write.extract import ApiFailed, Extractor, NoApiKey, Request
+from memdir.write.transcripts import read_messages, read_transcript
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -811,7 +812,7 @@ def test_importing_the_extract_command_does_not_import_anthropic() -> None:
     import subprocess
     import sys
 
-    code = "import sys, memdir.cli.extract, memdir.extract; print('anthropic' in sys.modules)"
+    code = "import sys, memdir.cli.extract, memdir.write.extract; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -861,8 +862,8 @@ def test_live_extraction(folder: Path, transcript: Path) -> None:
 
 
 def test_extract_settings_come_from_the_config(folder: Path, transcript: Path, cli_api: Callable[..., Api]) -> None:
-    from memdir.config import load_config
-    from memdir.errors import ConfigError
+    from memdir.core.config import load_config
+    from memdir.core.errors import ConfigError
 
     project = folder.parent
     (project / ".memdir.toml").write_text('[extract]\nmodel = "claude-from-config"\nevery = 2\non_stop = false\n')
@@ -903,7 +904,7 @@ def test_leftovers_in_the_stage_do_not_keep_a_run_going(folder: Path, transcript
 def test_a_skipped_duplicate_can_refresh_the_memory_it_repeats(
     folder: Path, make_memory: MakeMemory, transcript: Path
 ) -> None:
-    from memdir.config import Config, ExtractSettings
+    from memdir.core.config import Config, ExtractSettings
 
     old = make_memory("feedback_lint.md", name="lint", description=LINT_RULE["description"], body=LINT_RULE["body"],
                       updated="2026-01-05")  # fmt: skip
@@ -923,8 +924,9 @@ def test_a_quarantined_verdict_with_a_supersede_waits_for_review(
 ) -> None:
     """However a quarantined candidate came to carry a supersede, the write leaves the old memory live
     and records it for `review accept`, as `memdir add` does."""
-    from memdir.gauntlet import Candidate, accept, screen
-    from memdir.model import MemoryType, NewMemory
+    from memdir.core.gauntlet import Candidate, screen
+    from memdir.core.model import MemoryType, NewMemory
+    from memdir.write.review import accept
 
     old = _terms_memory(make_memory)
     before = old.read_bytes()

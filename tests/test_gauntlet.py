@@ -11,9 +11,9 @@ import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
-from memdir.gauntlet import Action, Candidate, screen
-from memdir.model import MemoryType, NewMemory
-from memdir.store import read_decisions
+from memdir.core.gauntlet import Action, Candidate, screen
+from memdir.core.model import MemoryType, NewMemory
+from memdir.core.store import read_decisions
 
 SECRET = "sk-ant-api03-J8fQ2rT7vLx9KpZ3mN4bW6yH1cD5eG0aRsUiOkPl-QwEr_TyUiOp7aSd"
 
@@ -177,7 +177,7 @@ def test_quarantined_memories_are_never_indexed(folder: Path, make_memory: MakeM
 
 
 def test_supersedes_is_both_or_neither(folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memdir.errors import MemoryChanged
+    from memdir.core.errors import MemoryChanged
 
     old = make_memory("project_a.md", name="a", description="Deploys happen on Tuesdays")
     before = old.read_bytes()
@@ -293,7 +293,7 @@ def test_review_accept_ignores_a_refreshed_date_on_the_replaced_memory(folder: P
 def test_review_accept_with_a_supersede_is_both_or_neither(
     folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir.errors import MemoryChanged
+    from memdir.core.errors import MemoryChanged
 
     old = _staging(make_memory)
     assert _add_from_a_tool(folder).exit_code == 0
@@ -367,7 +367,7 @@ def test_review_shows_what_accepting_would_supersede(folder: Path, make_memory: 
     assert "accepting it supersedes reference_staging-url.md" in listed.stdout
     rows = json.loads(invoke_memdir("--dir", str(folder), "review", "--format", "json").stdout)["quarantined"]
     assert rows[0]["would_supersede"] == "reference_staging-url.md"
-    from memdir.lifecycle import history
+    from memdir.lifecycle.prune import history
 
     old = history(MemoryDir(folder, today=TODAY), "staging-url")
     assert any(e.source == "log" and "deploy-target" in e.detail for e in old.events), old.events
@@ -388,7 +388,7 @@ def test_the_library_add_redacts_a_key_and_logs_it(folder: Path) -> None:
 
 
 def test_the_library_add_skips_a_near_duplicate_unless_forced(folder: Path) -> None:
-    from memdir.gauntlet import WriteRefused
+    from memdir.core.gauntlet import WriteRefused
 
     body = "Run npm run lint before every commit; CI failed for a day over unlinted code."
     MemoryDir(folder).add(NewMemory(MemoryType.FEEDBACK, "lint first", "Lint before committing", body=body))

@@ -15,9 +15,16 @@ from pathlib import Path
 import pytest
 from conftest import TODAY, invoke_memdir
 
-from memdir.gitmerge import DRIVER, NOTE_PREFIX, driver_command, merge_index, run_merge_driver, setup_merge_driver
-from memdir.index import DEFAULT_CAPS, Caps, left_out_note
-from memdir.memory_dir import MemoryDir
+from memdir.core.index import DEFAULT_CAPS, Caps, left_out_note
+from memdir.folder import MemoryDir
+from memdir.integrations.gitmerge import (
+    DRIVER,
+    NOTE_PREFIX,
+    driver_command,
+    merge_index,
+    run_merge_driver,
+    setup_merge_driver,
+)
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")

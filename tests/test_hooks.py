@@ -1,5 +1,5 @@
 """Claude Code integration: settings merge and removal, the session-start context, the stop record,
-and the typer-free path the hooks take (claude_hooks.py, cli/hooks.py, cli/fast.py)."""
+and the typer-free path the hooks take (claude_runtime.py, cli/hooks.py, cli/fast.py)."""
 
 from __future__ import annotations
 
@@ -15,23 +15,20 @@ from typing import Any
 import pytest
 from conftest import MakeMemory, invoke_memdir
 
-from memdir import claude_hooks
-from memdir.claude_hooks import (
-    CONTEXT_LIMIT,
+from memdir.cli.fast import _parse, _parse_hook, run_fast
+from memdir.core.store import folder_lock
+from memdir.folder import MemoryDir
+from memdir.integrations import claude_runtime, claude_settings
+from memdir.integrations.claude_runtime import CONTEXT_LIMIT, read_pending, record_stop, session_start
+from memdir.integrations.claude_settings import (
     SettingsConflict,
     SettingsError,
     SettingsScope,
     hook_event_of,
     install_hooks,
     memdir_hooks,
-    read_pending,
-    record_stop,
-    session_start,
     uninstall_hooks,
 )
-from memdir.cli.fast import _parse, _parse_hook, run_fast
-from memdir.memory_dir import MemoryDir
-from memdir.store import folder_lock
 
 REPO = Path(__file__).resolve().parents[1]
 TODAY = "2026-11-22"
@@ -473,7 +470,7 @@ def test_session_start_cuts_long_hand_written_text_at_a_line(project: Path) -> N
 def test_session_start_does_not_wait_long_for_a_held_lock(
     project: Path, monkeypatch: pytest.MonkeyPatch, make_memory: MakeMemory
 ) -> None:
-    monkeypatch.setattr(claude_hooks, "LOCK_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(claude_runtime, "LOCK_WAIT_SECONDS", 0.2)
     make_memory("user_role.md", root=project / ".claude" / "memory", description="Backend developer")
     before = (project / ".claude" / "memory" / "MEMORY.md").read_text()
     with folder_lock(project / ".claude" / "memory"):
@@ -549,8 +546,8 @@ def test_an_internal_error_never_blocks_the_session(project: Path, monkeypatch: 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(claude_hooks, "session_start", boom)
-    monkeypatch.setattr(claude_hooks, "record_stop", boom)
+    monkeypatch.setattr(claude_runtime, "session_start", boom)
+    monkeypatch.setattr(claude_runtime, "record_stop", boom)
     result = invoke_memdir("hook", event, input=_payload(project), cwd=project)
     assert result.exit_code == 0  # never 2: a Stop hook exiting 2 keeps the agent going
     assert "internal error: RuntimeError: boom" in result.stderr and "Traceback" not in result.output
@@ -704,7 +701,7 @@ def _branch(project: Path, head: str) -> None:
 )
 def test_session_topic_is_the_branch_name(project: Path, head: str, topic: str | None) -> None:
     _branch(project, head)
-    assert claude_hooks.session_topic(project / ".claude") == topic
+    assert claude_runtime.session_topic(project / ".claude") == topic
 
 
 def test_session_topic_follows_a_worktrees_gitdir(tmp_path: Path) -> None:
@@ -714,8 +711,8 @@ def test_session_topic_follows_a_worktrees_gitdir(tmp_path: Path) -> None:
     tree = tmp_path / "wt"
     tree.mkdir()
     (tree / ".git").write_text(f"gitdir: {main}\n")
-    assert claude_hooks.session_topic(tree) == "release checklist"
-    assert claude_hooks.session_topic(tmp_path / "elsewhere") is None  # no repository
+    assert claude_runtime.session_topic(tree) == "release checklist"
+    assert claude_runtime.session_topic(tmp_path / "elsewhere") is None  # no repository
 
 
 @pytest.fixture
@@ -739,7 +736,7 @@ def test_session_start_adds_pinned_and_recalled_bodies_when_configured(recalling
     assert "Writes Go." in context  # pinned
     assert "feedback · recalled · feedback_friday.md" in context
     assert "This memory is 30 days old; verify before asserting it as fact." in context
-    from memdir.recall import read_log
+    from memdir.read.recall import read_log
 
     assert read_log(recalling / ".claude" / "memory")[-1]["query"] == "fix friday deploys"
 
@@ -801,8 +798,8 @@ def test_session_start_with_recall_stays_on_the_fast_path(recalling: Path) -> No
 
 
 def test_recall_on_start_must_be_a_boolean(tmp_path: Path) -> None:
-    from memdir.config import load_config
-    from memdir.errors import ConfigError
+    from memdir.core.config import load_config
+    from memdir.core.errors import ConfigError
 
     (tmp_path / ".memdir.toml").write_text('[context]\nrecall-on-start = "yes"\n')
     with pytest.raises(ConfigError, match="recall-on-start"):
@@ -810,15 +807,15 @@ def test_recall_on_start_must_be_a_boolean(tmp_path: Path) -> None:
 
 
 def test_the_extraction_log_starts_afresh_past_its_size(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memdir import store
+    from memdir.core import store
 
     folder = MemoryDir(project / ".claude" / "memory")
-    log = store.ensure_state_dir(folder.root) / claude_hooks.EXTRACT_HOOK_LOG
+    log = store.ensure_state_dir(folder.root) / claude_runtime.EXTRACT_HOOK_LOG
     log.write_bytes(b"x" * 200)
     monkeypatch.setattr(store, "LOG_MAX_BYTES", 100)
     started: list[list[str]] = []
     monkeypatch.setattr("subprocess.Popen", lambda command, **kwargs: started.append(command))
-    assert claude_hooks.spawn_extraction(folder, "t.jsonl", {"ANTHROPIC_API_KEY": "k"}, project)
+    assert claude_runtime.spawn_extraction(folder, "t.jsonl", {"ANTHROPIC_API_KEY": "k"}, project)
     assert started and log.with_name(log.name + ".1").read_bytes() == b"x" * 200
     assert log.read_bytes() == b""
 
@@ -826,13 +823,13 @@ def test_the_extraction_log_starts_afresh_past_its_size(project: Path, monkeypat
 def test_the_fast_path_knows_the_same_hook_events() -> None:
     from memdir.cli import fast
 
-    assert tuple(claude_hooks.EVENTS) == fast._HOOKS
+    assert tuple(claude_settings.EVENTS) == fast._HOOKS
 
 
 def test_session_bodies_say_when_none_fits_the_room_left(recalling: Path) -> None:
-    from memdir.memory_dir import MemoryDir
+    from memdir.folder import MemoryDir
 
     notes: list[str] = []
     folder = MemoryDir(recalling / ".claude" / "memory", today=TODAY)
-    assert claude_hooks.session_bodies(folder, None, 60, notes) == ""  # room, but not for the pinned one
+    assert claude_runtime.session_bodies(folder, None, 60, notes) == ""  # room, but not for the pinned one
     assert notes == ["1 memory to load in full left out: the index leaves the hook no room for them"]

@@ -14,7 +14,7 @@ import pytest
 from conftest import MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
-from memdir.model import YAML_MAX_VALUES, FrontmatterError, parse_document
+from memdir.core.model import YAML_MAX_VALUES, FrontmatterError, parse_document
 from scripts.hostile_bounds import billion_laughs, frontmatter
 
 TIME_BOUND = 10.0  # seconds for any one hostile file; each takes well under one here
@@ -65,7 +65,7 @@ def test_deep_nesting_is_an_error_not_a_crash(tmp_path: Path, nesting: str) -> N
     path = tmp_path / "user_deep.md"
     path.write_text(frontmatter(f"nest: {nesting}"), encoding="utf-8")
     code = (
-        "import sys; from memdir.model import parse_document, FrontmatterError\n"
+        "import sys; from memdir.core.model import parse_document, FrontmatterError\n"
         "try: parse_document(open(sys.argv[1], encoding='utf-8').read())\n"
         "except FrontmatterError as exc: print('refused:', exc)\n"
         "else: print('loaded')\n"
@@ -195,8 +195,8 @@ def test_a_named_pipe_is_reported_not_opened(folder: Path, make_memory: MakeMemo
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 def test_a_file_swapped_for_a_pipe_after_its_stat_is_not_opened_blocking(folder: Path, make_memory: MakeMemory) -> None:
-    from memdir.cache import ParseCache
-    from memdir.store import load_file
+    from memdir.core.cache import ParseCache
+    from memdir.core.store import load_file
 
     path = make_memory("user_fine.md")
     status = os.stat(path)  # what the listing saw
@@ -261,8 +261,8 @@ def test_a_named_pipe_in_the_state_folder_never_blocks_a_command(
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 def test_state_readers_and_appends_refuse_a_pipe(tmp_path: Path) -> None:
-    from memdir.cache import ParseCache
-    from memdir.store import append_lines, folder_lock, open_state_file, read_jsonl
+    from memdir.core.cache import ParseCache
+    from memdir.core.store import append_lines, folder_lock, open_state_file, read_jsonl
 
     pipe = tmp_path / "log.jsonl"
     os.mkfifo(pipe)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir.index import Caps, build_index, find_links, left_out_note, render_entry
-from memdir.model import Memory, parse_document
+from memdir.core.index import Caps, build_index, find_links, left_out_note, render_entry
+from memdir.core.model import Memory, parse_document
 
 TODAY = dt.date(2026, 11, 22)
 

@@ -26,11 +26,11 @@ from conftest import TODAY, invoke_memdir
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from memdir.cache import ParseCache
-from memdir.index import IndexRow, entry_target, find_links, render_entry, split_lines
-from memdir.memory_dir import MemoryDir
-from memdir.model import Memory
-from memdir.store import load_file
+from memdir.core.cache import ParseCache
+from memdir.core.index import IndexRow, entry_target, find_links, render_entry, split_lines
+from memdir.core.model import Memory
+from memdir.core.store import load_file
+from memdir.folder import MemoryDir
 
 MAX_LINES, MAX_BYTES, ENTRY_MAX = 200, 25_000, 150
 NAME_MAX_BYTES = 255  # the longest file name Linux file systems (ext4, tmpfs) take

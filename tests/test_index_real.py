@@ -9,9 +9,9 @@ from pathlib import Path
 
 from conftest import MakeMemory, invoke_memdir
 
-from memdir.index import Caps, build_index, entry_target, find_links, left_out_note, render_entry, split_lines
-from memdir.memory_dir import MemoryDir
-from memdir.model import Memory, parse_document
+from memdir.core.index import Caps, build_index, entry_target, find_links, left_out_note, render_entry, split_lines
+from memdir.core.model import Memory, parse_document
+from memdir.folder import MemoryDir
 
 TODAY = dt.date(2026, 11, 22)
 
@@ -175,8 +175,8 @@ def test_entry_text_keep_keeps_an_existing_entrys_wording() -> None:
 
 
 def test_entry_text_setting_is_read_and_checked(tmp_path: Path) -> None:
-    from memdir.config import load_config
-    from memdir.errors import ConfigError
+    from memdir.core.config import load_config
+    from memdir.core.errors import ConfigError
 
     (tmp_path / ".memdir.toml").write_text('[index]\nentry-text = "keep"\n')
     assert load_config(tmp_path).index.entry_text == "keep"

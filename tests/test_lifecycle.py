@@ -1,4 +1,4 @@
-"""memdir.lifecycle and memdir.consolidate: TTLs, prune, history and consolidation, through the
+"""memdir.lifecycle.prune and memdir.lifecycle.consolidate: TTLs, prune, history and consolidation, through the
 library and the CLI. `--llm` runs against recorded responses through the SDK's mock transport."""
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir, recorded_client
 
-from memdir.consolidate import (
+from memdir.core.errors import MemoryNotFound
+from memdir.core.model import parse_document
+from memdir.core.store import log_decisions, read_decisions
+from memdir.folder import MemoryDir
+from memdir.lifecycle.consolidate import (
     ConsolidateBusy,
     ConsolidateError,
     consolidate,
     consolidate_lock,
     plan_consolidate,
 )
-from memdir.errors import MemoryNotFound
-from memdir.lifecycle import InvalidTtl, expires_after, history, parse_ttl, plan_prune, prune
-from memdir.memory_dir import MemoryDir
-from memdir.model import parse_document
-from memdir.store import log_decisions, read_decisions
+from memdir.lifecycle.prune import InvalidTtl, expires_after, history, parse_ttl, plan_prune, prune
 
 
 def _dir(root: Path, today: dt.date = TODAY) -> MemoryDir:
@@ -652,17 +652,17 @@ def test_cli_llm_goes_through_the_sdk(lint_pair: Path, monkeypatch: pytest.Monke
 # --- every write under the folder lock ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module_name", ["memdir.lifecycle", "memdir.consolidate"])
+@pytest.mark.parametrize("module_name", ["memdir.lifecycle.prune", "memdir.lifecycle.consolidate"])
 def test_writes_happen_under_the_folder_lock(
     module_name: str, lifecycle_folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import contextlib
     import importlib
 
-    import memdir.memory_dir
+    import memdir.folder
 
     module = importlib.import_module(module_name)
-    real_lock, real_write = module.folder_lock, memdir.memory_dir.atomic_write
+    real_lock, real_write = module.folder_lock, memdir.folder.atomic_write
     held: list[bool] = [False]
     writes: list[tuple[str, bool]] = []
 
@@ -680,10 +680,10 @@ def test_writes_happen_under_the_folder_lock(
         real_write(path, *args, **kwargs)
 
     monkeypatch.setattr(module, "folder_lock", recording_lock)
-    for writer in {module, memdir.memory_dir}:  # consolidate writes through MemoryDir.write_together_locked
+    for writer in {module, memdir.folder}:  # consolidate writes through MemoryDir.write_together_locked
         if hasattr(writer, "atomic_write"):
             monkeypatch.setattr(writer, "atomic_write", recording_write)
-    if module_name == "memdir.lifecycle":
+    if module_name == "memdir.lifecycle.prune":
         prune(_dir(lifecycle_folder))
     else:
         make_memory("feedback_lint-a.md", description="Run npm run lint before every commit",
@@ -699,7 +699,7 @@ def test_prune_that_fails_halfway_keeps_what_it_did_consistent(
 ) -> None:
     import errno
 
-    import memdir.lifecycle as lifecycle
+    import memdir.lifecycle.prune as lifecycle
 
     real_write, calls = lifecycle.atomic_write, []
 
@@ -753,18 +753,18 @@ def test_prune_keeps_a_supersede_chain_that_loops(folder: Path, make_memory: Mak
 @pytest.fixture
 def b_cannot_move(folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Two expired memories; archiving the second fails as a read-only archive would."""
-    import memdir.lifecycle
+    import memdir.lifecycle.prune
 
     for path in ("project_a.md", "project_b.md"):
         make_memory(path, created="2026-11-01", expires="2026-11-08")
-    real = memdir.lifecycle._archive
+    real = memdir.lifecycle.prune._archive
 
     def archive(folder: MemoryDir, item: Any, *args: Any) -> None:
         if item.path == "project_b.md":
             raise PermissionError(13, "Permission denied", str(folder.root / ".archive"))
         real(folder, item, *args)
 
-    monkeypatch.setattr(memdir.lifecycle, "_archive", archive)
+    monkeypatch.setattr(memdir.lifecycle.prune, "_archive", archive)
     return folder
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import TODAY, MakeMemory
 
 from memdir import MemoryDir
-from memdir.config import Config
+from memdir.core.config import Config
 from memdir.lint import RULES, Severity
 from memdir.lint.body import has_label
 

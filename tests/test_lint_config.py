@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from memdir import MemoryDir
 from memdir.cli import app
-from memdir.config import load_config
+from memdir.core.config import load_config
 
 runner = CliRunner()
 GOOD = "Rule.\n\n**Why:** reason.\n\n**How to apply:** always.\n"

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from memdir import MemoryDir
 from memdir.cli import app
-from memdir.errors import MemoryChanged
-from memdir.memory_dir import FileChange
+from memdir.core.errors import MemoryChanged
+from memdir.folder import FileChange
 
 runner = CliRunner()
 FIXTURES = Path(__file__).parent / "lint_fixtures"

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from memdir import MemoryDir
 from memdir.cli import app
-from memdir.index import Caps
+from memdir.core.index import Caps
 from memdir.lint import RULES, Finding
 
 FIXTURES = Path(__file__).parent / "lint_fixtures"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir.errors import InvalidMemory
-from memdir.model import (
+from memdir.core.errors import InvalidMemory
+from memdir.core.model import (
     FrontmatterError,
     Memory,
     MemoryType,
@@ -18,7 +18,7 @@ from memdir.model import (
     slugify,
     yaml_scalar,
 )
-from memdir.templates import render_memory
+from memdir.core.templates import render_memory
 
 REAL_SHAPE = """\
 ---
@@ -177,7 +177,7 @@ def test_render_memory_drops_empty_labels_but_keeps_user_text() -> None:
 
 
 def test_absolutize_text_touches_only_description_and_body() -> None:
-    from memdir.model import absolutize_text
+    from memdir.core.model import absolutize_text
 
     text = (
         "---\nname: tomorrow-plan\ndescription: Ship tomorrow\nextra: tomorrow\ntype: project\n---\nSee you tomorrow.\n"
@@ -225,7 +225,7 @@ TRICKY_VALUES = [
 def test_simple_frontmatter_reads_as_yaml_does(value: str) -> None:
     import yaml
 
-    from memdir.model import _simple_yaml
+    from memdir.core.model import _simple_yaml
 
     for text in (f"name: x\ndescription: {value}\n", f"{value.split(':')[0] or 'k'}: v\n", f"a: 1\r\nb: {value}\r\n"):
         fast = _simple_yaml(text)
@@ -237,7 +237,7 @@ def test_simple_frontmatter_reads_as_yaml_does(value: str) -> None:
 def test_simple_frontmatter_agrees_on_every_corpus_file() -> None:
     import yaml
 
-    from memdir.model import _OPEN, _simple_yaml
+    from memdir.core.model import _OPEN, _simple_yaml
 
     corpus = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
     if not corpus.is_dir():
@@ -276,7 +276,7 @@ def test_simple_frontmatter_agrees_on_every_corpus_file() -> None:
 def test_simple_frontmatter_nested_and_numbers_read_as_yaml_does(text: str) -> None:
     import yaml
 
-    from memdir.model import _simple_yaml
+    from memdir.core.model import _simple_yaml
 
     fast = _simple_yaml(text)
     if fast is not None:
@@ -284,7 +284,7 @@ def test_simple_frontmatter_nested_and_numbers_read_as_yaml_does(text: str) -> N
 
 
 def test_simple_frontmatter_takes_the_usual_shapes() -> None:
-    from memdir.model import _simple_yaml
+    from memdir.core.model import _simple_yaml
 
     assert _simple_yaml("tags: [review, team]\n") == {"tags": ["review", "team"]}
 
@@ -422,7 +422,7 @@ def test_set_fields_refuses_an_edit_that_would_change_how_other_lines_read() -> 
 def test_the_retry_costs_one_more_yaml_parse_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
     """Counted, not timed: `[a, b]` lists are recognised without the parser, a retry that would change
     nothing is not made, and quoted brackets do not send the retry to the slow pure-Python parser."""
-    import memdir.model as model
+    import memdir.core.model as model
 
     used: list[str] = []
     safe, fast = model._loaders()

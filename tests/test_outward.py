@@ -1,5 +1,5 @@
 """Nothing leaks, nothing forges output: a key in a memory stays in its file, and a control sequence in a
-name, description or file name is shown as text, at every boundary (memdir/outward.py; the "Leaks" and
+name, description or file name is shown as text, at every boundary (memdir/core/outward.py; the "Leaks" and
 "Forged output" tables in docs/reliability.md name these tests)."""
 
 from __future__ import annotations
@@ -61,20 +61,20 @@ def _no_controls(text: str) -> None:
 
 
 def test_for_terminal_masks_and_escapes_but_keeps_lines_and_tabs() -> None:
-    from memdir.outward import for_terminal
+    from memdir.core.outward import for_terminal
 
     shown = for_terminal(f"a\tb\n{KEY}{CLEAR}{CSI}\r\x00")
     assert shown == "a\tb\nsk-ant-api03-…(109 chars)\\x1b[2J\\x9b31m\\r\\x00"
 
 
 def test_one_field_escapes_line_breaks_too() -> None:
-    from memdir.outward import one_field
+    from memdir.core.outward import one_field
 
     assert one_field("x\n::error file=a::pwned\t") == "x\\n::error file=a::pwned\\t"
 
 
 def test_dumps_masks_and_leaves_no_raw_c1_in_json() -> None:
-    from memdir.outward import dumps
+    from memdir.core.outward import dumps
 
     text = dumps({"k": f"{KEY} {CSI} {CLEAR}"})
     _no_key(text)
@@ -231,7 +231,7 @@ def test_control_sequences_are_never_printed_raw(forged: Path, args: list[str]) 
 
 
 def test_warnings_and_errors_escape_control_sequences(forged: Path) -> None:
-    (forged / f"user_broken{CLEAR}.md").write_text("---\nname: \"a\" b\n---\n")  # neither YAML nor the retry reads it
+    (forged / f"user_broken{CLEAR}.md").write_text('---\nname: "a" b\n---\n')  # neither YAML nor the retry reads it
     result = _run(forged, "list")
     assert "user_broken\\x1b[2J.md" in result.output or "could not be read" in result.output
     _no_controls(result.output)
@@ -295,7 +295,7 @@ def test_add_refuses_control_characters(folder: Path, option: str, value: str) -
 
 def test_the_agent_tools_refuse_control_characters(folder: Path) -> None:
     from memdir import MemoryDir
-    from memdir.tools import CREATE, MemoryTools
+    from memdir.integrations.tools import CREATE, MemoryTools
 
     tools = MemoryTools(MemoryDir(folder))
     out = tools.call(CREATE, {"type": "user", "name": "x", "description": f"Deploy {CLEAR}", "body": "b"})
@@ -314,7 +314,7 @@ def test_no_command_starts_a_line_with_a_workflow_command_from_a_memory(folder: 
 def test_extraction_refuses_control_characters_from_the_model() -> None:
     import datetime as dt
 
-    from memdir.extract import ApiFailed, parse_candidates
+    from memdir.write.extract import ApiFailed, parse_candidates
 
     item = {"type": "user", "name": "screen", "description": f"Deploy {CLEAR}", "body": "b"}
     with pytest.raises(ApiFailed, match="control character"):

@@ -131,8 +131,10 @@ def test_wheel_ships_the_templates(wheel: Path) -> None:
         names = set(archive.namelist())
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         scripts = archive.read(entry_points).decode("utf-8")
-    shipped = {n.removeprefix("memdir/templates/") for n in names if re.fullmatch(r"memdir/templates/[^/]+\.md", n)}
-    in_source = {p.name for p in (REPO / "memdir" / "templates").glob("*.md")}
+    shipped = {
+        n.removeprefix("memdir/core/templates/") for n in names if re.fullmatch(r"memdir/core/templates/[^/]+\.md", n)
+    }
+    in_source = {p.name for p in (REPO / "memdir" / "core" / "templates").glob("*.md")}
     assert {"user.md", "feedback.md", "project.md", "reference.md"} <= shipped
     assert shipped == in_source
     assert re.search(r"^memdir\s*=\s*memdir\.cli:main\s*$", scripts, re.MULTILINE), scripts
@@ -179,7 +181,7 @@ def test_installed_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> No
 
     # The installed package is the one that runs, not the source tree.
     where = subprocess.run(
-        [str(python), "-c", "import memdir, memdir.templates; print(memdir.__file__)"],
+        [str(python), "-c", "import memdir, memdir.core.templates; print(memdir.__file__)"],
         cwd=work, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert where.returncode == 0, where.stderr
@@ -196,7 +198,7 @@ def test_installed_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> No
 
     written = (folder / "feedback_some-rule.md").read_text(encoding="utf-8")
     with zipfile.ZipFile(wheel) as archive:
-        template = archive.read("memdir/templates/feedback.md").decode("utf-8")
+        template = archive.read("memdir/core/templates/feedback.md").decode("utf-8")
     lines = written.rstrip("\n").split("\n")
     patterns = _template_pattern(template)
     assert len(lines) == len(patterns), written

@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from memdir import MemoryDir
-from memdir.cache import ParseCache
-from memdir.errors import IndexRefused, InvalidMemory, MemoryExists
-from memdir.index import Caps, count_lines
-from memdir.model import (
+from memdir.core.cache import ParseCache
+from memdir.core.errors import IndexRefused, InvalidMemory, MemoryExists
+from memdir.core.index import Caps, count_lines
+from memdir.core.model import (
     FrontmatterError,
     Memory,
     MemoryType,
@@ -37,8 +37,8 @@ from memdir.model import (
     strict_requoting,
     yaml_scalar,
 )
-from memdir.store import FileProblem, load_file
-from memdir.templates import render_memory
+from memdir.core.store import FileProblem, load_file
+from memdir.core.templates import render_memory
 
 TODAY = dt.date(2026, 11, 22)
 

@@ -39,8 +39,8 @@ import pytest
 import yaml
 from conftest import TODAY, invoke_memdir
 
-from memdir.index import Caps, entry_target, find_links, render_entry, split_lines
-from memdir.memory_dir import IndexWrite, MemoryDir
+from memdir.core.index import Caps, entry_target, find_links, render_entry, split_lines
+from memdir.folder import IndexWrite, MemoryDir
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 if not CORPUS.is_dir():
@@ -118,7 +118,7 @@ def one_line(value: object) -> str:
 
 
 def memory_type(fields: dict[str, Any]) -> str | None:
-    """`type`, at the top level or else under `metadata:` (memdir.model.Memory.raw_type)."""
+    """`type`, at the top level or else under `metadata:` (memdir.core.model.Memory.raw_type)."""
     value = fields.get("type")
     if value is None and isinstance(fields.get("metadata"), dict):
         value = fields["metadata"].get("type")
@@ -139,7 +139,7 @@ def _as_date(value: object) -> dt.date | None:
 
 
 def exclusion(fields: dict[str, Any]) -> str | None:
-    """Why a typed memory is never indexed (DESIGN.md; memdir.model.exclusion), or None."""
+    """Why a typed memory is never indexed (DESIGN.md; memdir.core.model.exclusion), or None."""
     status = one_line(fields.get("status")).lower()
     if status in ("superseded", "quarantined", "archived"):
         return status

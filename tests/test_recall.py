@@ -1,4 +1,4 @@
-"""memdir.recall and `memdir recall`: scoring and its gates, exclusions, the log, the stored index,
+"""memdir.read.recall and `memdir recall`: scoring and its gates, exclusions, the log, the stored index,
 the command's formats and errors, `--llm` against recorded responses, and the dev-set evaluation."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from conftest import SHARED, TODAY, MakeMemory, invoke_memdir, recorded_client
 
-from memdir import store
-from memdir.config import Config, RecallSettings, load_config
-from memdir.memory_dir import MemoryDir
-from memdir.recall import (
+from memdir.core import store
+from memdir.core.config import Config, RecallSettings, load_config
+from memdir.core.store import STATE_DIR
+from memdir.folder import MemoryDir
+from memdir.read.recall import (
     INDEX_FILE,
     LOG_FILE,
     RecallError,
@@ -29,7 +30,6 @@ from memdir.recall import (
     recall_llm,
     recalled_memories,
 )
-from memdir.store import STATE_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -238,7 +238,7 @@ def test_weights_and_half_life_come_from_the_config(folder: Path, deploys: None,
 
 
 def test_bad_recall_settings_are_refused(tmp_path: Path) -> None:
-    from memdir.errors import ConfigError
+    from memdir.core.errors import ConfigError
 
     bad = ("gate = 2", "k = 0", "recency-weight = -1", 'synonyms = ["a"]', "half-life-days = 0", "log = 1",
            "gate = nan", "relevance-weight = inf", "half-life-days = nan", "min-score = nan")  # fmt: skip
@@ -592,7 +592,7 @@ def test_cli_llm_goes_through_the_sdk(folder: Path, deploys: None, monkeypatch: 
 def test_recall_does_not_import_the_sdk(tmp_path: Path) -> None:
     import subprocess
 
-    probe = "import sys, memdir.recall; print(sorted(m for m in sys.modules if m.split('.')[0] == 'anthropic'))"
+    probe = "import sys, memdir.read.recall; print(sorted(m for m in sys.modules if m.split('.')[0] == 'anthropic'))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
@@ -630,7 +630,7 @@ def test_other_commands_do_not_load_recall() -> None:
     import subprocess
     import sys
 
-    code = "import sys, memdir.cli; memdir.cli._typer_app(); print('memdir.recall' in sys.modules)"
+    code = "import sys, memdir.cli; memdir.cli._typer_app(); print('memdir.read.recall' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

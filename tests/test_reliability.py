@@ -18,7 +18,7 @@ from conftest import MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
 
-# Values the detector in memdir/sensitive.py recognises; never real keys.
+# Values the detector in memdir/core/sensitive.py recognises; never real keys.
 ANTHROPIC_KEY = "sk-ant-api03-Zq8vT2mXr4Lp9WnB6yKd3HfJ7sGc1VtE5uQa0OiRbNx-AAAA"
 GITHUB_TOKEN = "ghp_8fKq2ZpX7mWc4TnY1vLr9BdH3sJg6QeA5uNo"
 DB_PASSWORD = "Tr0ub4dor3xQ9zLm"
@@ -71,7 +71,7 @@ def test_an_unclosed_code_fence_in_memory_md_does_not_swallow_new_entries(
 def test_a_byte_order_mark_counts_against_the_byte_cap(folder: Path, make_memory: MakeMemory) -> None:
     """Bug: the BOM of a MEMORY.md that has one was kept but not counted: the index came out 3
     bytes over its byte cap."""
-    from memdir.index import Caps
+    from memdir.core.index import Caps
 
     for i in range(6):
         make_memory(f"user_m{i}.md", description=f"Memory {i}")
@@ -237,7 +237,7 @@ def test_add_keeps_secrets_out_of_the_file_the_output_and_the_logs(folder: Path)
 
 _CRASHING = """
 import sys
-import memdir.memory_dir as md
+import memdir.folder as md
 
 def lint(self, *args, **kwargs):
     api_key = {key!r}  # a local a traceback with locals would print
@@ -380,7 +380,7 @@ def test_a_read_only_folder_is_one_line_and_nothing_written(world_readable_folde
 
 def _before_reading(rel: str, act: Callable[[str], object], monkeypatch: pytest.MonkeyPatch) -> None:
     """Run `act(path)` just before the scan reads the memory file `rel`: another process at work."""
-    from memdir import store
+    from memdir.core import store
 
     original = store.load_file
 

@@ -1,4 +1,4 @@
-"""memdir.sensitive: secrets, personal data and injected instructions in memory text.
+"""memdir.core.sensitive: secrets, personal data and injected instructions in memory text.
 
 Every fake credential is built at run time from a seeded random generator, so the values look
 real to the detectors (length, entropy) while this file holds no string that a secret scanner
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir.sensitive import Hit, find_instructions, find_pii, find_secrets, mask, redact
+from memdir.core.sensitive import Hit, find_instructions, find_pii, find_secrets, mask, redact
 
 RNG = random.Random(20261122)
 ALNUM = string.ascii_letters + string.digits

@@ -1,4 +1,4 @@
-"""memdir.similarity: duplicates, possible contradictions, and a folder scan that is not all-pairs."""
+"""memdir.core.similarity: duplicates, possible contradictions, and a folder scan that is not all-pairs."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir import similarity
-from memdir.similarity import (
+from memdir.core import similarity
+from memdir.core.similarity import (
     MemoryText,
     compare,
     duplicate_groups,

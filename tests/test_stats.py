@@ -1,4 +1,4 @@
-"""memdir.stats and `memdir stats`: the figures of a small folder whose answers are known."""
+"""memdir.lifecycle.stats and `memdir stats`: the figures of a small folder whose answers are known."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir.cli.lifecycle import _bar
-from memdir.memory_dir import MemoryDir
-from memdir.stats import folder_stats
-from memdir.store import log_decisions
+from memdir.core.store import log_decisions
+from memdir.folder import MemoryDir
+from memdir.lifecycle.stats import folder_stats
 
 
 @pytest.fixture
@@ -128,8 +128,8 @@ def test_the_recall_log_is_streamed_not_read_whole(folder: Path) -> None:
     read into one string, split into lines and parsed into a list before anything was counted."""
     import tracemalloc
 
-    import memdir.gauntlet
-    import memdir.recall  # noqa: F401 - imported before measuring: their code is not the log's cost
+    import memdir.core.gauntlet
+    import memdir.read.recall  # noqa: F401 - imported before measuring: their code is not the log's cost
 
     line = json.dumps({"query": "deploy", "chosen": ["user_a.md"], "candidates": ["x" * 2000]}) + "\n"
     state = folder / ".memdir"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memdir.cache import ParseCache
-from memdir.errors import FolderNotFound, LockTimeout
-from memdir.store import (
+from memdir.core.cache import ParseCache
+from memdir.core.errors import FolderNotFound, LockTimeout
+from memdir.core.store import (
     atomic_write,
     ensure_state_dir,
     folder_lock,
@@ -107,7 +107,7 @@ def test_concurrent_adds_all_land_and_are_all_indexed(folder: Path) -> None:
 def test_the_lock_excludes_a_second_holder(folder: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c", (
-            "import sys, time\nfrom pathlib import Path\nfrom memdir.store import folder_lock\n"
+            "import sys, time\nfrom pathlib import Path\nfrom memdir.core.store import folder_lock\n"
             "with folder_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(5)\n"
         ), str(folder)],
         stdout=subprocess.PIPE,

@@ -15,8 +15,8 @@ import pytest
 from conftest import TODAY, MakeMemory, http_module
 
 from memdir import MemoryDir, MemoryTools
-from memdir.errors import InvalidMemory, MemoryChanged, MemoryNotFound
-from memdir.tools import CREATE, MODIFY, MemoryChange, WriteRequest
+from memdir.core.errors import InvalidMemory, MemoryChanged, MemoryNotFound
+from memdir.integrations.tools import CREATE, MODIFY, MemoryChange, WriteRequest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "python-api.md"
 
@@ -49,7 +49,7 @@ def test_get_update_delete_index(folder: Path, make_memory: MakeMemory) -> None:
     )
     memdir = _dir(folder)
     assert memdir.get("role").body == "\nBackend developer.\n"
-    assert memdir.index().changed
+    assert memdir.write_index().changed
     before = path.read_text()
     memory, write = memdir.update("role", body="Backend developer (Go); new to React since yesterday.", importance=0.8)
     after = path.read_text()
@@ -64,7 +64,7 @@ def test_get_update_delete_index(folder: Path, make_memory: MakeMemory) -> None:
     memdir.update("role", importance=None, description="Backend developer, new to React")
     assert "importance" not in path.read_text()
     assert "- [role](user_role.md) — Backend developer, new to React" in _index(folder)
-    gone, archived, _ = memdir.delete("role")
+    gone, archived, _ = memdir.remove("role")
     assert gone == "user_role.md" and archived is not None and archived.exists() and not path.exists()
     assert "user_role.md" not in _index(folder)
     with pytest.raises(MemoryNotFound):
@@ -344,7 +344,7 @@ def test_on_expire_is_called_once_per_memory(folder: Path, make_memory: MakeMemo
     tools.definitions()
     assert expired == ["project_sprint.md"]
     assert tools.check_expired() == []
-    archiving = MemoryTools(memdir, on_expire=lambda m: memdir.delete(m.path))
+    archiving = MemoryTools(memdir, on_expire=lambda m: memdir.remove(m.path))
     assert [m.name for m in archiving.check_expired()] == ["sprint"]
     assert archiving.definitions()[1]["input_schema"]["properties"]["name"]["enum"] == ["later"]
 
@@ -524,7 +524,7 @@ def test_memdir_never_imports_anthropic_for_the_tools(tmp_path: Path) -> None:
     import subprocess
 
     probe = (
-        "import sys, memdir, memdir.tools, memdir.context; "
+        "import sys, memdir, memdir.integrations.tools, memdir.read.context; "
         "from memdir import MemoryTools, Context; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'httpx', 'httpx2')))"
     )

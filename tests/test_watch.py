@@ -27,10 +27,9 @@ from typing import Any
 
 import pytest
 
-from memdir.errors import FolderNotFound
-from memdir.lint import LintReport
-from memdir.memory_dir import MemoryDir
-from memdir.watch import (
+from memdir.core.errors import FolderNotFound
+from memdir.folder import MemoryDir
+from memdir.integrations.watch import (
     FellBackToPolling,
     FolderBack,
     FolderMissing,
@@ -42,6 +41,7 @@ from memdir.watch import (
     Watching,
     relevant_path,
 )
+from memdir.lint import LintReport
 from tests.conftest import invoke_memdir
 
 TIMEOUT = 15.0  # generous: a loaded CI machine; a passing run takes a fraction of it
@@ -290,14 +290,14 @@ def test_a_burst_of_saves_is_indexed_once(folder: Path) -> None:
 def test_a_run_reads_only_the_changed_files_unless_some_change_is_unknown(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir import store
+    from memdir.core import store
 
     (folder / "user_a.md").write_text(memory("a", "First"))
     (folder / "user_b.md").write_text(memory("b", "Second"))
     listed = []
     full_listing = store.index_inputs
     monkeypatch.setattr(store, "index_inputs", lambda *args: listed.append(1) or full_listing(*args))
-    monkeypatch.setattr("memdir.memory_dir.index_inputs", store.index_inputs)
+    monkeypatch.setattr("memdir.folder.index_inputs", store.index_inputs)
     with watching(folder, debounce=0.3, lint=False) as (watcher, events):
         assert listed == [1]  # the first run lists the folder
         mark = events.mark()

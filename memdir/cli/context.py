@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from memdir.cli.typer_app import app, state
-from memdir.context import RECALLED, ContextFormat
-from memdir.model import plural
+from memdir.core.model import plural
+from memdir.read.context import RECALLED, ContextFormat, render_context
 
 _SHOWN_NAMES = 10  # past this many, left-out memories are counted rather than named
 
@@ -66,8 +66,8 @@ def context(
     recalled = []
     scan = None
     if task is not None:
-        from memdir.context import pinned_memories
-        from memdir.recall import recall, recalled_memories
+        from memdir.read.context import pinned_memories
+        from memdir.read.recall import recall, recalled_memories
 
         scan = folder.scan()  # read once, for the pinned memories here and the context below
         found = recall(folder, task, k=k, already=[m.path for m in pinned_memories(folder, scan)])
@@ -78,7 +78,7 @@ def context(
         if not recalled:
             st.say(f"recall: nothing relevant to the task (best relevance {found.top_relevance:.2f}, "
                    f"gate {found.settings.gate:g})")  # fmt: skip
-    result = folder.render_context(format, budget, include_index=not no_index, recalled=recalled, scan=scan)
+    result = render_context(folder, format, budget, include_index=not no_index, recalled=recalled, scan=scan)
     st.write(result.text)
     if result.index_refused is not None:
         st.warn(f"MEMORY.md is used as it is: {result.index_refused}")

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from memdir.errors import MemdirError
+from memdir.core.errors import MemdirError
 
 
 def edit_text(text: str, suffix: str = ".md") -> str | None:

@@ -1,7 +1,7 @@
 """The CLI's one error handler: domain errors to one line and an exit code, never a traceback.
 
 Expected errors (MemdirError) print `memdir: error: ...` on stderr and exit with the code their
-class carries (`exit_code`, memdir/errors.py): 1 for a request refused on its merits (a name that
+class carries (`exit_code`, memdir/core/errors.py): 1 for a request refused on its merits (a name that
 exists, an index that cannot be written without cutting hand-written text), 2 for usage,
 configuration and input the tool cannot work with. Ctrl-C exits 130. Anything unexpected prints a
 short message and exits 2; set MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from memdir.errors import MemdirError, os_error_text
+from memdir.core.errors import MemdirError, os_error_text
 
 REFUSED = 1
 USAGE = 2
@@ -34,7 +34,7 @@ class CommandFailed(MemdirError):
 
 
 def print_error(message: str) -> None:
-    from memdir.outward import for_terminal  # an error can quote a name or value holding a key, or ESC
+    from memdir.core.outward import for_terminal  # an error can quote a name or value holding a key, or ESC
 
     print(f"memdir: error: {for_terminal(message)}", file=sys.stderr)
 

@@ -13,7 +13,7 @@ from memdir.cli.errors import REFUSED, USAGE
 from memdir.cli.memories import _after_write
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
-from memdir.memory_dir import MemoryDir
+from memdir.folder import MemoryDir
 
 review_app = typer.Typer(
     help="List the quarantined memories (the default), or accept or reject one. "
@@ -30,7 +30,7 @@ def _interactive() -> bool:
 
 def _hook_request(st: State) -> tuple[MemoryDir, Path]:
     """The folder and transcript named by Stop-hook JSON on stdin."""
-    from memdir.claude_hooks import hook_folder, parse_hook_input
+    from memdir.integrations.claude_runtime import hook_folder, parse_hook_input
 
     payload, note = parse_hook_input(sys.stdin.read())
     if note is not None:
@@ -72,7 +72,7 @@ def extract(
     at all, and every decision is logged to .memdir/log.jsonl. Needs ANTHROPIC_API_KEY. On a
     terminal it asks before writing unless --yes.
     """
-    from memdir.extract import ExtractError, Extractor, NoApiKey
+    from memdir.write.extract import ExtractError, Extractor, NoApiKey
 
     st = state(ctx)
     given = [name for name, value in (("TRANSCRIPT", transcript), ("--hook", hook), ("--messages", messages)) if value]
@@ -115,14 +115,14 @@ def extract(
 
 
 def _print_plan(st: State, plan: Any) -> None:
-    from memdir.gauntlet import describe
+    from memdir.core.gauntlet import describe
 
     for verdict in plan.verdicts:
         st.say("  " + describe(verdict))
 
 
 def _result_json(result: Any) -> dict[str, Any]:
-    from memdir.gauntlet import verdict_entry
+    from memdir.core.gauntlet import verdict_entry
 
     plan = result.plan
     return {
@@ -144,8 +144,8 @@ def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None
     """The quarantine: memories from tools or with instruction-like text, waiting for a person."""
     if ctx.invoked_subcommand is not None:
         return
-    from memdir.gauntlet import quarantined, would_supersede
-    from memdir.sensitive import find_instructions
+    from memdir.core.sensitive import find_instructions
+    from memdir.write.review import quarantined, would_supersede
 
     st = state(ctx)
     folder = st.folder()
@@ -184,7 +184,7 @@ def accept(
     name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
 ) -> None:
     """Let a quarantined memory in: its `status` is removed and it is indexed."""
-    from memdir.gauntlet import accept as accept_memory
+    from memdir.write.review import accept as accept_memory
 
     st = state(ctx)
     folder = st.folder()
@@ -201,7 +201,7 @@ def reject(
     purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
 ) -> None:
     """Throw a quarantined memory out: into .archive/ (or deleted with --purge)."""
-    from memdir.gauntlet import reject as reject_memory
+    from memdir.write.review import reject as reject_memory
 
     st = state(ctx)
     folder = st.folder()

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdir.cli.errors import GLOBAL_FLAGS, GLOBAL_WITH_VALUE, hoist_global_options, report_failure
-from memdir.errors import MemdirError, os_error_text
+from memdir.core.errors import MemdirError, os_error_text
 
 _FLAGS = {"--check": "check", "--stdout": "stdout", "--drop-missing": "drop_missing"}
 _FORMAT = ("--format", "-f")
 # What click reads as a boolean in an environment variable (case-insensitive).
 _TRUE, _FALSE = {"1", "true", "t", "yes", "y", "on"}, {"0", "false", "f", "no", "n", "off"}
-_HOOKS = ("session-start", "stop")  # memdir.claude_hooks.EVENTS, without importing it for every command
+_HOOKS = ("session-start", "stop")  # memdir.integrations.claude_settings.EVENTS, without importing it for every command
 
 if TYPE_CHECKING:
     from memdir.cli.state import State
@@ -121,9 +121,9 @@ def run_hook(event: str, st: State) -> int:
     Exits 0 whatever happens, with a note on stderr: a hook must never stand in a session's way,
     and exit 2 from a Stop hook would even tell Claude Code to keep the agent going.
     """
-    from memdir.claude_hooks import run_hook as handle
     from memdir.cli import command_started
-    from memdir.outward import dumps, for_terminal
+    from memdir.core.outward import dumps, for_terminal
+    from memdir.integrations.claude_runtime import run_hook as handle
 
     command_started()
     notes: list[str] = []
@@ -139,7 +139,7 @@ def run_hook(event: str, st: State) -> int:
         notes += outcome.notes
         if outcome.output is not None:
             # UTF-8 whatever the locale says: Claude Code reads the bytes as UTF-8. The session's
-            # context is a boundary: no secret in it, no raw control character (memdir.outward).
+            # context is a boundary: no secret in it, no raw control character (memdir.core.outward).
             data = (dumps(outcome.output, indent=None) + "\n").encode("utf-8")
             out = getattr(sys.stdout, "buffer", None)
             if out is not None:

@@ -1,5 +1,5 @@
 """`memdir git setup` (register the MEMORY.md merge driver) and `memdir git merge-driver` (what git
-runs). The merging itself is memdir/gitmerge.py."""
+runs). The merging itself is memdir/integrations/gitmerge.py."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def setup(
     merge.memdir.name and merge.memdir.driver in this clone's git config (each clone runs setup
     once). Only what is missing or different is changed, so running it again changes nothing.
     """
-    from memdir.gitmerge import setup_merge_driver
+    from memdir.integrations.gitmerge import setup_merge_driver
 
     st = state(ctx)
     result = setup_merge_driver(st.location.path, dry_run=dry_run)
@@ -74,7 +74,7 @@ def merge_driver(
     Exits 0 when MEMORY.md merged cleanly; 1 when a person must look (the file then holds
     conflict markers, or an index to regenerate once conflicting memory files are resolved).
     """
-    from memdir.gitmerge import run_merge_driver
+    from memdir.integrations.gitmerge import run_merge_driver
 
     st = state(ctx)
     merged = run_merge_driver(base, ours, theirs, path, today=st.today, marker_size=marker_size)

@@ -12,7 +12,12 @@ from typing import Annotated
 
 import typer
 
-from memdir.claude_hooks import (
+from memdir.cli.errors import REFUSED
+from memdir.cli.fast import run_hook
+from memdir.cli.state import State, fail
+from memdir.cli.typer_app import app, state
+from memdir.core.errors import FolderNotFound
+from memdir.integrations.claude_settings import (
     DEFAULT_COMMAND,
     SESSION_START,
     STOP,
@@ -24,11 +29,6 @@ from memdir.claude_hooks import (
     project_root,
     uninstall_hooks,
 )
-from memdir.cli.errors import REFUSED
-from memdir.cli.fast import run_hook
-from memdir.cli.state import State, fail
-from memdir.cli.typer_app import app, state
-from memdir.errors import FolderNotFound
 
 hooks_app = typer.Typer(
     help="Install memdir's Claude Code hooks: `hooks install` merges them into a settings file, "

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from memdir.cli.state import OutputFormat, State
-from memdir.index import IndexResult, entry_target
-from memdir.memory_dir import IndexWrite
-from memdir.model import plural
+from memdir.core.index import IndexResult, entry_target
+from memdir.core.model import plural
+from memdir.folder import IndexWrite
 
 LEFT_OUT_SHOWN = 20
 

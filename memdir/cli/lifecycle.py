@@ -1,7 +1,7 @@
 """`memdir prune/consolidate/history/stats`: a memory folder over time (docs/lifecycle.md).
 
-Thin over memdir/lifecycle.py, memdir/consolidate.py and memdir/stats.py: they decide and write;
-this module parses options, asks before applying, and prints.
+Thin over memdir/lifecycle/ (prune.py, consolidate.py, stats.py): they decide and write; this
+module parses options, asks before applying, and prints.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from memdir.cli.errors import REFUSED, USAGE
 from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
-from memdir.model import plural
+from memdir.core.model import plural
 
 if TYPE_CHECKING:
-    from memdir.consolidate import ConsolidationPlan
-    from memdir.memory_dir import IndexWrite
-    from memdir.stats import FolderStats
+    from memdir.folder import IndexWrite
+    from memdir.lifecycle.consolidate import ConsolidationPlan
+    from memdir.lifecycle.stats import FolderStats
 
 DryRunOption = Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would change; change nothing.")]
 
@@ -48,7 +48,7 @@ def prune(ctx: typer.Context, dry_run: DryRunOption = False, format: FormatOptio
     is logged to .memdir/log.jsonl (`memdir history` shows it). A superseded memory whose successor is
     not in the folder is kept.
     """
-    from memdir.lifecycle import prune as run_prune
+    from memdir.lifecycle.prune import prune as run_prune
 
     st = state(ctx)
     folder = st.folder()
@@ -152,8 +152,8 @@ def consolidate(
     or dates differ are never merged. On a terminal, without --yes, it asks before writing; two runs
     never overlap.
     """
-    from memdir.consolidate import ConsolidateBusy
-    from memdir.consolidate import consolidate as run
+    from memdir.lifecycle.consolidate import ConsolidateBusy
+    from memdir.lifecycle.consolidate import consolidate as run
 
     st = state(ctx)
     folder = st.folder()
@@ -212,8 +212,8 @@ def history(
     Read from its frontmatter, the supersede chain (both ways), .memdir/log.jsonl and .archive/.
     Archived memories, and names only the log knows (a skipped duplicate), are found too.
     """
-    from memdir.lifecycle import describe
-    from memdir.lifecycle import history as read_history
+    from memdir.lifecycle.prune import describe
+    from memdir.lifecycle.prune import history as read_history
 
     st = state(ctx)
     found = read_history(st.folder(), name)
@@ -269,7 +269,7 @@ def stats(
     Recall figures come from .memdir/recall.jsonl (every `memdir recall`), cleanup from prune's
     entries in .memdir/log.jsonl. docs/lifecycle.md documents the JSON shape.
     """
-    from memdir.stats import folder_stats
+    from memdir.lifecycle.stats import folder_stats
 
     st = state(ctx)
     figures = folder_stats(st.folder(), expiring_days=within)

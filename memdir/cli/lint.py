@@ -10,10 +10,10 @@ import typer
 
 from memdir.cli.state import OutputFormat, fail
 from memdir.cli.typer_app import FormatOption, app, state
-from memdir.model import plural
+from memdir.core.model import plural
 
 if TYPE_CHECKING:
-    from memdir.memory_dir import FileChange
+    from memdir.folder import FileChange
 
 
 class LintFormat(StrEnum):
@@ -114,7 +114,7 @@ def lint(
         machine = (LintFormat.json, LintFormat.sarif, LintFormat.github)
         st.write_raw(text) if format in machine else st.write(text)
     else:
-        from memdir.store import atomic_write
+        from memdir.core.store import atomic_write
 
         atomic_write(output_file, text)
         st.say(f"Wrote the {format.value} report ({len(report.findings)} findings) to {output_file}.")
@@ -129,7 +129,7 @@ def _unified_diff(changes: list[FileChange]) -> str:
     must not print them (the files themselves are written as the diff says, secrets and all)."""
     import difflib
 
-    from memdir.sensitive import redact
+    from memdir.core.sensitive import redact
 
     out: list[str] = []
     for change in changes:

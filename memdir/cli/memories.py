@@ -13,21 +13,21 @@ from memdir.cli.errors import REFUSED, WRITTEN_NOT_INDEXED
 from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
-from memdir.errors import InvalidMemory, MemoryChanged
-from memdir.gauntlet import SOURCES, Action, Candidate, Verdict, WriteRefused, screened_text
-from memdir.memory_dir import IndexWrite, MemoryDir
-from memdir.model import (
+from memdir.core.errors import InvalidMemory, MemoryChanged
+from memdir.core.gauntlet import SOURCES, Action, Candidate, Verdict, WriteRefused, screened_text
+from memdir.core.model import (
     FrontmatterError,
     MemoryType,
     NewMemory,
     absolutize_text,
     parse_document,
 )
-from memdir.outward import dumps
-from memdir.templates import editor_text, unfilled_hints
+from memdir.core.outward import dumps
+from memdir.core.templates import editor_text, unfilled_hints
+from memdir.folder import IndexWrite, MemoryDir
 
 if TYPE_CHECKING:
-    from memdir.dates import DateSpan
+    from memdir.core.dates import DateSpan
 
 
 def _interactive() -> bool:
@@ -36,7 +36,7 @@ def _interactive() -> bool:
 
 
 def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
-    from memdir.dates import parse_day  # a large grammar; only `add` needs it
+    from memdir.core.dates import parse_day  # a large grammar; only `add` needs it
 
     day = parse_day(value, today)
     if day is not None:
@@ -45,7 +45,7 @@ def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
 
 
 def _ttl_expires(ttl: str | None, day: dt.date) -> dt.date | None:
-    from memdir.lifecycle import expires_after  # raises InvalidTtl, a one-line usage error
+    from memdir.lifecycle.prune import expires_after  # raises InvalidTtl, a one-line usage error
 
     return expires_after(ttl, day) if ttl is not None else None
 
@@ -322,8 +322,8 @@ def show(
     characters in it reach the terminal as they are (every other command masks the one and escapes
     the other). --redact replaces the secrets; --format json escapes control characters as JSON does.
     """
-    from memdir.sensitive import find_secrets
-    from memdir.sensitive import redact as redacted
+    from memdir.core.sensitive import find_secrets
+    from memdir.core.sensitive import redact as redacted
 
     st = state(ctx)
     folder = st.folder()

@@ -9,8 +9,8 @@ import typer
 from memdir.cli.state import OutputFormat, State
 from memdir.cli.typer_app import FormatOption, app, state
 
-if TYPE_CHECKING:  # memdir.recall is loaded by `recall` itself, not by every other command
-    from memdir.recall import Recalled, RecallResult
+if TYPE_CHECKING:  # memdir.read.recall is loaded by `recall` itself, not by every other command
+    from memdir.read.recall import Recalled, RecallResult
 
 _EXPLAIN_NEAR_MISSES = 5  # candidates shown with --explain after the chosen ones
 
@@ -53,7 +53,7 @@ def recall(
     nothing, however new or important a memory is. Superseded, expired, quarantined and archived
     memories are never recalled. Every recall is logged to .memdir/recall.jsonl. See docs/recall.md.
     """
-    from memdir import recall as recalling
+    from memdir.read import recall as recalling
 
     st = state(ctx)
     folder = st.folder()

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from memdir.cli.errors import USAGE, CommandFailed
-from memdir.config import Config, Location, load_config, locate
-from memdir.errors import ConfigError, FolderNotFound
-from memdir.memory_dir import MemoryDir
-from memdir.outward import dumps, for_terminal
-from memdir.store import unreadable_note
+from memdir.core.config import Config, Location, load_config, locate
+from memdir.core.errors import ConfigError, FolderNotFound
+from memdir.core.outward import dumps, for_terminal
+from memdir.core.store import unreadable_note
+from memdir.folder import MemoryDir
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 from memdir.cli import command_started
 from memdir.cli.errors import hoist_global_options, report_failure
 from memdir.cli.state import OutputFormat, State
-from memdir.outward import for_terminal
+from memdir.core.outward import for_terminal
 from memdir.version import __version__
 
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
@@ -19,7 +19,7 @@ FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Outp
 
 def _masked_usage(exc: typer.TyperException) -> None:
     """A usage error quotes the bad value (`'sk-ant-…' is not one of ...`): mask it and escape its
-    control characters before typer draws the box (memdir.outward)."""
+    control characters before typer draws the box (memdir.core.outward)."""
     message = getattr(exc, "message", None)
     if isinstance(message, str):
         exc.message = for_terminal(message)

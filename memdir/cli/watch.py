@@ -1,6 +1,6 @@
 """`memdir watch`: re-index MEMORY.md whenever a memory file changes, and say what lint thinks.
 
-The watching itself is memdir/watch.py; this module only turns its events into lines of output.
+The watching itself is memdir/integrations/watch.py; this module only turns its events into lines of output.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import typer
 from memdir.cli.errors import INTERRUPTED
 from memdir.cli.state import OutputFormat, State
 from memdir.cli.typer_app import FormatOption, app, state
-from memdir.model import plural
+from memdir.core.model import plural
 
 if TYPE_CHECKING:
     from types import FrameType
 
-    from memdir.memory_dir import MemoryDir
-    from memdir.watch import Indexed, Linted, WatchEvent
+    from memdir.folder import MemoryDir
+    from memdir.integrations.watch import Indexed, Linted, WatchEvent
 
 PATHS_SHOWN = 3
 # Stop as Ctrl-C does: systemd, tmux and editors stop a process with SIGTERM or SIGHUP, and a
@@ -67,7 +67,7 @@ def watch(
 
     # Loaded here, not at start-up: every other command would pay for it (watchdog itself is
     # imported only when the watcher starts).
-    from memdir.watch import FolderWatcher
+    from memdir.integrations.watch import FolderWatcher
 
     st = state(ctx)
     folder = st.folder()
@@ -128,7 +128,15 @@ class _Printer:
         self.json = format is OutputFormat.json
 
     def __call__(self, event: WatchEvent) -> None:
-        from memdir.watch import FellBackToPolling, FolderBack, FolderMissing, Indexed, Linted, WatchFailed, Watching
+        from memdir.integrations.watch import (
+            FellBackToPolling,
+            FolderBack,
+            FolderMissing,
+            Indexed,
+            Linted,
+            WatchFailed,
+            Watching,
+        )
 
         where = self.st.show_path(self.folder.root)
         if self.json:
@@ -170,7 +178,15 @@ _EVENT_NAMES = {
 
 def _json_fields(event: WatchEvent) -> dict[str, Any]:
     """The stable JSON fields of each event (docs/watch.md)."""
-    from memdir.watch import FellBackToPolling, FolderBack, FolderMissing, Indexed, Linted, WatchFailed, Watching
+    from memdir.integrations.watch import (
+        FellBackToPolling,
+        FolderBack,
+        FolderMissing,
+        Indexed,
+        Linted,
+        WatchFailed,
+        Watching,
+    )
 
     if isinstance(event, Watching):
         return {"folder": str(event.root), "backend": event.backend}

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from memdir.core.model import INDEX_NAME
+
 # Importing the rule families registers their rules.
 from memdir.lint import body, content, duplicates, frontmatter, indexfile, references, security  # noqa: F401
 from memdir.lint.registry import (
@@ -20,7 +22,6 @@ from memdir.lint.registry import (
     resolve_selection,
 )
 from memdir.lint.suppression import suppress
-from memdir.model import INDEX_NAME
 
 __all__ = [
     "RULES", "Applicability", "Finding", "LintContext", "LintReport", "Rule", "Severity", "matching_rules",

@@ -8,9 +8,9 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from memdir.dates import date_in_place, find_relative_dates_in
+from memdir.core.dates import date_in_place, find_relative_dates_in
+from memdir.core.model import Memory
 from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, line_at, rule
-from memdir.model import Memory
 
 
 def _alternation(labels: Sequence[str]) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from memdir.core.model import Memory, MemoryType
 from memdir.lint.registry import Hit, LintContext, Severity, line_at, rule
-from memdir.model import Memory, MemoryType
 
 CODE_BLOCK_MAX_LINES = 15
 BODY_MAX_LINES = 200  # the reader's per-memory recall cap

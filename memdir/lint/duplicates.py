@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from memdir.core.model import Memory, name_key
 from memdir.lint.registry import Hit, LintContext, Severity, rule
-from memdir.model import Memory, name_key
 
 if TYPE_CHECKING:
-    from memdir.similarity import PairVerdict
+    from memdir.core.similarity import PairVerdict
 
 
 @rule(
@@ -37,7 +37,7 @@ CONTRADICTION_MAX_CHARS = 1500
 
 
 def _similar_pairs(ctx: LintContext) -> list[tuple[Memory, Memory, PairVerdict]]:
-    from memdir.similarity import MemoryText, find_pairs
+    from memdir.core.similarity import MemoryText, find_pairs
 
     memories = {m.path: m for m in ctx.scan.memories if m.type is not None and m.exclusion(ctx.today) is None}
     texts = [

@@ -8,9 +8,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
+from memdir.core.model import FrontmatterError, Memory, parse_document
+from memdir.core.store import Scan
 from memdir.lint.registry import Edit, Finding
-from memdir.model import FrontmatterError, Memory, parse_document
-from memdir.store import Scan
 
 
 def apply_edits(text: str, findings: Iterable[Finding]) -> tuple[str, list[Finding]]:

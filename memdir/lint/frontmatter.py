@@ -7,8 +7,7 @@ import difflib
 import re
 from collections.abc import Iterable, Iterator
 
-from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, rule
-from memdir.model import (
+from memdir.core.model import (
     DESCRIPTION_MAX,
     INDEX_NAME,
     PENDING_SUPERSEDE,
@@ -19,6 +18,7 @@ from memdir.model import (
     one_line,
     strict_requoting,
 )
+from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, rule
 
 _TYPES = ", ".join(t.value for t in MemoryType)
 _VALID_FRONTMATTER = """\

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from memdir.index import (
+from memdir.core.index import (
     ENTRY_MAX,
     MAX_BYTES,
     MAX_LINES,
@@ -17,8 +17,8 @@ from memdir.index import (
     render_entry,
     split_lines,
 )
+from memdir.core.model import INDEX_NAME
 from memdir.lint.registry import Applicability, Fix, Hit, LintContext, Severity, rule
-from memdir.model import INDEX_NAME
 
 _REGENERATE = Fix(Applicability.SAFE, "regenerate MEMORY.md (`memdir index`)", regenerate_index=True)
 _INDEX_FIX = "Regenerates MEMORY.md as `memdir index` does, keeping every hand-written line (safe)."

@@ -11,9 +11,9 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from memdir.core.model import Memory
+from memdir.core.store import resolved
 from memdir.lint.registry import Hit, LintContext, Severity, line_at, rule
-from memdir.model import Memory
-from memdir.store import resolved
 
 # A relative path with at least one '/' and a file extension, optionally with :line after it.
 # Not preceded by what would make it part of a URL, an absolute or home path, or a longer word.

@@ -17,10 +17,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from memdir.config import Config
-from memdir.index import DEFAULT_CAPS, Caps, IndexResult
-from memdir.sensitive import mask_secrets
-from memdir.store import Scan
+from memdir.core.config import Config
+from memdir.core.index import DEFAULT_CAPS, Caps, IndexResult
+from memdir.core.sensitive import mask_secrets
+from memdir.core.store import Scan
 
 T = TypeVar("T")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memdir.index import find_links
+from memdir.core.index import find_links
+from memdir.core.model import INDEX_NAME
 from memdir.lint.registry import Hit, LintContext, Severity, line_at, rule
-from memdir.model import INDEX_NAME
 
 
 @rule(
@@ -38,7 +38,7 @@ def symlink_outside(ctx: LintContext) -> Iterator[Hit]:
     instead="Real folders named `.memdir` and `.archive` (or none: memdir creates them), and a regular MEMORY.md.",
 )  # fmt: skip
 def state_escape(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.store import escapes
+    from memdir.core.store import escapes
 
     named = {problem.path for problem in ctx.scan.problems}  # a MEMORY.md leading out or in a loop: S001, F003
     for path, message in escapes(ctx.root):
@@ -76,7 +76,7 @@ def _line(text: str, offset: int) -> int:
     instead="The staging key is in 1Password, vault Engineering, item `anthropic-staging`.",
 )  # fmt: skip
 def secret(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.sensitive import find_secrets
+    from memdir.core.sensitive import find_secrets
 
     for path, text in _texts(ctx):
         for found in find_secrets(text):
@@ -95,7 +95,7 @@ def secret(ctx: LintContext) -> Iterator[Hit]:
     instead="Send invoices to the billing contact listed in the CRM (client: Example Client).",
 )  # fmt: skip
 def personal_data(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.sensitive import find_pii
+    from memdir.core.sensitive import find_pii
 
     for path, text in _texts(ctx):
         for found in find_pii(text):
@@ -116,7 +116,7 @@ _UNTRUSTED_SOURCES = ("tool", "agent")
     instead="Delete the memory, or keep only the fact it recorded, reworded and checked by a person.",
 )  # fmt: skip
 def injected_instruction(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.sensitive import find_instructions
+    from memdir.core.sensitive import find_instructions
 
     for memory in ctx.scan.memories:
         source = str(memory.fields.get("source") or "").strip().lower()
@@ -188,7 +188,7 @@ def link_outside_folder(ctx: LintContext) -> Iterator[Hit]:
     instead="description: Deploy notes",
 )  # fmt: skip
 def control_character(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.outward import escape_controls, has_control
+    from memdir.core.outward import escape_controls, has_control
 
     paths = [m.path for m in ctx.scan.memories] + [p.path for p in ctx.scan.problems]
     for path in dict.fromkeys(paths):

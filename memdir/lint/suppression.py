@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
-from memdir.index import split_lines
+from memdir.core.index import split_lines
+from memdir.core.model import INDEX_NAME
 from memdir.lint.registry import RULES, Finding, Hit, LintContext, Rule, Severity, matching_rules, rule
-from memdir.model import INDEX_NAME
 
 FIELD = "memdir-ignore"
 _COMMENT = re.compile(r"<!--\s*memdir-ignore:\s*(?P<codes>[^>]*?)\s*-->")

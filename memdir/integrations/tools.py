@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.errors import MemdirError, MemoryChanged, MemoryExists
-from memdir.gauntlet import Action, Candidate, Verdict
-from memdir.memory_dir import IndexWrite, MemoryDir
-from memdir.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, parse_document
-from memdir.store import MAX_FILE_BYTES
-from memdir.templates import render_memory
+from memdir.core.errors import MemdirError, MemoryChanged, MemoryExists
+from memdir.core.gauntlet import Action, Candidate, Verdict
+from memdir.core.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, parse_document
+from memdir.core.store import MAX_FILE_BYTES
+from memdir.core.templates import render_memory
+from memdir.folder import IndexWrite, MemoryDir
 
 CREATE = "create_memory"
 MODIFY = "modify_memory"
@@ -100,7 +100,7 @@ class MemoryTools:
     a string (the reason, shown to the model) to refuse it.
     `on_change(change)`: called after every write that happened.
     `on_expire(memory)`: called once per MemoryTools for each memory found past its `expires` date
-    (such memories are no longer indexed), e.g. to archive it with `folder.delete(memory.path)`.
+    (such memories are no longer indexed), e.g. to archive it with `folder.remove(memory.path)`.
     Exceptions raised by the callbacks are the harness's own and are not caught.
     `source`: the `source` field given to created memories (provenance: user | agent | tool).
     """
@@ -299,7 +299,7 @@ class MemoryTools:
             fields.only("action", "name")
             previous = (self.folder.root / memory.path).read_bytes().decode("utf-8", errors="replace")
             self._ask(WriteRequest("delete", memory.name, memory.type, memory.path, None, previous, input))
-            path, archived_to, write = self.folder.delete(memory.path)
+            path, archived_to, write = self.folder.remove(memory.path)
             change = MemoryChange("delete", memory.name, path, None, archived_to, write)
             return self._done(change, f"Deleted memory {memory.name!r} (archived; a person can restore it).")
         fields.only("action", "name", "description", "body", "importance", "expires")
@@ -486,7 +486,7 @@ class _Input:
         value = self.text(key).strip()
         if not value:
             return None
-        from memdir.dates import parse_day  # a large grammar; loaded only when a date is given
+        from memdir.core.dates import parse_day  # a large grammar; loaded only when a date is given
 
         day = parse_day(value, today)
         if day is None:

@@ -10,7 +10,7 @@ import re
 from importlib import resources
 from string import Template
 
-from memdir.model import MemoryType, NewMemory, set_fields, yaml_scalar
+from memdir.core.model import MemoryType, NewMemory, set_fields, yaml_scalar
 
 # Hints shown in $EDITOR for what to write where; a text still holding one was not filled in.
 HINTS = {

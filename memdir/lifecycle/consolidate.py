@@ -1,6 +1,6 @@
 """Consolidation: near-duplicate memories folded into one, without losing a word or changing a fact.
 
-Clusters come from memdir.similarity.duplicate_groups (the finder behind lint's D002), one memory
+Clusters come from memdir.core.similarity.duplicate_groups (the finder behind lint's D002), one memory
 type at a time. Only members that state exactly the same numbers and dates (times, weekdays and
 cadences count too) are merged, so a cluster is split into groups that agree and each group of two
 or more is proposed on its own: merging "Net 30" with "Net 45" would silently pick one. Offline, the
@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from memdir import llm
-from memdir.errors import InvalidMemory, MemdirError, MemoryChanged
-from memdir.model import DESCRIPTION_MAX, FrontmatterError, Memory, NewMemory, name_key, set_fields
-from memdir.store import ensure_state_dir, folder_lock, open_state_file, read_text_if_exists
+from memdir.core.errors import InvalidMemory, MemdirError, MemoryChanged
+from memdir.core.model import DESCRIPTION_MAX, FrontmatterError, Memory, NewMemory, name_key, set_fields
+from memdir.core.store import ensure_state_dir, folder_lock, open_state_file, read_text_if_exists
+from memdir.write import llm
 
 if TYPE_CHECKING:
-    from memdir.memory_dir import FileChange, IndexWrite, MemoryDir
-    from memdir.similarity import MemoryText
+    from memdir.core.similarity import MemoryText
+    from memdir.folder import FileChange, IndexWrite, MemoryDir
 
 __all__ = [
     "Cluster",
@@ -141,7 +141,7 @@ def plan_consolidate(
     `client` is an `anthropic.Anthropic` (tests pass one with a mock transport); by default, with
     `llm`, one is made from ANTHROPIC_API_KEY. `model` defaults to the `extract.model` setting.
     """
-    from memdir.similarity import duplicate_groups
+    from memdir.core.similarity import duplicate_groups
 
     scan = folder.scan()
     live = [m for m in scan.memories if m.type is not None and m.exclusion(folder.today) is None]
@@ -172,7 +172,7 @@ def plan_consolidate(
 
 def fact_values(memory: Memory | str) -> frozenset[str]:
     """The numbers, dates, times, weekdays and cadences a memory (or text) states, normalised."""
-    from memdir.similarity import stated_values  # the same reading of facts the duplicate finder uses
+    from memdir.core.similarity import stated_values  # the same reading of facts the duplicate finder uses
 
     text = memory if isinstance(memory, str) else f"{memory.description}\n{memory.body}"
     return frozenset(stated_values(text))
@@ -213,7 +213,7 @@ def _still_joined(group: Sequence[Memory]) -> list[list[Memory]]:
     """`group` cut into the parts its own near-duplicate pairs hold together. A cluster grows through
     pairs, so A ~ B ~ C is one cluster though A and C were never judged duplicates: with B set apart
     for its date, nothing joins them any more."""
-    from memdir.similarity import compare
+    from memdir.core.similarity import compare
 
     texts = [_text(m) for m in group]
     part_of = list(range(len(group)))
@@ -229,7 +229,7 @@ def _still_joined(group: Sequence[Memory]) -> list[list[Memory]]:
 
 
 def _text(memory: Memory) -> MemoryText:
-    from memdir.similarity import MemoryText
+    from memdir.core.similarity import MemoryText
 
     return MemoryText(memory.path, memory.name, memory.description, memory.body, memory.raw_type)
 
@@ -251,7 +251,7 @@ def _keep_one(folder: MemoryDir, members: Sequence[Memory]) -> Cluster:
 
 
 def _supersede(folder: MemoryDir, memory: Memory, successor: str) -> FileChange:
-    from memdir.memory_dir import FileChange
+    from memdir.folder import FileChange
 
     original = (folder.root / memory.path).read_bytes().decode("utf-8")
     try:
@@ -283,8 +283,8 @@ def _default_client() -> Any:
 def _merge_with_model(
     folder: MemoryDir, members: Sequence[Memory], client: Any, model: str, taken: set[str]
 ) -> Cluster:
-    from memdir.memory_dir import FileChange
-    from memdir.templates import render_memory
+    from memdir.core.templates import render_memory
+    from memdir.folder import FileChange
 
     paths = [m.path for m in members]
     answer = _ask_model(client, model, [(m.path, (folder.root / m.path).read_text(encoding="utf-8")) for m in members])
@@ -358,7 +358,7 @@ def apply_consolidation(folder: MemoryDir, plan: ConsolidationPlan) -> IndexWrit
     memory edited since planning raises MemoryChanged and nothing changes. The caller holds
     `consolidate_lock` from planning to here (`consolidate` does).
     """
-    from memdir.store import log_decisions
+    from memdir.core.store import log_decisions
 
     changes = plan.changes
     if not changes:

@@ -25,11 +25,11 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from memdir.cache import CACHE_FILE
-from memdir.index import entry_target
-from memdir.model import INDEX_NAME
-from memdir.sensitive import find_secrets
-from memdir.store import MAX_FILE_BYTES, STATE_DIR, atomic_write
+from memdir.core.cache import CACHE_FILE
+from memdir.core.index import entry_target
+from memdir.core.model import INDEX_NAME
+from memdir.core.sensitive import find_secrets
+from memdir.core.store import MAX_FILE_BYTES, STATE_DIR, atomic_write
 
 _RECALL_LOG = "recall.jsonl"  # recall.LOG_FILE, without importing recall for every `rm`
 _RECALL_INDEX = "recall-index"  # recall.INDEX_FILE

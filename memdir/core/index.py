@@ -18,6 +18,9 @@ highest `importance` (default 0.5), then newest (`updated`, `modified`, `updated
 undated counts as oldest), then by path. An entry that does not fit in what is left is left out
 and the ones after it still get their chance, so one entry too long to ever fit cannot empty the
 index.
+
+Over 500 lines: parsing MEMORY.md, rendering entries and packing them within the caps are one
+algorithm.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
-from memdir.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
-from memdir.outward import one_field
+from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
+from memdir.core.outward import one_field
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -241,7 +244,7 @@ def render_entry(memory: Indexable) -> str:
     the limit makes a longer line, since the link must reach the file."""
     target = _link_target(memory.path)
     # MEMORY.md is committed and loaded into every session: a key in a memory never reaches it, nor
-    # an ESC or NUL byte from a hand-written file, nor a line break from a file name (memdir.outward).
+    # an ESC or NUL byte from a hand-written file, nor a line break from a file name (memdir.core.outward).
     title, description = one_field(memory.title), one_field(memory.description)
     line = _entry(title, target, description)
     if len(line) <= ENTRY_MAX:

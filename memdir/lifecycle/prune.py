@@ -4,7 +4,10 @@ superseded memories into `.archive/`, and the history of one memory. Nothing her
 Pruning never deletes: each file is written into `.archive/` (with `archived` and `archived_reason`
 added to its frontmatter) and its move logged to `.memdir/log.jsonl` (where `memdir history` and
 `memdir stats` read it back) before it leaves the folder. A prune killed in between is finished by
-the next one, with the same file and the same log line. Consolidation lives in memdir/consolidate.py.
+the next one, with the same file and the same log line. Consolidation lives in memdir/lifecycle/consolidate.py.
+
+Over 500 lines: prune and history share one log format and the rules for finishing a move a killed
+prune began.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound, os_error_text
-from memdir.model import FrontmatterError, Memory, Status, name_key, parse_document, set_fields
-from memdir.store import (
+from memdir.core.errors import MemdirError, MemoryChanged, MemoryNotFound, os_error_text
+from memdir.core.model import FrontmatterError, Memory, Status, name_key, parse_document, set_fields
+from memdir.core.store import (
     ARCHIVE_DIR,
     FileProblem,
     Scan,
@@ -33,7 +36,7 @@ from memdir.store import (
 )
 
 if TYPE_CHECKING:
-    from memdir.memory_dir import IndexWrite, MemoryDir
+    from memdir.folder import IndexWrite, MemoryDir
 
 __all__ = [
     "History",
@@ -230,7 +233,7 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
         scan = folder.scan()
         moved, kept = plan_prune(folder, scan)
         return PruneResult(moved, kept, dry_run=True, problems=scan.problems)
-    from memdir.store import log_decisions, read_decisions
+    from memdir.core.store import log_decisions, read_decisions
 
     with folder_lock(folder.root):
         index_text = folder.read_index()  # refuse before anything moves if MEMORY.md cannot be rewritten
@@ -411,7 +414,7 @@ def history(folder: MemoryDir, query: str) -> History:
     knows (a candidate that was skipped) are found too. Raises MemoryNotFound when nothing matches
     or the name is ambiguous in the folder.
     """
-    from memdir.store import read_decisions
+    from memdir.core.store import read_decisions
 
     memory, where = _locate(folder, query)
     log = read_decisions(folder.root)
@@ -501,7 +504,7 @@ def _archive_scan(folder: MemoryDir) -> Scan:
 def _locate(folder: MemoryDir, query: str) -> tuple[Memory | None, str]:
     """The memory `query` names in the folder, else in the archive: (memory, path from the folder).
     A query under `.archive/` is looked up in the archive only."""
-    from memdir.memory_dir import MemoryDir
+    from memdir.folder import MemoryDir
 
     in_archive = f"{ARCHIVE_DIR}/"
     wanted = query.strip().removeprefix("./")

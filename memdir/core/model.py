@@ -3,6 +3,9 @@
 Parsing keeps the exact text and the offsets of the frontmatter block, so that a rewrite only
 touches the lines of the fields it changes; unknown fields, comments, quoting and the body survive
 byte for byte.
+
+Over 500 lines: the file format has two parsers (a fast path and YAML with Claude Code's retry) that
+must agree, and byte-keeping edits.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from memdir.errors import InvalidMemory
+from memdir.core.errors import InvalidMemory
 
 if TYPE_CHECKING:
-    from memdir.dates import DateSpan
+    from memdir.core.dates import DateSpan
 
 _T = TypeVar("_T")
 
@@ -823,7 +826,7 @@ def absolutize_text(text: str, anchor: dt.date) -> tuple[str, list[tuple[str, Da
 
     Raises FrontmatterError when the frontmatter does not parse.
     """
-    from memdir.dates import absolutize
+    from memdir.core.dates import absolutize
 
     doc = parse_document(text)
     body, spans = absolutize(doc.body, anchor)
@@ -899,7 +902,7 @@ class NewMemory:
 
         Returns (field, span) for each conversion, so a caller can show what changed.
         """
-        from memdir.dates import absolutize  # a large grammar; loaded only when writing
+        from memdir.core.dates import absolutize  # a large grammar; loaded only when writing
 
         done: list[tuple[str, DateSpan]] = []
         for key in ("description", "body", "why", "how"):
@@ -924,7 +927,7 @@ class NewMemory:
 
 
 # What a memory may not hold: NUL and ESC would reach MEMORY.md, terminals and the agent's context
-# (memdir.outward escapes them on the way out of a hand-written file; here they are refused at
+# (memdir.core.outward escapes them on the way out of a hand-written file; here they are refused at
 # write). Tab is text everywhere; newline and carriage return only in a body.
 _CONTROL_IN_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _CONTROL_IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

@@ -19,6 +19,9 @@ each detector first runs one *anchor* pattern whose alternatives all start with 
 rare in prose (`-`, `_`, `:`, `@`, a digit, the rarest letter of a keyword), checked in C by
 lookbehinds, and matches precisely only where an anchor was found: all three take ~0.4 s for
 10,000 memories of 1 KB.
+
+Over 500 lines: one catalogue of shapes (secrets, personal data, instructions) tested as a whole
+against gitleaks' examples.
 """
 
 from __future__ import annotations

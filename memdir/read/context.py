@@ -7,7 +7,7 @@ caps use), then the full text of pinned memories, then the full text of memories
 A memory is never cut part-way: its entry or its body is in whole or left out, and what was left out
 is reported.
 
-The context goes into an agent's session, so it is a boundary (memdir.outward): a secret in a memory
+The context goes into an agent's session, so it is a boundary (memdir.core.outward): a secret in a memory
 is masked and a control character in one (ESC, NUL, a C1 CSI) is written as an escape, in every format.
 """
 
@@ -22,14 +22,14 @@ from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from memdir.errors import MemdirError
-from memdir.index import render_entry, split_lines, value_key
-from memdir.model import Memory, plural
-from memdir.outward import dumps, for_terminal, masked
+from memdir.core.errors import MemdirError
+from memdir.core.index import render_entry, split_lines, value_key
+from memdir.core.model import Memory, plural
+from memdir.core.outward import dumps, for_terminal, masked
 
 if TYPE_CHECKING:
-    from memdir.memory_dir import MemoryDir
-    from memdir.store import Scan
+    from memdir.core.store import Scan
+    from memdir.folder import MemoryDir
 
 PINNED = "pinned"  # `pin: true`, or importance at or above the configured threshold
 RECALLED = "recalled"  # given by the caller through `recalled`

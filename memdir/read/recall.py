@@ -3,6 +3,9 @@
 `recall(folder, query)` scores every live memory against the query, lexically and offline; `recall_llm`
 lets a model pick from the folder's manifest instead (Claude Code's own approach). Both return a
 RecallResult and append it to `.memdir/recall.jsonl`. Nothing here prints.
+
+Over 500 lines for now: terms, the stored term index, scoring and the gate, the log and the model
+variant are sections of this one module; splitting them into modules is planned (docs/recall.md).
 """
 
 # How the score is built, and why (docs/recall.md has the long form and the evaluation):
@@ -10,7 +13,7 @@ RecallResult and append it to `.memdir/recall.jsonl`. Nothing here prints.
 # - score = w_rel x relevance + w_rec x recency + w_imp x importance (0.6 / 0.25 / 0.15 by default).
 #   recency = 0.5 ** (days since `updated`, else `created`) / half-life (30 days); importance defaults to 0.5.
 # - Relevance is BM25F over two fields: the head (name + description, the memory's one-line claim, weighted
-#   twice) and the body. Terms are the ones duplicate detection uses (memdir.similarity): case- and
+#   twice) and the body. Terms are the ones duplicate detection uses (memdir.core.similarity): case- and
 #   accent-folded, stopwords of en/de/es/fr dropped, lightly stemmed, CJK runs as characters and bigrams.
 #   Pairs of adjacent terms are terms too, so "route view" or "Lantern Keep" count for more than the two
 #   words apart. Small numbers (one or two digits) in a query are ignored: they match by accident.
@@ -58,17 +61,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from memdir import llm
-from memdir.bulk import paused_gc
-from memdir.cache import RACY_SECONDS, ParseCache
-from memdir.config import RecallSettings
-from memdir.errors import MemdirError
-from memdir.model import Memory, exclusion, name_key
-from memdir.outward import dumps
+from memdir.core.bulk import paused_gc
+from memdir.core.cache import RACY_SECONDS, ParseCache
+from memdir.core.config import RecallSettings
+from memdir.core.errors import MemdirError
+from memdir.core.model import Memory, exclusion, name_key
+from memdir.core.outward import dumps
 
 # The terms duplicate detection uses, made the same way (and as fast).
-from memdir.similarity import is_cjk, term_list, term_sequence
-from memdir.store import (
+from memdir.core.similarity import is_cjk, term_list, term_sequence
+from memdir.core.store import (
     STATE_DIR,
     FileProblem,
     append_lines,
@@ -80,9 +82,10 @@ from memdir.store import (
     state_dir,
     write_state_file,
 )
+from memdir.write import llm
 
 if TYPE_CHECKING:
-    from memdir.memory_dir import MemoryDir
+    from memdir.folder import MemoryDir
 
 __all__ = [
     "INDEX_FILE",
@@ -614,7 +617,7 @@ class _Stored(_Index):
     def read(cls, path: Path) -> tuple[_Stored, str]:
         """The index at `path` and the digest it was built for. Raises OSError (NotRegularFile for a
         named pipe or the like, which must not be opened blocking) or ValueError."""
-        from memdir.store import open_state_file
+        from memdir.core.store import open_state_file
         from memdir.version import __version__
 
         with open_state_file(path) as handle:

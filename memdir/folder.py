@@ -2,6 +2,9 @@
 
 Every write takes the folder lock, writes atomically and re-indexes before releasing the lock, so
 two processes adding memories at once both land and the index lists both.
+
+Over 500 lines: the façade of the library, one method per operation on a folder; each method is thin
+over the core.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from memdir.bulk import paused_gc
-from memdir.cache import ParseCache
-from memdir.config import Config
-from memdir.errors import (
+from memdir.core.bulk import paused_gc
+from memdir.core.cache import ParseCache
+from memdir.core.config import Config
+from memdir.core.errors import (
     ConfigError,
     IndexRefused,
     InvalidMemory,
@@ -29,8 +32,8 @@ from memdir.errors import (
     StateRefused,
     os_error_text,
 )
-from memdir.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links, split_lines
-from memdir.model import (
+from memdir.core.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links, split_lines
+from memdir.core.model import (
     INDEX_NAME,
     PENDING_SUPERSEDE,
     FrontmatterError,
@@ -45,7 +48,7 @@ from memdir.model import (
     set_fields,
     slugify,
 )
-from memdir.store import (
+from memdir.core.store import (
     STATE_DIR,
     FileProblem,
     Scan,
@@ -66,11 +69,10 @@ from memdir.store import (
     unreadable_note,
     write_state_file,
 )
-from memdir.templates import render_memory
+from memdir.core.templates import render_memory
 
 if TYPE_CHECKING:
-    from memdir.context import Context, ContextFormat
-    from memdir.gauntlet import Candidate, Verdict
+    from memdir.core.gauntlet import Candidate, Verdict
     from memdir.lint import Finding, LintReport, Rule
 
 FIX_PASSES = 10  # a fix can uncover another; ten passes is more than any real file needs
@@ -141,7 +143,7 @@ class MemoryDir:
         cache: bool = True,
     ) -> None:
         """`cache=False` reads and parses every file on every scan instead of reusing what
-        `.memdir/parse-cache.json` holds for files that have not changed."""
+        `.memdir/parse-cache` holds for files that have not changed."""
         self.root = Path(root)
         self.config = config or Config()
         self.today = today or dt.date.today()
@@ -337,7 +339,7 @@ class MemoryDir:
     ) -> LintReport:
         """Lint `scan`; `planned` is the index plan for it when the caller already made one."""
         from memdir import lint as linter
-        from memdir.config import find_repo_root
+        from memdir.core.config import find_repo_root
 
         try:
             planned = planned or self._write_index_locked(scan=scan, dry_run=True, previous=index_text)
@@ -565,7 +567,7 @@ class MemoryDir:
         `screened=False` writes the memory as given, past the screen: an explicit choice that
         is logged (`stored-unscreened`), for a caller that screened it some other way.
         """
-        from memdir.gauntlet import Candidate
+        from memdir.core.gauntlet import Candidate
 
         if convert_dates:
             new.absolutize_dates()
@@ -582,10 +584,10 @@ class MemoryDir:
         self, candidate: Candidate, *, supersedes: str | None = None, force: bool = False, command: str = "api"
     ) -> Verdict:
         """What the write path decides for a new memory, before anything is written (the policy is
-        memdir.gauntlet's): its fields are set as the verdict asks (secrets redacted, `source`,
+        memdir.core.gauntlet's): its fields are set as the verdict asks (secrets redacted, `source`,
         `status: quarantined`). A verdict that writes nothing is logged here; `store` logs the rest
         once the write is done. Raises MemoryExists when the name is taken."""
-        from memdir.gauntlet import Action, prepare, screen, verdict_entry
+        from memdir.core.gauntlet import Action, prepare, screen, verdict_entry
 
         scan = self.scan()
         new = candidate.memory
@@ -610,7 +612,7 @@ class MemoryDir:
 
         `text` is the memory's whole file as a person wrote it (in $EDITOR, say); the verdict's
         redactions and fields are applied to it. Raises WriteRefused for a verdict that writes nothing."""
-        from memdir.gauntlet import WriteRefused, failed_entry, screened_text, verdict_entry
+        from memdir.core.gauntlet import WriteRefused, failed_entry, screened_text, verdict_entry
 
         if not verdict.writes:
             raise WriteRefused(verdict)
@@ -681,7 +683,7 @@ class MemoryDir:
         The one rule for every writer (`add`, `extract`): a quarantined newcomer has not been looked
         at, so it retires nothing yet. It records `supersedes_on_accept` (the old file and a digest
         of what it says) and the old memory stays live and indexed; `memdir review accept` applies
-        the supersede then (`memdir.gauntlet.accept`), and a reject leaves the old memory untouched.
+        the supersede then (`memdir.write.review.accept`), and a reject leaves the old memory untouched.
         Any other newcomer records `supersedes`, and the old memory is marked superseded.
         """
         old = self.get(query)
@@ -756,7 +758,7 @@ class MemoryDir:
         """Move a memory into `.archive/` (or delete it with `purge`) and drop it from the index.
 
         `purge` also takes the memory's text out of `.memdir/` (index history, recall log, caches,
-        drafts; its secrets masked in the decision log): see memdir/purge.py.
+        drafts; its secrets masked in the decision log): see memdir/core/purge.py.
 
         Returns the folder-relative path, where it went (None when purged) and the index write. The move
         is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
@@ -764,7 +766,7 @@ class MemoryDir:
         put back and MEMORY.md restored before the error is raised, so no entry links to a file
         that is gone. A purged file is held in `.memdir/` until the rest is done.
         """
-        from memdir.purge import purge_traces, purged_text
+        from memdir.core.purge import purge_traces, purged_text
 
         found = self.find(query)
         source = self.root / found.path
@@ -857,11 +859,11 @@ class MemoryDir:
         """The text `update` would write, without writing it (`before` is the file as it is); `fields`
         as `update` takes them."""
         fields = dict(fields)
-        from memdir.dates import absolutize  # a large grammar; loaded only when writing
-        from memdir.sensitive import find_secrets, redact
+        from memdir.core.dates import absolutize  # a large grammar; loaded only when writing
+        from memdir.core.sensitive import find_secrets, redact
 
         redacted: list[str] = []
-        if screened:  # the write path's secret screen, as for a new memory (memdir.gauntlet)
+        if screened:  # the write path's secret screen, as for a new memory (memdir.core.gauntlet)
             for key, value in (("body", body), ("description", fields.get("description"))):
                 if isinstance(value, str) and (hits := find_secrets(value)):
                     redacted += [hit.kind for hit in hits]
@@ -903,29 +905,6 @@ class MemoryDir:
         except FrontmatterError as exc:
             raise InvalidMemory(f"{memory.path}: {exc}") from None
         return FileChange(memory.path, original, text, tuple(sorted(set(redacted))))
-
-    def delete(self, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
-        """`remove`: archive a memory into `.archive/` (delete it with `purge`) and re-index."""
-        return self.remove(query, purge=purge)
-
-    def index(self, drop_missing: bool = False, dry_run: bool = False) -> IndexWrite:
-        """`write_index`: regenerate MEMORY.md (with `dry_run`, only say what it would be)."""
-        return self.write_index(drop_missing=drop_missing, dry_run=dry_run)
-
-    def render_context(
-        self,
-        format: ContextFormat | str = "markdown",
-        budget: int | None = None,
-        *,
-        include_index: bool = True,
-        recalled: Iterable[Memory] = (),
-        scan: Scan | None = None,
-    ) -> Context:
-        """What to inject at session start: the index plus pinned memories in full, within
-        `budget` bytes (see `memdir.context.render_context`). Reads only; never prints."""
-        from memdir.context import render_context
-
-        return render_context(self, format, budget, include_index=include_index, recalled=recalled, scan=scan)
 
 
 def _free_path(path: Path) -> Path:

@@ -12,12 +12,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memdir.errors import IndexRefused
-from memdir.model import MemoryType, Status
-from memdir.store import archive_dir, iter_jsonl, scan_folder, state_dir
+from memdir.core.errors import IndexRefused
+from memdir.core.model import MemoryType, Status
+from memdir.core.store import archive_dir, iter_jsonl, scan_folder, state_dir
 
 if TYPE_CHECKING:
-    from memdir.memory_dir import MemoryDir
+    from memdir.folder import MemoryDir
 
 __all__ = ["AGE_BUCKETS", "EXPIRING_DAYS", "FolderStats", "folder_stats"]
 
@@ -218,7 +218,7 @@ def _archived_count(folder: MemoryDir, notes: list[str]) -> int:
 
 
 def _recall_figures(folder: MemoryDir, notes: list[str]) -> RecallFigures:
-    from memdir.recall import LOG_FILE  # the recall module is large; only stats and recall need it
+    from memdir.read.recall import LOG_FILE  # the recall module is large; only stats and recall need it
 
     recalls = returned = empty = 0
     recalled: set[str] = set()
@@ -238,7 +238,7 @@ def _recall_figures(folder: MemoryDir, notes: list[str]) -> RecallFigures:
 
 
 def _cleanup(folder: MemoryDir, notes: list[str]) -> dict[str, int]:
-    from memdir.store import decision_log_path
+    from memdir.core.store import decision_log_path
 
     counts = {"expired": 0, "superseded": 0}
     try:

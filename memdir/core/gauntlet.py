@@ -1,11 +1,13 @@
-"""The write path's offline screen: what stands between a candidate fact and a stored memory.
+"""The write path's screen: what stands between a candidate fact and a stored memory.
 
-Shared by `memdir add` and `memdir extract`. For each candidate, in order: secrets are redacted (or
-the candidate refused when a secret is in its name or is all it says); provenance decides whether it
-is quarantined (`source: tool`, or instruction-like text whatever the source); it is compared with
-the live memories and the earlier candidates of the same batch, so a near-duplicate is skipped and
-a memory on the same topic is named (for a warning, or for a model to judge). Nothing here writes;
-the screen returns verdicts, and the caller stores them. Review (accept, reject) is here too.
+The policy of every writer (`memdir add`, the agent tools, `memdir extract`, the Python API
+through `MemoryDir.screen` and `MemoryDir.store`), decided here and nowhere else. For each
+candidate, in order: secrets are redacted (or the candidate refused when a secret is in its name
+or is all it says); provenance decides whether it is quarantined (`source: tool`, or
+instruction-like text whatever the source); it is compared with the live memories and the earlier
+candidates of the same batch, so a near-duplicate is skipped and a memory on the same topic is
+named (for a warning, or for a model to judge). Nothing here writes; the screen returns verdicts,
+and the caller stores them (review of the quarantine: write/review.py).
 """
 
 from __future__ import annotations
@@ -15,20 +17,15 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memdir.errors import MemdirError, MemoryChanged, MemoryNotFound
-from memdir.model import PENDING_SUPERSEDE, Memory, NewMemory, Status, name_key, one_line, parse_document, said_digest
-from memdir.store import folder_lock, log_decisions
-
-if TYPE_CHECKING:
-    from memdir.memory_dir import IndexWrite, MemoryDir
+from memdir.core.errors import MemdirError
+from memdir.core.model import Memory, NewMemory, Status, name_key
 
 SOURCES = ("user", "agent", "tool")
 SAME_TOPIC_FLOOR = 0.3
 """Similarity from which two memories are in the same-topic zone, besides the pairs that
-`memdir.similarity.compare` already flags as possible contradictions. Chosen on the dev pairs
+`memdir.core.similarity.compare` already flags as possible contradictions. Chosen on the dev pairs
 (scripts/eval_pairs.py; docs/extract.md has the figures): 32 of 50 contradictions reach it, and
 18 of the 100 compatible or unrelated pairs."""
 _REDACTION = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -48,15 +45,6 @@ class WriteRefused(MemdirError):
             message = f"not added: {'; '.join(verdict.reasons)}"
         super().__init__(message)
         self.verdict = verdict
-
-
-class MemoryNotQuarantined(MemdirError):
-    """`memdir review accept/reject` named a memory that is not in quarantine."""
-
-
-class StaleSupersede(MemoryChanged):
-    """`memdir review accept`: the memory a quarantined one would supersede was changed, retired or
-    removed since the quarantined one arrived; nothing was written."""
 
 
 class Action(StrEnum):
@@ -114,7 +102,7 @@ def _texts(new: NewMemory) -> dict[str, str]:
 
 
 def _screen_secrets(verdict: Verdict) -> None:
-    from memdir.sensitive import find_secrets, redact
+    from memdir.core.sensitive import find_secrets, redact
 
     new = verdict.candidate.memory
     name_hits = find_secrets(new.name)
@@ -141,7 +129,7 @@ def _screen_secrets(verdict: Verdict) -> None:
 
 
 def _screen_provenance(verdict: Verdict) -> None:
-    from memdir.sensitive import find_instructions
+    from memdir.core.sensitive import find_instructions
 
     source = verdict.candidate.source
     if source == "tool":
@@ -156,7 +144,7 @@ def _screen_provenance(verdict: Verdict) -> None:
 
 
 def memory_text(key: str, new: NewMemory) -> Any:
-    from memdir.similarity import MemoryText
+    from memdir.core.similarity import MemoryText
 
     body = "\n".join(part for part in (new.body, new.why, new.how) if part.strip())
     return MemoryText(key=key, name=new.name, description=new.description, body=body, type=new.type.value)
@@ -173,7 +161,7 @@ def screen(
     today: dt.date,
 ) -> list[Verdict]:
     """Run every candidate through the gauntlet, in order. `existing` is the folder's memories."""
-    from memdir.similarity import MemoryText, compare, similarity
+    from memdir.core.similarity import MemoryText, compare, similarity
 
     live = live_memories(existing, today)
     texts = [MemoryText(m.path, m.name, m.description, m.body, m.raw_type) for m in live]
@@ -223,10 +211,10 @@ def prepare(verdict: Verdict) -> NewMemory:
 def screened_text(text: str, verdict: Verdict) -> str:
     """A memory's whole file, as a person wrote it, with what the screen decided applied: secrets
     out, `source` and `status` set."""
-    from memdir.model import set_fields
+    from memdir.core.model import set_fields
 
     if verdict.redacted:
-        from memdir.sensitive import redact
+        from memdir.core.sensitive import redact
 
         text = redact(text)
     fields = {key: value for key, value in verdict.candidate.memory.extra.items() if key in ("source", "status")}
@@ -285,100 +273,7 @@ def failed_entry(verdict: Verdict, error: str, **extra: Any) -> dict[str, Any]:
     """The log line for a verdict that writes whose write then failed: `failed`, with what the screen
     had decided (`screened`) and the error. The log never says `stored` for a file that is not there;
     the error may quote what a person wrote, so its secrets are masked, as on the terminal."""
-    from memdir.sensitive import mask_secrets
+    from memdir.core.sensitive import mask_secrets
 
     entry = verdict_entry(verdict, **extra)
     return entry | {"decision": "failed", "screened": entry["decision"], "error": mask_secrets(error)}
-
-
-# --- review: what the quarantine holds, let in or thrown out ------------------------------------
-
-
-def quarantined(folder: MemoryDir) -> list[Memory]:
-    """The memories waiting for review (`status: quarantined`), in folder order."""
-    return [m for m in folder.scan().memories if m.status == Status.QUARANTINED.value]
-
-
-def _quarantined_one(folder: MemoryDir, query: str) -> Memory:
-    memory = folder.get(query)
-    if memory.status != Status.QUARANTINED.value:
-        raise MemoryNotQuarantined(f"{memory.path} is not quarantined (status: {memory.status}); nothing to review")
-    return memory
-
-
-def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
-    """Let a quarantined memory in: its `status` is removed and it is indexed.
-
-    When it carries `supersedes_on_accept`, the memory named there is superseded by it now, both or
-    neither, and the field becomes `supersedes`. Raises StaleSupersede (nothing written) when that
-    memory left the folder, is no longer live, or says something else than when this one arrived.
-    """
-    memory = _quarantined_one(folder, query)
-    if PENDING_SUPERSEDE not in memory.fields:
-        result = folder.update(memory.path, status=None)
-        log_decisions(folder.root, [{"command": "review", "decision": "accepted", "file": memory.path}])
-        return result
-    with folder_lock(folder.root):
-        folder.read_index()  # refuse before anything is written if MEMORY.md cannot be rewritten
-        memory = _quarantined_one(folder, memory.path)  # as it is under the lock
-        old = _replaced(folder, memory)
-        retire = folder.plan_supersede(old.path, memory.path)
-        fields = {"status": None, PENDING_SUPERSEDE: None, "supersedes": Path(old.path).name}
-        let_in = folder.plan_update(memory.path, fields=fields)
-        folder.write_together_locked(retire, let_in)  # both or neither
-        write = folder._write_index_locked()
-    log_decisions(
-        folder.root,
-        [
-            {"command": "review", "decision": "accepted", "file": memory.path, "supersedes": old.path},
-            {"command": "review", "decision": "superseded", "file": old.path, "superseded_by": memory.path},
-        ],
-    )
-    return Memory(path=let_in.path, doc=parse_document(let_in.after)), write
-
-
-def would_supersede(memory: Memory) -> str | None:
-    """The file a quarantined memory supersedes once accepted (its `supersedes_on_accept`), if any."""
-    return _pending(memory)[0]
-
-
-def _pending(memory: Memory) -> tuple[str | None, str | None]:
-    """`supersedes_on_accept` read: (file, digest). A person may write the bare file name: no digest."""
-    pending = memory.fields.get(PENDING_SUPERSEDE)
-    if isinstance(pending, dict):
-        return one_line(pending.get("file")) or None, one_line(pending.get("digest")) or None
-    return one_line(pending) or None, None
-
-
-def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
-    """The memory a quarantined one supersedes once accepted, if it is still what was replaced."""
-    wanted, digest = _pending(memory)  # without a digest, only the memory's presence is checked
-    then = (
-        f"nothing was changed. Reject it (`memdir review reject {memory.name}`), or `memdir edit "
-        f"{memory.name}` to drop `{PENDING_SUPERSEDE}` (or only its digest) and accept it again"
-    )
-    if not wanted:
-        raise StaleSupersede(f"{memory.path}: `{PENDING_SUPERSEDE}` names no memory; {then}")
-    try:
-        old = folder.get(wanted)
-    except MemoryNotFound as exc:
-        gone = str(exc).startswith("no memory matches")
-        why = "which is no longer in the folder (archived, deleted or renamed)" if gone else f"but {exc}"
-        raise StaleSupersede(f"{memory.path} would supersede {wanted}, {why}; {then}") from None
-    if PurePosixPath(one_line(old.fields.get("superseded_by"))).name == PurePosixPath(memory.path).name:
-        return old  # an accept cut off after its first write (the old memory's): this one finishes it
-    if old.path == memory.path or old.superseded or old.status != Status.ACTIVE.value:
-        state = f"superseded by {one_line(old.fields.get('superseded_by'))}" if old.superseded else old.status
-        raise StaleSupersede(f"{memory.path} would supersede {old.path}, which is {state} now; {then}")
-    if digest is not None and digest != said_digest(old):
-        raise StaleSupersede(f"{old.path} changed since {memory.path} was quarantined to supersede it; {then}")
-    return old
-
-
-def reject(folder: MemoryDir, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
-    """Throw a quarantined memory out: into `.archive/` (deleted with `purge`)."""
-    memory = _quarantined_one(folder, query)
-    result = folder.remove(memory.path, purge=purge, log=False)
-    entry = folder.removal_entry("review", memory.path, result[1]) | {"decision": "rejected", "purged": purge}
-    log_decisions(folder.root, [entry])
-    return result

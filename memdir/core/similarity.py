@@ -5,6 +5,9 @@ check of the facts that a reworded duplicate keeps but an update changes (number
 identifiers, words that announce a change such as "now" or "no longer"). `find_pairs` scans a whole
 folder without comparing every pair, through an inverted index over the rarest words of each memory's
 name and description.
+
+Over 500 lines: one scoring model (tokens, stems, fact checks, MinHash candidates) whose parts are
+tuned together on the dev pairs.
 """
 
 # How the pieces fit, and why:
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from memdir.bulk import paused_gc
+from memdir.core.bulk import paused_gc
 
 __all__ = [
     "DUPLICATE_SCORE",

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from memdir.errors import MemdirError
+from memdir.core.errors import MemdirError
 
 __all__ = ["LlmError", "NoApiKey", "forced_tool_call", "has_api_key", "make_client"]
 

@@ -2,6 +2,9 @@
 
 Loading never raises for a bad file: each one becomes a FileProblem that names it, so one broken
 memory cannot stop the others from being indexed or linted.
+
+Over 500 lines: every way memdir touches the disk (listing, loading, atomic writes, state files
+opened without following links, logs, the lock) is here, so that the rules are in one place.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from memdir.cache import ParseCache, file_key
-from memdir.errors import FolderNotFound, LockTimeout, StateRefused
-from memdir.index import Indexable
-from memdir.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
+from memdir.core.cache import ParseCache, file_key
+from memdir.core.errors import FolderNotFound, LockTimeout, StateRefused
+from memdir.core.index import Indexable
+from memdir.core.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
 
 STATE_DIR = ".memdir"
 ARCHIVE_DIR = ".archive"
@@ -636,8 +639,8 @@ DECISION_LOG = "log.jsonl"
 
 def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.datetime | None = None) -> None:
     """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write.
-    Names, reasons and errors are free text: their secrets are masked (memdir.outward)."""
-    from memdir.outward import dumps
+    Names, reasons and errors are free text: their secrets are masked (memdir.core.outward)."""
+    from memdir.core.outward import dumps
 
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
     lines = "".join(dumps({"at": stamp, **entry}, indent=None) + "\n" for entry in entries)

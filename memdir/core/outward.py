@@ -61,7 +61,7 @@ def escape_controls(text: str, *, keep_lines: bool = True) -> str:
 
 
 def _mask(text: str) -> str:
-    from memdir.sensitive import mask_secrets
+    from memdir.core.sensitive import mask_secrets
 
     return mask_secrets(text)
 

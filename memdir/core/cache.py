@@ -28,8 +28,8 @@ from copy import copy
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from memdir.index import IndexRow
-from memdir.model import Document, LenientRead, Memory
+from memdir.core.index import IndexRow
+from memdir.core.model import Document, LenientRead, Memory
 
 CACHE_FILE = "parse-cache"
 _MAGIC = b"memdir parse cache 3"  # bump the number when an entry's layout or what parsing produces changes
@@ -75,8 +75,8 @@ class ParseCache:
         """The cache in `state_dir`, or an empty one when it is missing, unreadable, not ours or not
         a regular file (a named pipe there would block the read, a symlink could be anyone's; `save`
         replaces either). None at all when `state_dir` is a symlink or not a folder."""
-        from memdir.errors import StateRefused
-        from memdir.store import checked_folder, open_state_file
+        from memdir.core.errors import StateRefused
+        from memdir.core.store import checked_folder, open_state_file
         from memdir.version import __version__
 
         try:
@@ -198,8 +198,8 @@ class ParseCache:
             at += len(data) + len(text)
         # ASCII: a file name with undecodable bytes (a lone surrogate here) must survive the trip.
         header = json.dumps({"memdir": self._version, "files": self._toc}, separators=(",", ":"))
-        from memdir.errors import FolderNotFound, StateRefused
-        from memdir.store import ensure_state_dir, write_state_file
+        from memdir.core.errors import FolderNotFound, StateRefused
+        from memdir.core.store import ensure_state_dir, write_state_file
 
         try:
             ensure_state_dir(self.path.parent.parent)

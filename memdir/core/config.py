@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memdir.errors import ConfigError
+from memdir.core.errors import ConfigError
 
 # Labels accepted for the Why / How-to-apply lines, besides what a config adds. Matching ignores
 # case, bold markers and the colon's width; these cover the languages seen in real folders.

@@ -6,6 +6,8 @@ merge-ort (git's default since 2.34) runs every content merge before it writes a
 merge, and merge-recursive writes files as it goes, so what the folder holds while the driver runs
 depends on git's version and the order of paths. It works from what cannot change under it: the
 three versions of MEMORY.md git hands it and, when it can identify them, the commits being merged.
+
+Over 500 lines: the merge driver and its setup are one integration with git's own conventions.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from memdir.errors import FolderNotFound, MemdirError
-from memdir.index import DEFAULT_CAPS, Caps, build_index, entry_target, find_links, render_entry, split_lines
-from memdir.model import INDEX_NAME, TYPE_ORDER, Document, FrontmatterError, Memory, MemoryType, parse_document
-from memdir.store import MAX_FILE_BYTES, atomic_write
+from memdir.core.errors import FolderNotFound, MemdirError
+from memdir.core.index import DEFAULT_CAPS, Caps, build_index, entry_target, find_links, render_entry, split_lines
+from memdir.core.model import INDEX_NAME, TYPE_ORDER, Document, FrontmatterError, Memory, MemoryType, parse_document
+from memdir.core.store import MAX_FILE_BYTES, atomic_write
 
 DRIVER = "memdir"
 DRIVER_NAME = "memdir: merge MEMORY.md by regenerating it"

@@ -4,6 +4,9 @@ A watchdog observer only records which paths changed; the loop waits until chang
 moment (the debounce), re-indexes, and hands the lint run to a worker thread so that a slow lint
 never delays the next index. Nothing here prints: every outcome reaches a callback as a
 `WatchEvent`. watchdog is imported only when a watcher starts (start-up of other commands stays fast).
+
+Over 500 lines: one event loop with its debounce, lint worker and signal handling, which read best
+together.
 """
 
 from __future__ import annotations
@@ -20,15 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from memdir.errors import FolderNotFound, MemdirError, os_error_text
-from memdir.model import INDEX_NAME
+from memdir.core.errors import FolderNotFound, MemdirError, os_error_text
+from memdir.core.model import INDEX_NAME
 
 if TYPE_CHECKING:
     from watchdog.events import FileSystemEvent
     from watchdog.observers.api import BaseObserver
 
+    from memdir.folder import IndexWrite, MemoryDir
     from memdir.lint import LintReport
-    from memdir.memory_dir import IndexWrite, MemoryDir
 
 DEBOUNCE_SECONDS = 0.1  # editors finish a save (write, rename, delete the backup) well within this
 MAX_DELAY_SECONDS = 1.0  # a stream of changes that never pauses still gets indexed this often

@@ -1,0 +1,1 @@
+"""Over time: pruning into .archive/, consolidation of near-duplicates, history and stats."""

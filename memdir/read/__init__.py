@@ -1,0 +1,1 @@
+"""The read path: recall (which memories bear on a task) and the context a session starts with."""

@@ -1,0 +1,1 @@
+"""The write path's far end: extraction from a session through the Anthropic API, and its client."""

@@ -1,0 +1,113 @@
+"""Review: what the quarantine holds, let in (`memdir review accept`) or thrown out (`reject`).
+
+A quarantined memory was written by the write path (memdir.core.gauntlet) with `status:
+quarantined`: it is never indexed until a person accepts it here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from memdir.core.errors import MemdirError, MemoryChanged, MemoryNotFound
+from memdir.core.model import PENDING_SUPERSEDE, Memory, Status, one_line, parse_document, said_digest
+from memdir.core.store import folder_lock, log_decisions
+from memdir.folder import IndexWrite, MemoryDir
+
+
+class MemoryNotQuarantined(MemdirError):
+    """`memdir review accept/reject` named a memory that is not in quarantine."""
+
+
+class StaleSupersede(MemoryChanged):
+    """`memdir review accept`: the memory a quarantined one would supersede was changed, retired or
+    removed since the quarantined one arrived; nothing was written."""
+
+
+def quarantined(folder: MemoryDir) -> list[Memory]:
+    """The memories waiting for review (`status: quarantined`), in folder order."""
+    return [m for m in folder.scan().memories if m.status == Status.QUARANTINED.value]
+
+
+def _quarantined_one(folder: MemoryDir, query: str) -> Memory:
+    memory = folder.get(query)
+    if memory.status != Status.QUARANTINED.value:
+        raise MemoryNotQuarantined(f"{memory.path} is not quarantined (status: {memory.status}); nothing to review")
+    return memory
+
+
+def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
+    """Let a quarantined memory in: its `status` is removed and it is indexed.
+
+    When it carries `supersedes_on_accept`, the memory named there is superseded by it now, both or
+    neither, and the field becomes `supersedes`. Raises StaleSupersede (nothing written) when that
+    memory left the folder, is no longer live, or says something else than when this one arrived.
+    """
+    memory = _quarantined_one(folder, query)
+    if PENDING_SUPERSEDE not in memory.fields:
+        result = folder.update(memory.path, status=None)
+        log_decisions(folder.root, [{"command": "review", "decision": "accepted", "file": memory.path}])
+        return result
+    with folder_lock(folder.root):
+        folder.read_index()  # refuse before anything is written if MEMORY.md cannot be rewritten
+        memory = _quarantined_one(folder, memory.path)  # as it is under the lock
+        old = _replaced(folder, memory)
+        retire = folder.plan_supersede(old.path, memory.path)
+        fields = {"status": None, PENDING_SUPERSEDE: None, "supersedes": Path(old.path).name}
+        let_in = folder.plan_update(memory.path, fields=fields)
+        folder.write_together_locked(retire, let_in)  # both or neither
+        write = folder._write_index_locked()
+    log_decisions(
+        folder.root,
+        [
+            {"command": "review", "decision": "accepted", "file": memory.path, "supersedes": old.path},
+            {"command": "review", "decision": "superseded", "file": old.path, "superseded_by": memory.path},
+        ],
+    )
+    return Memory(path=let_in.path, doc=parse_document(let_in.after)), write
+
+
+def would_supersede(memory: Memory) -> str | None:
+    """The file a quarantined memory supersedes once accepted (its `supersedes_on_accept`), if any."""
+    return _pending(memory)[0]
+
+
+def _pending(memory: Memory) -> tuple[str | None, str | None]:
+    """`supersedes_on_accept` read: (file, digest). A person may write the bare file name: no digest."""
+    pending = memory.fields.get(PENDING_SUPERSEDE)
+    if isinstance(pending, dict):
+        return one_line(pending.get("file")) or None, one_line(pending.get("digest")) or None
+    return one_line(pending) or None, None
+
+
+def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
+    """The memory a quarantined one supersedes once accepted, if it is still what was replaced."""
+    wanted, digest = _pending(memory)  # without a digest, only the memory's presence is checked
+    then = (
+        f"nothing was changed. Reject it (`memdir review reject {memory.name}`), or `memdir edit "
+        f"{memory.name}` to drop `{PENDING_SUPERSEDE}` (or only its digest) and accept it again"
+    )
+    if not wanted:
+        raise StaleSupersede(f"{memory.path}: `{PENDING_SUPERSEDE}` names no memory; {then}")
+    try:
+        old = folder.get(wanted)
+    except MemoryNotFound as exc:
+        gone = str(exc).startswith("no memory matches")
+        why = "which is no longer in the folder (archived, deleted or renamed)" if gone else f"but {exc}"
+        raise StaleSupersede(f"{memory.path} would supersede {wanted}, {why}; {then}") from None
+    if PurePosixPath(one_line(old.fields.get("superseded_by"))).name == PurePosixPath(memory.path).name:
+        return old  # an accept cut off after its first write (the old memory's): this one finishes it
+    if old.path == memory.path or old.superseded or old.status != Status.ACTIVE.value:
+        state = f"superseded by {one_line(old.fields.get('superseded_by'))}" if old.superseded else old.status
+        raise StaleSupersede(f"{memory.path} would supersede {old.path}, which is {state} now; {then}")
+    if digest is not None and digest != said_digest(old):
+        raise StaleSupersede(f"{old.path} changed since {memory.path} was quarantined to supersede it; {then}")
+    return old
+
+
+def reject(folder: MemoryDir, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
+    """Throw a quarantined memory out: into `.archive/` (deleted with `purge`)."""
+    memory = _quarantined_one(folder, query)
+    result = folder.remove(memory.path, purge=purge, log=False)
+    entry = folder.removal_entry("review", memory.path, result[1]) | {"decision": "rejected", "purged": purge}
+    log_decisions(folder.root, [entry])
+    return result
