@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -86,6 +87,8 @@ class PairVerdict:
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_WORD_RUN = re.compile(rf"[^\W_{_CJK}]+")
 
 # Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
 # of memdir's own body template ("**Why:**", "**How to apply:**"), which every feedback memory repeats.
@@ -202,12 +205,26 @@ def term_list(text: str) -> list[str]:
 
 
 def _terms(text: str) -> set[str]:
+    """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
     folded = _fold(text)
     if folded.isascii():
         terms = set(map(_TERM_OF.__getitem__, set(folded.encode().translate(_ASCII_SEPARATORS).decode().split())))
         terms.discard("")
         return terms
-    return {term for term, _ in term_sequence(text)}
+    # _TOKEN's two kinds of token, found apart (their characters are disjoint, so the runs are the
+    # same); a token whose first character sorts from U+3040 up goes the CJK way, as in term_sequence.
+    words = set(_WORD_RUN.findall(folded))
+    runs = {w for w in words if w >= "\u3040"}
+    words -= runs
+    runs.update(_CJK_RUN.findall(folded))
+    joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
+    terms = set(joined)
+    terms.discard("\x00")
+    terms -= _CJK_STOP
+    terms.update(pair for pair in set(map(operator.add, joined, joined[1:])) if "\x00" not in pair)
+    terms.update(map(_TERM_OF.__getitem__, words))
+    terms.discard("")
+    return terms
 
 
 @dataclass(frozen=True)
@@ -215,13 +232,22 @@ class _Profile:
     """One memory's terms, computed once; its facts are extracted only when a close pair needs them."""
 
     memory: MemoryText
-    terms: frozenset[str]  # whole memory
     head: frozenset[str]  # name + description
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
-        head = frozenset(_terms(f"{memory.name}\n{memory.description}"))  # slug hyphens split like spaces
-        return cls(memory, head | _terms(memory.body), head)
+        return cls(memory, frozenset(_terms(f"{memory.name}\n{memory.description}")))  # slug hyphens split like spaces
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """The whole memory's terms: worked out only for a memory that meets another, since a folder's
+        bodies hold most of its text, and dropped (`forget`) once a folder scan is done with them."""
+        return self.head | _terms(self.memory.body)
+
+    def forget(self) -> None:
+        """Let go of what was worked out from the body; it is worked out again if asked for."""
+        for name in ("terms", "values", "head_values", "names", "words", "change"):
+            self.__dict__.pop(name, None)
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
     # ("k8s-131-upgrade" for 1.31).
@@ -561,8 +587,20 @@ def _candidates(profiles: Sequence[_Profile]) -> list[tuple[int, int]]:
 
 
 def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
-    verdicts = ((i, j, _verdict(profiles[i], profiles[j])) for i, j in _candidates(profiles))
-    return [(i, j, verdict) for i, j, verdict in verdicts if verdict is not None]
+    candidates = _candidates(profiles)
+    # A body's terms take tens of kilobytes in a CJK memory: keep each only while a pair still needs it.
+    last = {k: n for n, pair in enumerate(candidates) for k in pair}
+    for k in set(range(len(profiles))) - last.keys():
+        profiles[k].forget()  # a lone copy's terms, read to find its copies
+    out = []
+    for n, (i, j) in enumerate(candidates):
+        verdict = _verdict(profiles[i], profiles[j])
+        if verdict is not None:
+            out.append((i, j, verdict))
+        for k in (i, j):
+            if last[k] == n:
+                profiles[k].forget()
+    return out
 
 
 def find_pairs(items: Sequence[MemoryText]) -> list[PairVerdict]:
