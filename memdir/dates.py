@@ -903,15 +903,19 @@ def _breaks() -> re.Pattern[str] | None:
     breaks around each place its literals occur, instead of the whole text: a long memory is scanned
     sentence by sentence where a literal of the rule occurs, not ~50 times whole. Only non-word
     characters qualify, so `\b` at the end of a stretch reads as it does in the whole text."""
-    candidates = '\x00!"#$%&()*+,./:;<=>?@[\\]^`{|}~'
+    candidates = frozenset('\x00!"#$%&()*+,./:;<=>?@[\\]^`{|}~')
     try:
         from re import _parser  # type: ignore[attr-defined]
 
-        trees = [(_parser.parse(r.pattern.pattern, r.pattern.flags), r.pattern.flags) for r in _RULES]
-        breaks = [ch for ch in candidates if not any(_can_see(list(tree), ch, bool(fl & re.I)) for tree, fl in trees)]
+        seen: set[str] = set()
+        for r in _RULES:
+            seen |= _seen(
+                list(_parser.parse(r.pattern.pattern, r.pattern.flags)), candidates, bool(r.pattern.flags & re.I)
+            )
     except Exception:  # a private module: if it moves, scan whole texts as before
         return None
-    return re.compile("[" + re.escape("".join(breaks)) + "]") if breaks else None
+    breaks = "".join(sorted(candidates - seen))
+    return re.compile("[" + re.escape(breaks) + "]") if breaks else None
 
 
 _CATEGORIES = {
@@ -923,48 +927,46 @@ _CATEGORIES = {
 }  # fmt: skip
 
 
-def _can_see(items: list[Any], ch: str, fold: bool) -> bool:
-    """Whether a parsed pattern may match or look at `ch` (anything unknown counts as yes)."""
+def _seen(items: list[Any], chars: frozenset[str], fold: bool) -> set[str]:
+    """Those of `chars` that a parsed pattern may match or look at (all of them, where unsure)."""
     from re import _constants as c  # type: ignore[attr-defined]
 
-    def same(value: int) -> bool:
-        return chr(value) == ch or (fold and chr(value).lower() == ch.lower())
+    def same(value: int) -> set[str]:
+        return {ch for ch in chars if chr(value) == ch or (fold and chr(value).lower() == ch.lower())}
 
+    out: set[str] = set()
     for op, av in items:
         if op is c.LITERAL:
-            if same(av):
-                return True
+            out |= same(av)
         elif op is c.IN:
-            hit = False
+            hit: set[str] = set()
             for kind, value in av:
                 if kind is c.LITERAL:
-                    hit = hit or same(value)
+                    hit |= same(value)
                 elif kind is c.RANGE:
-                    hit = hit or any(value[0] <= ord(x) <= value[1] for x in {ch, ch.lower(), ch.upper()})
+                    hit |= {
+                        ch for ch in chars if any(value[0] <= ord(x) <= value[1] for x in {ch, ch.lower(), ch.upper()})
+                    }
                 elif kind is c.CATEGORY and str(value) in _CATEGORIES:
-                    hit = hit or _CATEGORIES[str(value)].match(ch) is not None
+                    hit |= {ch for ch in chars if _CATEGORIES[str(value)].match(ch)}
                 elif kind is not c.NEGATE:
-                    return True
-            if hit != any(kind is c.NEGATE for kind, _ in av):
-                return True
+                    return set(chars)
+            out |= (set(chars) - hit) if any(kind is c.NEGATE for kind, _ in av) else hit
         elif op is c.SUBPATTERN:
-            if _can_see(list(av[-1]), ch, fold or bool(av[1] or av[2])):
-                return True
+            out |= _seen(list(av[-1]), chars, fold or bool(av[1] or av[2]))
         elif op is c.BRANCH:
-            if any(_can_see(list(branch), ch, fold) for branch in av[1]):
-                return True
+            for branch in av[1]:
+                out |= _seen(list(branch), chars, fold)
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
-            if _can_see(list(av[2]), ch, fold):
-                return True
+            out |= _seen(list(av[2]), chars, fold)
         elif op in (c.ASSERT, c.ASSERT_NOT):
-            if _can_see(list(av[1]), ch, fold):
-                return True
+            out |= _seen(list(av[1]), chars, fold)
         elif op is c.AT:
             if av not in (c.AT_BOUNDARY, c.AT_NON_BOUNDARY, c.AT_BEGINNING_STRING):
-                return True  # $ and ^ would read the end of a stretch as the end of the text
+                return set(chars)  # $ and ^ would read the end of a stretch as the end of the text
         elif op is not c.GROUPREF:
-            return True
-    return False
+            return set(chars)
+    return out
 
 
 class _Prefilter:
