@@ -1022,18 +1022,23 @@ def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:
 _BATCH_CHARS = 1 << 20  # texts are searched together up to about this much text: speed, bounded memory
 
 
-def find_relative_dates_in(texts: Sequence[str], anchors: Sequence[date]) -> list[list[DateSpan]]:
+def find_relative_dates_in(texts: Iterable[str], anchors: Iterable[date]) -> list[list[DateSpan]]:
     """`find_relative_dates` for many texts at once (each with its anchor): the same answers, with
-    the literal prefilter run over batches of texts together."""
+    the literal prefilter run over batches of texts together. Each text is read once, in order, so
+    `texts` may make them as it goes: only a batch of them is held at a time."""
     found: list[list[DateSpan]] = []
-    start = 0
-    while start < len(texts):
-        end, size = start, 0
-        while end < len(texts) and (end == start or size + len(texts[end]) <= _BATCH_CHARS):
-            size += len(texts[end])
-            end += 1
-        found += _find_in_batch(texts[start:end], anchors[start:end])
-        start = end
+    batch: list[str] = []
+    days: list[date] = []
+    size = 0
+    for text, anchor in zip(texts, anchors, strict=True):
+        if batch and size + len(text) > _BATCH_CHARS:
+            found += _find_in_batch(batch, days)
+            batch, days, size = [], [], 0
+        batch.append(text)
+        days.append(anchor)
+        size += len(text)
+    if batch:
+        found += _find_in_batch(batch, days)
     return found
 
 
