@@ -1019,7 +1019,7 @@ def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:
     return find_relative_dates_in([text], [anchor])[0]
 
 
-_BATCH_CHARS = 1 << 20  # texts are searched together up to about this much text: speed, bounded memory
+_BATCH_CHARS = 1 << 18  # texts are searched together up to about this much text: speed, bounded memory
 
 
 def find_relative_dates_in(texts: Iterable[str], anchors: Iterable[date]) -> list[list[DateSpan]]:
