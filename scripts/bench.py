@@ -366,7 +366,8 @@ def render(
             "## Machine",
             "",
             *about,
-            f"- the whole run took {elapsed:,.0f} s on {dt.date.today().isoformat()}",
+            f"- the whole run took {elapsed:,.0f} s on {dt.date.today().isoformat()}; load average after it: "
+            f"{os.getloadavg()[0]:.2f} (a shared machine: compare the ratios to the floors, not the seconds)",
             "",
             "## Results",
             "",
