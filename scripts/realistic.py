@@ -278,7 +278,8 @@ def load(root: Path = CORPUS) -> CorpusStats | None:
         except (OSError, UnicodeDecodeError, FrontmatterError):
             skipped += 1
             continue
-        folders.add(path.relative_to(root).parts[0])
+        inside = path.relative_to(root).parts
+        folders.add(inside[0] if len(inside) > 1 else ".")  # files right under root: one folder
         body = doc.body
         lines, blocks, why, how, fences = _split_body(body)
         lang = language(body)
@@ -452,7 +453,8 @@ def write_folder(folder: Path, size: int, seed: int = 7, corpus: Path = CORPUS) 
     for name, text in realistic_files(size, seed, stats):
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
-    return [f"`scripts/realistic.py`, statistics of `{corpus.relative_to(corpus.parents[2])}`:", *stats.describe()]
+    shown = corpus.resolve().relative_to(REPO.parent) if corpus.resolve().is_relative_to(REPO.parent) else corpus
+    return [f"`scripts/realistic.py`, statistics of `{shown}`:", *stats.describe()]
 
 
 def main() -> None:
