@@ -609,3 +609,71 @@ def test_a_date_is_spaced_from_a_letter_or_digit_it_would_touch(text: str, expec
     out = absolutize(text, THU)[0]
     assert out == expected
     assert absolutize(out, THU) == (out, [])
+
+
+# --- growth: the scan's work follows the text --------------------------------------------------
+
+
+def _stretch_work(monkeypatch: pytest.MonkeyPatch, text: str) -> int:
+    """Characters the rules' patterns are run over for `text`: the stretches around their literals."""
+    import memdir.dates as dates
+
+    work = 0
+    stretches = dates._stretches
+
+    def counted(*args: Any) -> list[tuple[int, int]]:
+        nonlocal work
+        found = stretches(*args)
+        work += sum(hi - lo for lo, hi in found)
+        return found
+
+    monkeypatch.setattr(dates, "_stretches", counted)
+    find_relative_dates_in([text], [THU])
+    monkeypatch.undo()
+    return work
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We ship tomorrow, after the review; the freeze starts next week.\n",
+        "The migration ran for three days in a row, from the first to the last batch of the year.\n",
+        "明天发布，下周五冻结。上周的会议里说过。",
+        "내일 배포하고, 다음 주에 정리한다. 올해 목표.\n",
+    ],
+)
+def test_patterns_run_only_over_the_stretches_around_their_literals(
+    monkeypatch: pytest.MonkeyPatch, sentence: str
+) -> None:
+    """Counted, not timed: the characters handed to the patterns grow with the text (n and 4n give
+    the same work per character), and each pattern sees only stretches between punctuation around
+    its literals, a few times the text in all rather than ~50 times it."""
+    small, large = sentence * 200, sentence * 800
+    per_char_small = _stretch_work(monkeypatch, small) / len(small)
+    per_char_large = _stretch_work(monkeypatch, large) / len(large)
+    assert per_char_large <= per_char_small * 1.05
+    assert per_char_large < 10
+
+
+def test_masking_unpaired_backticks_is_linear() -> None:
+    """Bug: an unpaired run of backticks made the inline-code pattern scan to the end of the text
+    from each one, O(runs x text) on a memory full of them. Timed as a ratio in the same test: 16
+    times the text may cost at most about 32 times (linear is 16; the old scan was ~64)."""
+    import time
+
+    from memdir.dates import _mask
+
+    def text(runs: int) -> str:  # every run of a length of its own, so none is closed
+        return "".join("`" * k + " tomorrow " for k in range(1, runs))
+
+    def best(sample: str) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            _mask(sample)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    small, large = text(60), text(240)  # ~2,300 and ~31,000 characters: 13 x the text
+    ratio = best(large) / best(small)
+    assert ratio < 2 * len(large) / len(small), ratio

@@ -220,10 +220,12 @@ def test_find_pairs_does_not_compare_all_pairs(monkeypatch: pytest.MonkeyPatch) 
     calls = 0
     verify = similarity._verdict
 
-    def counting(a: similarity._Profile, b: similarity._Profile) -> similarity.PairVerdict | None:
+    def counting(
+        a: similarity._Profile, b: similarity._Profile, whole: float | None = None
+    ) -> similarity.PairVerdict | None:
         nonlocal calls
         calls += 1
-        return verify(a, b)
+        return verify(a, b, whole)
 
     monkeypatch.setattr(similarity, "_verdict", counting)
     pairs = find_pairs(items)

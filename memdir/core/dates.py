@@ -801,8 +801,19 @@ _MASK = "\x00"  # not a word character and not whitespace, so no phrase can span
 
 def _mask(text: str) -> str:
     """text with fenced blocks, inline code and URLs blotted out, keeping every offset."""
-    if "`" not in text and "~~~" not in text and "://" not in text and "www." not in text.lower():
+    has_url = "://" in text or "www." in text.lower()
+    if "`" not in text and "~~~" not in text and not has_url:
         return text  # nothing to blot out, the common case: skip the line walk
+    masked = _mask_fences(text) if "```" in text or "~~~" in text else text
+    if "`" in masked:
+        masked = _mask_inline_code(masked)
+    if has_url:  # every URL holds "://" or "www." (in any case): the scan is spared elsewhere
+        masked = _URL.sub(lambda m: _MASK * len(m[0]), masked)
+    return masked
+
+
+def _mask_fences(text: str) -> str:
+    """Fenced blocks blotted out, line by line (a fence needs three backticks or tildes)."""
     chars = list(text)
     fence: str | None = None  # the opening fence while inside a fenced block
     pos = 0
@@ -821,10 +832,45 @@ def _mask(text: str) -> str:
             ):
                 fence = None
         pos += len(line)
-    masked = "".join(chars)
-    for pattern in (_INLINE_CODE, _URL):
-        masked = pattern.sub(lambda m: _MASK * len(m[0]), masked)
-    return masked
+    return "".join(chars)
+
+
+_TICKS = re.compile("`+")
+
+
+def _mask_inline_code(text: str) -> str:
+    """What `_INLINE_CODE.sub` blots out, in one pass over the backtick runs.
+
+    A code span opens at a run of backticks and closes at the next run of the same length. The
+    regular expression finds that by scanning ahead from every opening run, to the end of the text
+    when no run closes it: quadratic in a memory full of unpaired backticks (as generated or
+    truncated text is). Here each run is looked at once, its closer found in a table of runs by length.
+    """
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for k, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(k)
+    spans: list[tuple[int, int]] = []
+    k = 0
+    while k < len(runs):
+        start, end = runs[k]
+        same = by_length[end - start]
+        at = bisect.bisect_right(same, k)
+        if at < len(same):  # runs are maximal, so text lies between two of them: (.+?) holds
+            closer = same[at]
+            spans.append((start, runs[closer][1]))
+            k = closer + 1
+        else:
+            k += 1
+    if not spans:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for start, end in spans:
+        parts += [text[pos:start], _MASK * (end - start)]
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 # --- public API ------------------------------------------------------------------------------
@@ -851,44 +897,121 @@ def _needs() -> tuple[frozenset[str] | None, ...]:
     return tuple(_required_literals(r.pattern.pattern, r.pattern.flags) for r in _RULES)
 
 
-class _Prefilter:
-    """Which texts contain which required literals, for many texts at once.
+@cache
+def _breaks() -> re.Pattern[str] | None:
+    """Characters no rule's match can hold, nor any rule's pattern look at beyond `\b` (punctuation
+    such as . , ; | ( ) and the code mask), as a character class; None if that cannot be worked out.
 
-    Each literal is searched once through all texts joined, jumping to the next text at each hit,
-    so the cost follows the texts that contain a literal, not texts x rules x literals (a
-    10,000-memory folder has a million such pairs, most of them misses). Literals shared by
-    several rules are searched once."""
+    A match lies between two of them, so a rule need only be run on the stretch of text between the
+    breaks around each place its literals occur, instead of the whole text: a long memory is scanned
+    sentence by sentence where a literal of the rule occurs, not ~50 times whole. Only non-word
+    characters qualify, so `\b` at the end of a stretch reads as it does in the whole text."""
+    candidates = frozenset('\x00!"#$%&()*+,./:;<=>?@[\\]^`{|}~')
+    try:
+        from re import _parser  # type: ignore[attr-defined]
+
+        seen: set[str] = set()
+        for r in _RULES:
+            seen |= _seen(
+                list(_parser.parse(r.pattern.pattern, r.pattern.flags)), candidates, bool(r.pattern.flags & re.I)
+            )
+    except Exception:  # a private module: if it moves, scan whole texts as before
+        return None
+    breaks = "".join(sorted(candidates - seen))
+    return re.compile("[" + re.escape(breaks) + "]") if breaks else None
+
+
+_CATEGORIES = {
+    name: re.compile(pattern)
+    for name, pattern in (
+        ("CATEGORY_DIGIT", r"\d"), ("CATEGORY_NOT_DIGIT", r"\D"), ("CATEGORY_SPACE", r"\s"),
+        ("CATEGORY_NOT_SPACE", r"\S"), ("CATEGORY_WORD", r"\w"), ("CATEGORY_NOT_WORD", r"\W"),
+    )
+}  # fmt: skip
+
+
+def _seen(items: list[Any], chars: frozenset[str], fold: bool) -> set[str]:
+    """Those of `chars` that a parsed pattern may match or look at (all of them, where unsure)."""
+    from re import _constants as c  # type: ignore[attr-defined]
+
+    def same(value: int) -> set[str]:
+        return {ch for ch in chars if chr(value) == ch or (fold and chr(value).lower() == ch.lower())}
+
+    out: set[str] = set()
+    for op, av in items:
+        if op is c.LITERAL:
+            out |= same(av)
+        elif op is c.IN:
+            hit: set[str] = set()
+            for kind, value in av:
+                if kind is c.LITERAL:
+                    hit |= same(value)
+                elif kind is c.RANGE:
+                    hit |= {
+                        ch for ch in chars if any(value[0] <= ord(x) <= value[1] for x in {ch, ch.lower(), ch.upper()})
+                    }
+                elif kind is c.CATEGORY and str(value) in _CATEGORIES:
+                    hit |= {ch for ch in chars if _CATEGORIES[str(value)].match(ch)}
+                elif kind is not c.NEGATE:
+                    return set(chars)
+            out |= (set(chars) - hit) if any(kind is c.NEGATE for kind, _ in av) else hit
+        elif op is c.SUBPATTERN:
+            out |= _seen(list(av[-1]), chars, fold or bool(av[1] or av[2]))
+        elif op is c.BRANCH:
+            for branch in av[1]:
+                out |= _seen(list(branch), chars, fold)
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            out |= _seen(list(av[2]), chars, fold)
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            out |= _seen(list(av[1]), chars, fold)
+        elif op is c.AT:
+            if av not in (c.AT_BOUNDARY, c.AT_NON_BOUNDARY, c.AT_BEGINNING_STRING):
+                return set(chars)  # $ and ^ would read the end of a stretch as the end of the text
+        elif op is not c.GROUPREF:
+            return set(chars)
+    return out
+
+
+class _Prefilter:
+    """Where the required literals occur in many texts at once.
+
+    Each literal is searched once through all texts joined, so the cost follows the places where a
+    literal occurs, not texts x rules x literals (a 10,000-memory folder has a million such pairs,
+    most of them misses). Literals shared by several rules are searched once; an ASCII literal is
+    searched in a one-byte-a-character copy, where finding is several times faster."""
 
     def __init__(self, lowered: Sequence[str]) -> None:
         self.joined = "\x00".join(lowered)  # no literal holds a NUL, so none spans two texts
+        # Same offsets, other characters as "?", which no literal holds.
+        self.ascii = self.joined.encode("ascii", "replace")
         self.starts = list(itertools.accumulate((len(t) + 1 for t in lowered), initial=0))
-        self.count = len(lowered)
-        self._hits: dict[str, set[int]] = {}
-        # A literal without whitespace can only occur inside one word, so searching the distinct
-        # words first (a tenth of the text) rules out most literals, those of other languages.
-        self._words = "\x00".join(set(self.joined.split())) if len(lowered) > 1 else self.joined
+        self._hits: dict[str, dict[int, list[int]]] = {}
 
-    def candidates(self, literals: frozenset[str] | None) -> Iterable[int]:
-        """Indexes of the texts holding one of `literals` (all texts for None), in order."""
+    def places(self, literals: frozenset[str] | None) -> dict[int, list[int]] | None:
+        """Text index -> sorted offsets where one of `literals` starts, for the texts holding one
+        (None for None: every text, everywhere)."""
         if literals is None:
-            return range(self.count)
-        found: set[int] = set()
+            return None
+        if len(literals) == 1:
+            return self._places_of(next(iter(literals)))
+        found: dict[int, list[int]] = {}
         for literal in literals:
-            found |= self._texts_with(literal)
-        return sorted(found)
+            for i, offsets in self._places_of(literal).items():
+                found.setdefault(i, []).extend(offsets)
+        return {i: sorted(found[i]) for i in sorted(found)}
 
-    def _texts_with(self, literal: str) -> set[int]:
+    def _places_of(self, literal: str) -> dict[int, list[int]]:
         hits = self._hits.get(literal)
         if hits is None:
-            hits = self._hits[literal] = set()
-            if literal not in self._words and not any(c.isspace() for c in literal):
-                return hits
-            joined, starts = self.joined, self.starts
-            at = joined.find(literal)
+            hits = self._hits[literal] = {}
+            find = self.ascii.find if literal.isascii() and "?" not in literal else self.joined.find
+            needle: Any = literal.encode("ascii") if find == self.ascii.find else literal
+            starts = self.starts
+            at = find(needle)
             while at >= 0:
                 which = bisect.bisect_right(starts, at) - 1
-                hits.add(which)
-                at = joined.find(literal, starts[which + 1])
+                hits.setdefault(which, []).append(at - starts[which])
+                at = find(needle, at + 1)
         return hits
 
 
@@ -899,29 +1022,77 @@ def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:
     return find_relative_dates_in([text], [anchor])[0]
 
 
-def find_relative_dates_in(texts: Sequence[str], anchors: Sequence[date]) -> list[list[DateSpan]]:
+_BATCH_CHARS = 1 << 18  # texts are searched together up to about this much text: speed, bounded memory
+
+
+def find_relative_dates_in(texts: Iterable[str], anchors: Iterable[date]) -> list[list[DateSpan]]:
     """`find_relative_dates` for many texts at once (each with its anchor): the same answers, with
-    the literal prefilter run over all texts together."""
+    the literal prefilter run over batches of texts together. Each text is read once, in order, so
+    `texts` may make them as it goes: only a batch of them is held at a time."""
+    found: list[list[DateSpan]] = []
+    batch: list[str] = []
+    days: list[date] = []
+    size = 0
+    for text, anchor in zip(texts, anchors, strict=True):
+        if batch and size + len(text) > _BATCH_CHARS:
+            found += _find_in_batch(batch, days)
+            batch, days, size = [], [], 0
+        batch.append(text)
+        days.append(anchor)
+        size += len(text)
+    if batch:
+        found += _find_in_batch(batch, days)
+    return found
+
+
+def _find_in_batch(texts: Sequence[str], anchors: Sequence[date]) -> list[list[DateSpan]]:
     masked = [_mask(text) for text in texts]
-    prefilter = _Prefilter([m.lower() for m in masked])
+    lowered = [m.lower() for m in masked]
+    prefilter = _Prefilter(lowered)
+    breaks = _breaks()
+    backwards: dict[int, str] = {}  # text index -> the masked text reversed, to find the break before a place
     found: list[list[DateSpan]] = [[] for _ in texts]
     for rule, needs in zip(_RULES, _needs(), strict=True):
-        for i in prefilter.candidates(needs):
+        places = prefilter.places(needs)
+        for i in range(len(texts)) if places is None else places:
             text, hide = texts[i], masked[i]
-            for m in rule.pattern.finditer(hide):
-                if not _accepted(rule, hide, m.start(), m.end()):
-                    continue
-                try:
-                    resolved = rule.resolve(m, anchors[i])
-                except (OverflowError, ValueError):  # beyond year 1..9999
-                    continue
-                found[i].append(DateSpan(m.start(), m.end(), text[m.start() : m.end()], resolved))
+            if places is None or breaks is None or len(lowered[i]) != len(hide):  # lower() moved offsets
+                stretches: Iterable[tuple[int, int]] = ((0, len(hide)),)
+            else:
+                if i not in backwards:
+                    backwards[i] = hide[::-1]
+                stretches = _stretches(places[i], hide, backwards[i], breaks)
+            for lo, hi in stretches:
+                for m in rule.pattern.finditer(hide, lo, hi):
+                    if not _accepted(rule, hide, m.start(), m.end()):
+                        continue
+                    try:
+                        resolved = rule.resolve(m, anchors[i])
+                    except (OverflowError, ValueError):  # beyond year 1..9999
+                        continue
+                    found[i].append(DateSpan(m.start(), m.end(), text[m.start() : m.end()], resolved))
     # Quotations are judged on the phrase that won: in "the day after tomorrow" (a preset's
     # label) the whole phrase is quoted, and "tomorrow" must not be converted in its place.
     return [
         [s for s in _first_and_longest(spans) if not _quoted_alone(hide, s.start, s.end)]
         for spans, hide in zip(found, masked, strict=True)
     ]
+
+
+def _stretches(places: list[int], text: str, backwards: str, breaks: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The stretches of `text` between breaks that hold `places` (sorted), in order, each once."""
+    out: list[tuple[int, int]] = []
+    hi = -1
+    length = len(text)
+    for at in places:
+        if at < hi:
+            continue  # in the stretch just taken
+        before = breaks.search(backwards, length - at)
+        after = breaks.search(text, at)
+        lo = length - before.start() if before else 0
+        hi = after.start() if after else length
+        out.append((lo, hi))
+    return out
 
 
 def _first_and_longest(found: list[DateSpan]) -> list[DateSpan]:

@@ -33,9 +33,12 @@ tuned together on the dev pairs.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
+import operator
 import re
+import sys
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -89,6 +92,8 @@ class PairVerdict:
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_WORD_RUN = re.compile(rf"[^\W_{_CJK}]+")
 
 # Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
 # of memdir's own body template ("**Why:**", "**How to apply:**"), which every feedback memory repeats.
@@ -205,12 +210,29 @@ def term_list(text: str) -> list[str]:
 
 
 def _terms(text: str) -> set[str]:
+    """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
     folded = _fold(text)
     if folded.isascii():
         terms = set(map(_TERM_OF.__getitem__, set(folded.encode().translate(_ASCII_SEPARATORS).decode().split())))
         terms.discard("")
         return terms
-    return {term for term, _ in term_sequence(text)}
+    # _TOKEN's two kinds of token, found apart (their characters are disjoint, so the runs are the
+    # same); a token whose first character sorts from U+3040 up goes the CJK way, as in term_sequence.
+    words = set(_WORD_RUN.findall(folded))
+    runs = {w for w in words if w >= "\u3040"}
+    words -= runs
+    runs.update(_CJK_RUN.findall(folded))
+    joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
+    terms = set(joined)
+    terms.discard("\x00")
+    terms -= _CJK_STOP
+    terms.update(pair for pair in set(map(operator.add, joined, joined[1:])) if "\x00" not in pair)
+    # One object per CJK character or bigram however many memories hold it (ASCII terms already
+    # are, through _TERM_OF): a folder's term sets then cost their tables, not copies of the text.
+    terms = set(map(sys.intern, terms))
+    terms.update(map(_TERM_OF.__getitem__, words))
+    terms.discard("")
+    return terms
 
 
 @dataclass(frozen=True)
@@ -218,13 +240,29 @@ class _Profile:
     """One memory's terms, computed once; its facts are extracted only when a close pair needs them."""
 
     memory: MemoryText
-    terms: frozenset[str]  # whole memory
     head: frozenset[str]  # name + description
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
-        head = frozenset(_terms(f"{memory.name}\n{memory.description}"))  # slug hyphens split like spaces
-        return cls(memory, head | _terms(memory.body), head)
+        return cls(memory, frozenset(_terms(f"{memory.name}\n{memory.description}")))  # slug hyphens split like spaces
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """The whole memory's terms: worked out only for a memory that meets another, since a folder's
+        bodies hold most of its text, and dropped (`forget`) once a folder scan is done with them."""
+        return self.head | _terms(self.memory.body)
+
+    @cached_property
+    def listed_terms(self) -> tuple[str, ...]:
+        """`terms` as a tuple, a fifth of the set's size, for a folder scan that holds thousands."""
+        listed = tuple(self.terms)
+        self.__dict__.pop("terms", None)
+        return listed
+
+    def forget(self) -> None:
+        """Let go of what was worked out from the body; it is worked out again if asked for."""
+        for name in ("terms", "listed_terms", "values", "head_values", "names", "words", "change"):
+            self.__dict__.pop(name, None)
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
     # ("k8s-131-upgrade" for 1.31).
@@ -255,16 +293,21 @@ class _Profile:
 
 
 def _cosine(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
+    return _cosine_of(len(a & b), len(a), len(b))
+
+
+def _cosine_of(shared: int, size_a: int, size_b: int) -> float:
+    if not size_a or not size_b:
         return 0.0
-    return len(a & b) / math.sqrt(len(a) * len(b))
+    return shared / math.sqrt(size_a * size_b)
 
 
 _OTHER_TYPE_FACTOR = 0.8
 
 
-def _score(a: _Profile, b: _Profile) -> float:
-    score = (_cosine(a.terms, b.terms) + _cosine(a.head, b.head)) / 2
+def _score(a: _Profile, b: _Profile, whole: float | None = None) -> float:
+    """`whole`: the cosine of the two whole memories' terms, when the caller has worked it out."""
+    score = ((_cosine(a.terms, b.terms) if whole is None else whole) + _cosine(a.head, b.head)) / 2
     # Memories of different types are different kinds of statement (a user's profile, a rule, a project
     # fact, a pointer); one that shares words with a memory of another type is less likely the same fact.
     if a.memory.type and b.memory.type and a.memory.type != b.memory.type:
@@ -495,8 +538,8 @@ def fact_differences(a: MemoryText, b: MemoryText) -> list[str]:
     return _differences(_Profile.of(a), _Profile.of(b))
 
 
-def _verdict(a: _Profile, b: _Profile) -> PairVerdict | None:
-    score = _score(a, b)
+def _verdict(a: _Profile, b: _Profile, whole: float | None = None) -> PairVerdict | None:
+    score = _score(a, b, whole)
     if score < TOPIC_SCORE:
         return None
     differences = _differences(a, b)
@@ -546,11 +589,15 @@ def _candidates(profiles: Sequence[_Profile]) -> list[tuple[int, int]]:
         for term in signature:
             postings[term].append(i)
     pairs: set[tuple[int, int]] = set()
-    # Count every two-term key at C speed, then list the few memories behind each repeated one.
-    keys = Counter(itertools.chain.from_iterable(map(itertools.combinations, signatures, itertools.repeat(2))))
-    for (a, b), n in keys.items():
-        if n > 1:
-            pairs.update(itertools.combinations(sorted(set(postings[a]).intersection(postings[b])), 2))
+    # Two memories meet when their signatures share two terms: count, for each memory, the later
+    # memories behind each of its terms. Counting two-term keys for the whole folder at once took
+    # tens of MiB (a key per two terms of every signature) for the same pairs.
+    for i, signature in enumerate(signatures):
+        if len(signature) < 2:
+            continue
+        later = [postings[term][bisect.bisect_right(postings[term], i) :] for term in signature]
+        shared = Counter(itertools.chain.from_iterable(later))
+        pairs.update((i, j) for j, n in shared.items() if n > 1)
     # A memory with fewer than two indexed terms meets every memory that indexes the one it has, and
     # exact copies of it meet through their identical term sets.
     copies: dict[frozenset[str], list[int]] = defaultdict(list)
@@ -564,8 +611,26 @@ def _candidates(profiles: Sequence[_Profile]) -> list[tuple[int, int]]:
 
 
 def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
-    verdicts = ((i, j, _verdict(profiles[i], profiles[j])) for i, j in _candidates(profiles))
-    return [(i, j, verdict) for i, j, verdict in verdicts if verdict is not None]
+    candidates = _candidates(profiles)
+    # A body's terms take tens of kilobytes in a CJK memory: keep each only while a pair still needs it.
+    last = {k: n for n, pair in enumerate(candidates) for k in pair}
+    for k in set(range(len(profiles))) - last.keys():
+        profiles[k].forget()  # a lone copy's terms, read to find its copies
+    out = []
+    current, terms_i = -1, set[str]()
+    for n, (i, j) in enumerate(candidates):
+        # Pairs come in order of i: one set of i's terms serves all its pairs; j's are a tuple.
+        if i != current:
+            current, terms_i = i, set(profiles[i].listed_terms)
+        terms_j = profiles[j].listed_terms
+        whole = _cosine_of(len(terms_i.intersection(terms_j)), len(terms_i), len(terms_j))
+        verdict = _verdict(profiles[i], profiles[j], whole)
+        if verdict is not None:
+            out.append((i, j, verdict))
+        for k in (i, j):
+            if last[k] == n:
+                profiles[k].forget()
+    return out
 
 
 def find_pairs(items: Sequence[MemoryText]) -> list[PairVerdict]:

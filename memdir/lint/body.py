@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -144,7 +145,9 @@ def relative_date(ctx: LintContext) -> Iterator[Hit]:
     anchors = [_anchor(memory) for memory in memories]
     days = [anchor.day for anchor in anchors]
     # All descriptions and bodies in one call: the date grammar's prefilter is much faster in bulk.
-    found = find_relative_dates_in([m.description for m in memories] + [m.body for m in memories], days + days)
+    # The bodies are cut from the files' text as the scan reaches them, not held all at once.
+    texts = itertools.chain((m.description for m in memories), (m.body for m in memories))
+    found = find_relative_dates_in(texts, days + days)
     for i, (memory, anchor) in enumerate(zip(memories, anchors, strict=True)):
         in_description, in_body = found[i], found[len(memories) + i]
         if not in_description and not in_body:

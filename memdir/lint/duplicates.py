@@ -39,12 +39,24 @@ CONTRADICTION_MAX_CHARS = 1500
 def _similar_pairs(ctx: LintContext) -> list[tuple[Memory, Memory, PairVerdict]]:
     from memdir.core.similarity import MemoryText, find_pairs
 
+    class FileText(MemoryText):
+        """A memory's text whose body is cut from the file's text when asked, not held: a folder's
+        bodies are most of its text (40 MiB of 10,000 real-sized memories), and the comparison
+        reads each once or twice."""
+
+        memory: Memory
+
+        def __init__(self, memory: Memory) -> None:
+            for field, value in (("key", memory.path), ("name", memory.name), ("description", memory.description),
+                                 ("type", memory.raw_type), ("memory", memory)):  # fmt: skip
+                object.__setattr__(self, field, value)  # frozen, as its base
+
+        @property
+        def body(self) -> str:
+            return self.memory.body
+
     memories = {m.path: m for m in ctx.scan.memories if m.type is not None and m.exclusion(ctx.today) is None}
-    texts = [
-        MemoryText(key=m.path, name=m.name, description=m.description, body=m.body, type=m.raw_type)
-        for m in memories.values()
-    ]
-    return [(memories[v.a], memories[v.b], v) for v in find_pairs(texts)]
+    return [(memories[v.a], memories[v.b], v) for v in find_pairs([FileText(m) for m in memories.values()])]
 
 
 def _pairs(ctx: LintContext, label: str) -> Iterator[tuple[Memory, Memory, PairVerdict]]:
