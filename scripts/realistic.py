@@ -40,10 +40,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from memdir.config import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS  # noqa: E402
-from memdir.errors import InvalidMemory  # noqa: E402
+from memdir.core.config import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS  # noqa: E402
+from memdir.core.errors import InvalidMemory  # noqa: E402
+from memdir.core.model import FrontmatterError, parse_document, slugify, yaml_scalar  # noqa: E402
 from memdir.lint.body import label_pattern  # noqa: E402
-from memdir.model import FrontmatterError, parse_document, slugify, yaml_scalar  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus" / "real"
 

@@ -616,7 +616,7 @@ def test_a_date_is_spaced_from_a_letter_or_digit_it_would_touch(text: str, expec
 
 def _stretch_work(monkeypatch: pytest.MonkeyPatch, text: str) -> int:
     """Characters the rules' patterns are run over for `text`: the stretches around their literals."""
-    import memdir.dates as dates
+    import memdir.core.dates as dates
 
     work = 0
     stretches = dates._stretches
@@ -661,7 +661,7 @@ def test_masking_unpaired_backticks_is_linear() -> None:
     times the text may cost at most about 32 times (linear is 16; the old scan was ~64)."""
     import time
 
-    from memdir.dates import _mask
+    from memdir.core.dates import _mask
 
     def text(runs: int) -> str:  # every run of a length of its own, so none is closed
         return "".join("`" * k + " tomorrow " for k in range(1, runs))
