@@ -183,6 +183,7 @@ def test_an_impossible_date_is_read_as_text_and_named_by_lint(
 # --- files that are not regular files ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # five memdir processes each
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 @pytest.mark.parametrize("pipe", ["feedback_pipe.md", "MEMORY.md"])
 def test_a_named_pipe_is_reported_not_opened(folder: Path, make_memory: MakeMemory, pipe: str) -> None:
@@ -226,6 +227,7 @@ def _pipe(path: Path) -> None:
     os.mkfifo(path)
 
 
+@pytest.mark.slow  # five memdir processes each
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 @pytest.mark.parametrize("name", STATE_FILES)
 def test_a_named_pipe_in_the_state_folder_never_blocks_a_command(
