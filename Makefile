@@ -40,16 +40,17 @@ run: $(VENV)/.installed
 
 ## make test: install the test dependencies and run every test, on every core (pytest-xdist).
 # pytest exits 5 when it collected no test: that is a broken suite, not a pass.
-# Tests that must share one worker carry @pytest.mark.xdist_group; --dist loadgroup honours it.
+# Every test is safe in parallel: each worker is a process with its own temporary folders, working
+# directory and environment; a module-scoped fixture is built once per worker. TEST_WORKERS=0: serial.
 TEST_WORKERS ?= auto
 test: $(VENV)/.installed-test
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS); code=$$?; \
+	@$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS); code=$$?; \
 	if [ $$code -eq 5 ]; then echo "make test: pytest ran no tests" >&2; fi; \
 	exit $$code
 
 ## make test-quick: every test but those marked slow (subprocesses, wheels, crash runs).
 test-quick: $(VENV)/.installed-test
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow" $(PYTEST_ARGS); code=$$?; \
+	@$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow" $(PYTEST_ARGS); code=$$?; \
 	if [ $$code -eq 5 ]; then echo "make test-quick: pytest ran no tests" >&2; fi; \
 	exit $$code
 
