@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_crash import DYING, _check_old_or_new, _env, _files, _visible
+from test_crash import DYING, WRITTEN_AT, _check_old_or_new, _env, _files, _visible
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,6 @@ MEMORIES = [
 # How many write steps extract takes on the base folder: one test case for each, before and after.
 # test_the_write_steps_of_extract_are_all_counted fails when it changes, and says what to write here.
 EXTRACT_STEPS = 27
-WRITTEN_AT = 1_761_955_200  # 2025-11-01: the base memory's mtime, so the parse cache always takes it
 
 # The children are forked from one process that imported memdir and the anthropic SDK once: each
 # child is a process of its own that dies at its step (or runs to the end) as a fresh one would,
@@ -166,7 +165,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path / "base"
     root.mkdir()
     (root / "user_role.md").write_text("---\nname: role\ndescription: Backend developer\ntype: user\n---\nGo.\n")
-    os.utime(root / "user_role.md", (WRITTEN_AT, WRITTEN_AT))
+    os.utime(root / "user_role.md", (WRITTEN_AT, WRITTEN_AT))  # weeks old: the parse cache takes it, every run
     (root / "MEMORY.md").write_text("# Memory\n\n- [role](user_role.md) — Backend developer\n")
     lines = [
         {"type": "user", "uuid": "u-1", "sessionId": SESSION, "timestamp": "2026-11-21T10:01:00.000Z",
