@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 EXAMPLE := examples/memory
 
-.PHONY: run test install bench eval eval-dates eval-pairs docs clean
+.PHONY: run test test-quick check install bench eval eval-dates eval-pairs docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+$(VENV)/.installed-check: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[check]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -34,12 +38,27 @@ run: $(VENV)/.installed
 	@echo; echo "\$$ cat $(EXAMPLE)/MEMORY.md"
 	@cat $(EXAMPLE)/MEMORY.md
 
-## make test: install the test dependencies and run every test.
+## make test: install the test dependencies and run every test, on every core (pytest-xdist).
 # pytest exits 5 when it collected no test: that is a broken suite, not a pass.
+# Every test is safe in parallel: each worker is a process with its own temporary folders, working
+# directory and environment; a module-scoped fixture is built once per worker. TEST_WORKERS=0: serial.
+TEST_WORKERS ?= auto
 test: $(VENV)/.installed-test
-	@$(BIN)/python -m pytest $(PYTEST_ARGS); code=$$?; \
+	@$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS); code=$$?; \
 	if [ $$code -eq 5 ]; then echo "make test: pytest ran no tests" >&2; fi; \
 	exit $$code
+
+## make test-quick: every test but those marked slow (subprocesses, wheels, crash runs).
+test-quick: $(VENV)/.installed-test
+	@$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow" $(PYTEST_ARGS); code=$$?; \
+	if [ $$code -eq 5 ]; then echo "make test-quick: pytest ran no tests" >&2; fi; \
+	exit $$code
+
+## make check: the checks that keep the code as it is, at the versions pinned in pyproject.toml.
+check: $(VENV)/.installed-check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 ## make bench: the benchmark suite; writes BENCHMARKS.md (a few minutes; run it on a quiet machine).
 bench: $(VENV)/.installed

@@ -140,7 +140,11 @@ def lowest_fitting_floor(
     injects when its best score is above the floor), or None when no floor does."""
     floors = sorted({s for q in queries for _, s in baseline(str(q["query"]))[:1]})
     for floor in floors:
-        if evaluate(lambda q, floor=floor: [key for key, s in baseline(q) if s > floor], queries)[2] <= FI_TARGET:
+
+        def above(query: str, floor: float = floor) -> list[str]:
+            return [key for key, s in baseline(query) if s > floor]
+
+        if evaluate(above, queries)[2] <= FI_TARGET:
             return floor
     return None
 

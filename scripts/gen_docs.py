@@ -90,7 +90,7 @@ def cli_reference() -> str:
         "MEMORY.md fits (stderr says both); 130 interrupted.",
         "",
     ]
-    for name, command in group.commands.items():
+    for name, command in getattr(group, "commands", {}).items():  # a typer app with commands is a group
         out += _command_section(name, command)
     return "\n".join(out).rstrip() + "\n"
 

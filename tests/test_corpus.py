@@ -312,24 +312,50 @@ RunFolder = Callable[[str], Run]
 
 @pytest.fixture(scope="module")
 def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
-    """Run each folder once, on first use, and share the outcome between the checks below."""
+    """Run each folder once, on first use, and share the outcome between the checks below. Under
+    pytest-xdist the checks of one folder land on different workers: the first to need a folder
+    runs it and leaves the outcome in the session's shared temporary folder for the others."""
     cache: dict[str, Run] = {}
+    shared = tmp_path_factory.getbasetemp().parent / "corpus-runs" if os.environ.get("PYTEST_XDIST_WORKER") else None
+
+    def run(name: str) -> Run:
+        return run_folder(name, tmp_path_factory.mktemp(f"corpus-{name[:40]}"))
 
     def get(name: str) -> Run:
         if name not in cache:
-            cache[name] = run_folder(name, tmp_path_factory.mktemp(f"corpus-{name[:40]}"))
+            cache[name] = run(name) if shared is None else _run_once_per_session(name, shared, run)
         return cache[name]
 
     return get
 
 
+def _run_once_per_session(name: str, shared: Path, run: RunFolder) -> Run:
+    import fcntl
+    import hashlib
+    import pickle
+
+    shared.mkdir(exist_ok=True)
+    key = hashlib.sha256(name.encode()).hexdigest()[:16]
+    with open(shared / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        saved = shared / f"{key}.pickle"
+        if saved.exists():
+            found: Run = pickle.loads(saved.read_bytes())
+            return found
+        outcome = run(name)
+        saved.write_bytes(pickle.dumps(outcome))
+        return outcome
+
+
 folders = pytest.mark.parametrize("name", FOLDERS)
+# The checks of what `memdir index`, `lint` and `index --check` did, run as processes (corpus_run): slow.
+ran = pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) for name in FOLDERS])
 
 
 # --- the checks --------------------------------------------------------------------------------
 
 
-@folders
+@ran
 def test_index_and_lint_exit_cleanly(name: str, corpus_run: RunFolder) -> None:
     run = corpus_run(name)
     for command, code, err in (("index", run.index_code, run.index_err), ("lint", run.lint_code, run.lint_err)):
@@ -339,7 +365,7 @@ def test_index_and_lint_exit_cleanly(name: str, corpus_run: RunFolder) -> None:
     assert run.index_code == (1 if run.refused else 0), run.index_json
 
 
-@folders
+@ran
 def test_lint_json_matches_schema(name: str, corpus_run: RunFolder) -> None:
     run = corpus_run(name)
     report = json.loads(run.lint_out)
@@ -371,7 +397,7 @@ def test_lint_json_matches_schema(name: str, corpus_run: RunFolder) -> None:
     assert run.lint_code == (1 if severities["error"] else 0)
 
 
-@folders
+@ran
 def test_broken_frontmatter_is_reported_by_path(name: str, corpus_run: RunFolder) -> None:
     run = corpus_run(name)
     report = json.loads(run.lint_out)
@@ -382,7 +408,7 @@ def test_broken_frontmatter_is_reported_by_path(name: str, corpus_run: RunFolder
     assert not (run.left_out | run.excluded) & broken
 
 
-@folders
+@ran
 def test_what_only_claude_codes_retry_reads_is_a_memory_and_f013(name: str, corpus_run: RunFolder) -> None:
     """A file Claude Code reads after quoting values is read by memdir too (it counts among the memories
     and is indexed when typed, test_every_typed_memory_is_accounted_for), and F013 names it."""
@@ -393,7 +419,7 @@ def test_what_only_claude_codes_retry_reads_is_a_memory_and_f013(name: str, corp
     assert not {f["path"] for f in findings if f["code"] in ("F001", "F002", "F003")} & lenient
 
 
-@folders
+@ran
 def test_lint_names_every_file_that_is_not_a_memory(name: str, corpus_run: RunFolder) -> None:
     """F001 for files without frontmatter, F006/F007 for frontmatter without a valid type."""
     run = corpus_run(name)
@@ -406,7 +432,7 @@ def test_lint_names_every_file_that_is_not_a_memory(name: str, corpus_run: RunFo
     assert {f["path"] for f in findings if f["code"] == "I005"} == run.left_out
 
 
-@folders
+@ran
 def test_no_hand_written_line_disappears(name: str, corpus_run: RunFolder) -> None:
     run = corpus_run(name)
     if run.refused:
@@ -436,7 +462,7 @@ def test_no_hand_written_line_disappears(name: str, corpus_run: RunFolder) -> No
     assert kept, f"hand-written line lost or moved out of order: {missing!r}"
 
 
-@folders
+@ran
 def test_every_typed_memory_is_accounted_for(name: str, corpus_run: RunFolder) -> None:
     run = corpus_run(name)
     typed = run.typed
@@ -470,7 +496,7 @@ def test_every_typed_memory_is_accounted_for(name: str, corpus_run: RunFolder) -
     assert run.index_json["entries"] == len(indexed - linked)
 
 
-@folders
+@ran
 def test_index_fits_the_caps(name: str, corpus_run: RunFolder) -> None:
     run = corpus_run(name)
     if run.refused:
@@ -489,7 +515,7 @@ def test_index_fits_the_caps(name: str, corpus_run: RunFolder) -> None:
         assert len(lines_of(text)) >= MAX_LINES - 1 or len(run.after) > MAX_BYTES - 1_000, run.index_json
 
 
-@folders
+@ran
 def test_second_index_changes_nothing(name: str, corpus_run: RunFolder) -> None:
     run = corpus_run(name)
     assert run.check_code == (1 if run.refused else 0), f"index --check after index: {run.check_err}"
@@ -500,7 +526,7 @@ def test_second_index_changes_nothing(name: str, corpus_run: RunFolder) -> None:
     assert after == run.after
 
 
-@folders
+@ran
 def test_lint_after_index_finds_the_index_current(name: str, corpus_run: RunFolder) -> None:
     """After `index`, lint has nothing to say about staleness; it reports the left-out memories."""
     run = corpus_run(name)

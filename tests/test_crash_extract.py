@@ -7,13 +7,16 @@ result: the cursor did not move past what was not saved, and what was saved is n
 from __future__ import annotations
 
 import json
+import os
+import select
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_crash import DYING, _check_old_or_new, _env, _files, _visible
+from test_crash import DYING, WRITTEN_AT, _check_old_or_new, _env, _files, _visible
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +41,17 @@ MEMORIES = [
     },
 ]  # fmt: skip
 
-# The child: the anthropic client answers from a mock transport, and the process dies at the
-# `step`-th write step, `when` is before or after it ("never": count the steps).
-_CHILD = (
+# How many write steps extract takes on the base folder: one test case for each, before and after.
+# test_the_write_steps_of_extract_are_all_counted fails when it changes, and says what to write here.
+EXTRACT_STEPS = 27
+
+# The children are forked from one process that imported memdir and the anthropic SDK once: each
+# child is a process of its own that dies at its step (or runs to the end) as a fresh one would,
+# without the second and a half the SDK takes to import, twice per step. The zygote reads one job
+# a line (JSON: step, when, argv, env, output file) and answers with the child's exit code. The
+# API is answered offline by the SDK's own mock transport. DYING's `step` and `when` are globals:
+# each child sets them before it runs.
+_ZYGOTE = (
     DYING
     + """
 import json
@@ -49,8 +60,10 @@ try:
     import httpx2 as http
 except ImportError:
     import httpx as http
+import memdir.cli
 import memdir.write.extract
 
+memdir.cli._typer_app()  # the command modules, imported once
 reply = json.loads(sys.argv[3])
 
 def client():
@@ -59,7 +72,34 @@ def client():
     return anthropic.Anthropic(api_key="k", max_retries=0, http_client=http_client)
 
 memdir.write.extract.make_client = client
-run_memdir(4)
+print("ready", flush=True)
+for line in sys.stdin:
+    job = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            os.environ.clear()
+            os.environ.update(job["env"])
+            output = os.open(job["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(os.open(os.devnull, os.O_RDWR), 0)
+            os.dup2(os.open(os.devnull, os.O_RDWR), 1)
+            os.dup2(output, 2)
+            step, when = job["step"], job["when"]
+            sys.argv = ["memdir", *job["argv"]]
+            try:
+                run_memdir(1)
+                code = 0
+            except SystemExit as exit:
+                code = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
 )
 
@@ -74,18 +114,58 @@ def _reply() -> str:
     )  # fmt: skip
 
 
-def _extract(root: Path, transcript: Path, step: int, when: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", _CHILD, str(step), when, _reply(), "--dir", str(root), "-q", "extract",
-               str(transcript), "--yes"]  # fmt: skip
-    env = {**_env(), "ANTHROPIC_API_KEY": "k"}
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+class Zygote:
+    """The process the extract runs are forked from (see _ZYGOTE)."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch, self.runs = scratch, 0
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _ZYGOTE, "0", "never", _reply()],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_env(),
+        )  # fmt: skip
+        assert self._answer() == "ready"
+
+    def _answer(self) -> str:
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 300)  # a bound on a hang, not on speed
+        assert ready, "an extract run hung"
+        answer = self.process.stdout.readline().strip()
+        assert answer, f"the zygote died: exit {self.process.wait()}"
+        return answer
+
+    def extract(self, root: Path, transcript: Path, step: int, when: str) -> subprocess.CompletedProcess[str]:
+        """`memdir extract TRANSCRIPT --yes` on `root`, dying before or after its `step`-th write step."""
+        assert self.process.stdin is not None
+        self.runs += 1
+        output = self.scratch / f"stderr-{self.runs}"
+        argv = ["--dir", str(root), "-q", "extract", str(transcript), "--yes"]
+        env = {**_env(), "ANTHROPIC_API_KEY": "k"}
+        job = {"step": step, "when": when, "argv": argv, "env": env, "output": str(output)}
+        self.process.stdin.write(json.dumps(job) + "\n")
+        self.process.stdin.flush()
+        code = int(self._answer())
+        return subprocess.CompletedProcess(argv, code, "", output.read_text())
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
 
 
-@pytest.fixture
-def base(tmp_path: Path) -> tuple[Path, Path]:
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
+    forked = Zygote(tmp_path_factory.mktemp("zygote"))
+    yield forked
+    forked.close()
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp_path = tmp_path_factory.mktemp("extract")
     root = tmp_path / "base"
     root.mkdir()
     (root / "user_role.md").write_text("---\nname: role\ndescription: Backend developer\ntype: user\n---\nGo.\n")
+    os.utime(root / "user_role.md", (WRITTEN_AT, WRITTEN_AT))  # weeks old: the parse cache takes it, every run
     (root / "MEMORY.md").write_text("# Memory\n\n- [role](user_role.md) — Backend developer\n")
     lines = [
         {"type": "user", "uuid": "u-1", "sessionId": SESSION, "timestamp": "2026-11-21T10:01:00.000Z",
@@ -98,29 +178,51 @@ def base(tmp_path: Path) -> tuple[Path, Path]:
     return root, transcript
 
 
-def test_death_at_each_write_step_of_extract_leaves_old_or_new_and_recovers(
-    base: tuple[Path, Path], tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def complete(
+    base: tuple[Path, Path], zygote: Zygote, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[int, dict[str, bytes]]:
+    """What a complete run leaves (its files), and how many write steps it took."""
     root, transcript = base
-    old = _files(root)
-    complete = tmp_path / "complete"
-    shutil.copytree(root, complete)
-    counted = _extract(complete, transcript, 0, "never")
+    run = tmp_path_factory.mktemp("complete") / "memory"
+    shutil.copytree(root, run)
+    counted = zygote.extract(run, transcript, 0, "never")
     assert counted.returncode == 0, counted.stderr
-    new = _files(complete)
-    assert len(_visible(new)) == len(_visible(old)) + len(MEMORIES)  # the three memories were saved
-    steps = int(counted.stderr.rsplit("steps=", 1)[1])
+    new = _files(run)
+    assert len(_visible(new)) == len(_visible(_files(root))) + len(MEMORIES)  # the three memories were saved
+    return int(counted.stderr.rsplit("steps=", 1)[1]), new
+
+
+def test_the_write_steps_of_extract_are_all_counted(complete: tuple[int, dict[str, bytes]]) -> None:
+    steps, _ = complete
     assert steps >= len(MEMORIES)
-    for step in range(1, steps + 1):
-        for when in ("before", "after"):
-            run = tmp_path / f"step-{step}-{when}"
-            shutil.copytree(root, run)
-            died = _extract(run, transcript, step, when)
-            assert died.returncode == 137, died.stderr
-            what = f"extract died {when} write step {step} of {steps}"
-            _check_old_or_new(_files(run), old, new, what)
-            again = _extract(run, transcript, 0, "never")  # the next run, as the next Stop hook would start it
-            assert again.returncode == 0, f"{what}: {again.stderr}"
-            assert "Traceback" not in again.stderr
-            assert _visible(_files(run)) == _visible(new), f"{what}: the next run did not reach the complete result"
-            shutil.rmtree(run)
+    assert steps == EXTRACT_STEPS, (
+        f"`memdir extract` now takes {steps} write steps, not {EXTRACT_STEPS}: set EXTRACT_STEPS = {steps} "
+        f"in {Path(__file__).name}, so the cases cover them"
+    )
+
+
+@pytest.mark.parametrize(
+    ("step", "when"),
+    [
+        pytest.param(step, when, id=f"step{step}of{EXTRACT_STEPS}-{when}")
+        for step in range(1, EXTRACT_STEPS + 1)
+        for when in ("before", "after")
+    ],
+)
+def test_death_at_a_write_step_of_extract_leaves_old_or_new_and_recovers(
+    step: int, when: str, base: tuple[Path, Path], complete: tuple[int, dict[str, bytes]], zygote: Zygote,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    root, transcript = base
+    old, (_, new) = _files(root), complete
+    run = tmp_path / "memory"
+    shutil.copytree(root, run)
+    what = f"extract died {when} write step {step} of {EXTRACT_STEPS}"
+    died = zygote.extract(run, transcript, step, when)
+    assert died.returncode == 137, f"{what}: it did not die there (see the test above)\n{died.stderr}"
+    _check_old_or_new(_files(run), old, new, what)
+    again = zygote.extract(run, transcript, 0, "never")  # the next run, as the next Stop hook would start it
+    assert again.returncode == 0, f"{what}: {again.stderr}"
+    assert "Traceback" not in again.stderr
+    assert _visible(_files(run)) == _visible(new), f"{what}: the next run did not reach the complete result"

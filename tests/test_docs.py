@@ -1,17 +1,34 @@
-"""Docs cannot drift: the generated reference and catalogue match the code, and all is documented."""
+"""Docs cannot drift: the generated reference and catalogue match the code, all is documented, the
+README's Python example runs and every command's help works."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 import typer.main
+from conftest import invoke_memdir
 
 from memdir.cli import app
+from memdir.cli.fast import run_fast
 from memdir.lint import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every command of the CLI, groups and their subcommands included, with its path."""
+    yield path, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+COMMANDS = list(_commands(typer.main.get_command(app)))
 
 
 def test_generated_docs_are_current() -> None:
@@ -22,8 +39,8 @@ def test_generated_docs_are_current() -> None:
 
 
 def test_every_command_and_option_has_help() -> None:
-    group = typer.main.get_command(app)
-    for name, command in group.commands.items():
+    for path, command in COMMANDS[1:]:
+        name = " ".join(path)
         assert (command.help or "").strip(), f"{name} has no help"
         for param in command.params:
             if "--help" not in param.opts:
@@ -42,3 +59,30 @@ def test_every_command_and_rule_appears_in_the_docs() -> None:
 def test_readme_has_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "make run" in readme and "make test" in readme
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) or "memdir" for p, _ in COMMANDS])
+def test_help_of_every_command_and_group_shows_its_usage(path: tuple[str, ...], command: Any) -> None:
+    assert run_fast([*path, "--help"]) is None  # help is typer's, even for the fast `index` and `hook` paths
+    result = invoke_memdir(*path, "--help")
+    assert result.exit_code == 0, result.output
+    usage = " ".join(result.output.split())  # rich wraps and pads the panel
+    assert f"Usage: {' '.join(('memdir', *path))} [OPTIONS]" in usage, result.output
+    assert (command.help or "").strip().split()[0] in usage
+    for name, sub in getattr(command, "commands", {}).items():
+        assert getattr(sub, "hidden", False) or name in usage, f"{path}: {name} missing from the help"
+
+
+def _python_blocks(markdown: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```$", markdown, flags=re.DOTALL | re.MULTILINE)
+
+
+def test_the_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ```python block of README.md, in order, in one namespace, in an empty folder."""
+    blocks = _python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert blocks, "README.md has no python example"
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    for block in blocks:
+        exec(compile(block, str(ROOT / "README.md"), "exec"), namespace)
+    assert any(tmp_path.rglob("*.md")), "the example wrote no memory"

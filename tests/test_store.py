@@ -108,7 +108,7 @@ def test_the_lock_excludes_a_second_holder(folder: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c", (
             "import sys, time\nfrom pathlib import Path\nfrom memdir.core.store import folder_lock\n"
-            "with folder_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(5)\n"
+            "with folder_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(600)\n"
         ), str(folder)],
         stdout=subprocess.PIPE,
         text=True,

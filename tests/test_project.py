@@ -1,0 +1,47 @@
+"""The project's own checks: `make check` and the pre-commit config run the same pinned tools."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _check_recipe() -> list[str]:
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^check:.*\n((?:\t.*\n)+)", makefile, flags=re.MULTILINE)
+    assert recipe, "the Makefile has no check target"
+    return [line.strip().removeprefix("$(BIN)/") for line in recipe.group(1).splitlines()]
+
+
+def test_the_pre_commit_config_is_valid() -> None:
+    pytest.importorskip("pre_commit")
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", ".pre-commit-config.yaml"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_pre_commit_runs_what_make_check_runs() -> None:
+    def command(line: str) -> list[str]:  # pre-commit passes file names where make passes "."
+        return [word for word in line.split() if word not in (".", "--force-exclude")]
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    entries = [hook["entry"].removeprefix(".venv/bin/") for repo in config["repos"] for hook in repo["hooks"]]
+    assert [command(entry) for entry in entries] == [command(line) for line in _check_recipe()]
+    assert [command(line)[0] for line in _check_recipe()] == ["ruff", "ruff", "mypy"]
+
+
+def test_the_checkers_are_pinned() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    pinned = {requirement.split("==")[0] for requirement in extras["check"] if "==" in requirement}
+    assert {"ruff", "mypy"} <= pinned, extras["check"]
+    assert all("==" in requirement for requirement in extras["check"]), extras["check"]
