@@ -69,7 +69,7 @@ _BOS = "\n"  # a model's state at the start of a line
 
 def language(text: str) -> str:
     """A memory's language, as far as the bigram models need one: by script, then by common words."""
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for ch in text:
         if "\uac00" <= ch <= "\ud7af":
             counts["ko"] += 1
@@ -350,11 +350,11 @@ def _frontmatter_lines(key: str, value: Any, indent: str = "") -> list[str]:
 def _body(rng: random.Random, shape: Shape, stats: CorpusStats) -> str:
     words = stats.prose[shape.language]
     code_chars = 0
-    blocks = []
+    blocks: list[str] = []
     for lines in shape.fences:
-        block = ["```", *stats.code.words(rng, 40 * lines).split("\n")[:lines], "```"]
-        blocks.append("\n".join(block))
-        code_chars += sum(len(x) + 1 for x in block)
+        fence = ["```", *stats.code.words(rng, 40 * lines).split("\n")[:lines], "```"]
+        blocks.append("\n".join(fence))
+        code_chars += sum(len(x) + 1 for x in fence)
     prose_chars = max(20, shape.body_chars - code_chars)
     labels = (
         [*zip(shape.why, shape.how, strict=False)]
@@ -430,14 +430,14 @@ def realistic_files(size: int, seed: int = 7, stats: CorpusStats | None = None) 
         type_ = _type_of(shape)
         drafts.append((f"{type_}_{stem}.md" if shape.type_prefix else f"{stem}.md", fields, body))
     # 1% planted near-duplicates: a memory said again in other words, as in scripts/synthetic.py.
-    typed = [i for i, (_, fields, _) in enumerate(drafts) if fields is not None]
+    typed = [i for i, (_, given, _) in enumerate(drafts) if given is not None]
     for at in rng.sample(range(1, len(typed)), min(len(typed) - 1, max(1, size // 100))):
         i = typed[at]
-        _, fields, body = drafts[typed[at - 1]]
-        assert fields is not None
-        renamed = [(k, f"{v} again" if k == "name" and v else v) for k, v in fields]
-        drafts[i] = (drafts[i][0], renamed, _reworded(rng, body))
-    return [(file_name, _render(fields, body)) for file_name, fields, body in drafts]
+        _, said, text = drafts[typed[at - 1]]
+        assert said is not None
+        renamed = [(k, f"{v} again" if k == "name" and v else v) for k, v in said]
+        drafts[i] = (drafts[i][0], renamed, _reworded(rng, text))
+    return [(file_name, _render(given, text)) for file_name, given, text in drafts]
 
 
 def write_folder(folder: Path, size: int, seed: int = 7, corpus: Path = CORPUS) -> list[str]:
