@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import time
 from pathlib import Path
@@ -18,7 +19,8 @@ TODAY = dt.date(2026, 11, 22)
 def mem(path: str, name: str | None = None, description: str = "desc", **fields: object) -> Memory:
     fields.setdefault("type", path.split("/")[-1].split("_", 1)[0])
     stem = path.split("/")[-1][:-3]
-    lines = [f"name: {name or stem.split('_', 1)[-1]}", f"description: {description}"]
+    # Quoted as JSON (a YAML string): a name like "a [b] c" or a description with ": " reads as given.
+    lines = [f"name: {json.dumps(name or stem.split('_', 1)[-1])}", f"description: {json.dumps(description)}"]
     lines += [f"{key}: {value}" for key, value in fields.items()]
     return Memory(path=path, doc=parse_document("---\n" + "\n".join(lines) + "\n---\nbody\n"))
 

@@ -3,30 +3,14 @@ entries that can never fit, and file names a markdown link has trouble with."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
 
 from conftest import MakeMemory, invoke_memdir
+from test_index import build, mem
 
-from memdir.core.index import Caps, build_index, entry_target, find_links, left_out_note, render_entry, split_lines
-from memdir.core.model import Memory, parse_document
+from memdir.core.index import Caps, entry_target, find_links, left_out_note, render_entry, split_lines
 from memdir.folder import MemoryDir
-
-TODAY = dt.date(2026, 11, 22)
-
-
-def mem(path: str, name: str | None = None, description: str = "desc", **fields: object) -> Memory:
-    fields.setdefault("type", path.split("/")[-1].split("_", 1)[0])
-    stem = path.split("/")[-1][:-3]
-    lines = [f"name: {json.dumps(name or stem.split('_', 1)[-1])}", f"description: {json.dumps(description)}"]
-    lines += [f"{key}: {value}" for key, value in fields.items()]
-    return Memory(path=path, doc=parse_document("---\n" + "\n".join(lines) + "\n---\nbody\n"))
-
-
-def build(existing: str, memories: list[Memory], **kwargs: object):  # type: ignore[no-untyped-def]
-    return build_index(existing, memories, TODAY, **kwargs)  # type: ignore[arg-type]
-
 
 # --- 2. dead links never cost a live memory its place ---------------------------------------------
 
