@@ -44,7 +44,10 @@ sys.path.insert(0, str(ROOT))
 from memdir.core.config import RecallSettings  # noqa: E402
 from memdir.core.model import slugify, yaml_scalar  # noqa: E402
 from memdir.folder import MemoryDir  # noqa: E402
-from memdir.read.recall import _choose, _Lazy, _score, load_index, recall  # noqa: E402
+from memdir.read.recall import _choose, recall  # noqa: E402
+from memdir.read.scoring import _score  # noqa: E402
+from memdir.read.termindex import load_index  # noqa: E402
+from memdir.read.terms import _Lazy  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "recall"
 K = 5

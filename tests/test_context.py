@@ -395,7 +395,7 @@ def test_cli_context_for_a_task_adds_the_recalled_memories(tasks: Path) -> None:
     assert "## friday\n\nfeedback · recalled · feedback_friday.md\n\n_This memory is 30 days old; verify" in text
     assert "Grafana dashboards." not in text  # not relevant: not loaded
     assert "1 of them recalled for the task" in result.stderr
-    from memdir.read.recall import read_log
+    from memdir.read.recall_log import read_log
 
     assert read_log(tasks)[-1]["chosen"] == ["feedback_friday.md"]
 
@@ -408,7 +408,7 @@ def test_a_pinned_memory_never_takes_a_recall_slot(tasks: Path, make_memory: Mak
     assert result.exit_code == 0, result.output
     assert "Pinned body." in result.stdout and "Don't deploy to production on a Friday." in result.stdout
     assert "1 of them recalled for the task" in result.stderr
-    from memdir.read.recall import read_log
+    from memdir.read.recall_log import read_log
 
     logged = read_log(tasks)[-1]
     assert logged["chosen"] == ["feedback_friday.md"]

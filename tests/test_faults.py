@@ -27,8 +27,9 @@ from test_crash import DYING
 from memdir import MemoryDir
 from memdir.core.store import STATE_DIR, append_lines, log_decisions, read_jsonl
 from memdir.core.store import read_decisions as read_log
-from memdir.read.recall import LOG_FILE, recall
-from memdir.read.recall import read_log as read_recall_log
+from memdir.read.recall import recall
+from memdir.read.recall_log import LOG_FILE
+from memdir.read.recall_log import read_log as read_recall_log
 
 WORKTREE = Path(__file__).resolve().parents[1]
 TIMEOUT = 60.0  # only ends a test that would otherwise hang; a passing run takes a fraction of it

@@ -736,7 +736,7 @@ def test_session_start_adds_pinned_and_recalled_bodies_when_configured(recalling
     assert "Writes Go." in context  # pinned
     assert "feedback · recalled · feedback_friday.md" in context
     assert "This memory is 30 days old; verify before asserting it as fact." in context
-    from memdir.read.recall import read_log
+    from memdir.read.recall_log import read_log
 
     assert read_log(recalling / ".claude" / "memory")[-1]["query"] == "fix friday deploys"
 

@@ -19,17 +19,11 @@ from memdir.core import store
 from memdir.core.config import Config, RecallSettings, load_config
 from memdir.core.store import STATE_DIR
 from memdir.folder import MemoryDir
-from memdir.read.recall import (
-    INDEX_FILE,
-    LOG_FILE,
-    RecallError,
-    RecallResult,
-    _Stored,
-    read_log,
-    recall,
-    recall_llm,
-    recalled_memories,
-)
+from memdir.read.recall import RecallError, recall, recalled_memories
+from memdir.read.recall_llm import recall_llm
+from memdir.read.recall_log import LOG_FILE, read_log
+from memdir.read.scoring import RecallResult
+from memdir.read.termindex import INDEX_FILE, _Stored
 
 ROOT = Path(__file__).resolve().parents[1]
 

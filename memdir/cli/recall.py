@@ -10,7 +10,7 @@ from memdir.cli.state import OutputFormat, State
 from memdir.cli.typer_app import FormatOption, app, state
 
 if TYPE_CHECKING:  # memdir.read.recall is loaded by `recall` itself, not by every other command
-    from memdir.read.recall import Recalled, RecallResult
+    from memdir.read.scoring import Recalled, RecallResult
 
 _EXPLAIN_NEAR_MISSES = 5  # candidates shown with --explain after the chosen ones
 
@@ -54,12 +54,13 @@ def recall(
     memories are never recalled. Every recall is logged to .memdir/recall.jsonl. See docs/recall.md.
     """
     from memdir.read import recall as recalling
+    from memdir.read import recall_llm
 
     st = state(ctx)
     folder = st.folder()
     log = False if no_log else None
     if llm:
-        result = recalling.recall_llm(folder, query, k=k, model=model, log=log)
+        result = recall_llm.recall_llm(folder, query, k=k, model=model, log=log)
     else:
         result = recalling.recall(folder, query, k=k, min_score=min_score, log=log)
     st.warn_unreadable(result.unreadable, "recall did not search them")

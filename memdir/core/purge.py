@@ -31,8 +31,8 @@ from memdir.core.model import INDEX_NAME
 from memdir.core.sensitive import find_secrets
 from memdir.core.store import MAX_FILE_BYTES, STATE_DIR, atomic_write
 
-_RECALL_LOG = "recall.jsonl"  # recall.LOG_FILE, without importing recall for every `rm`
-_RECALL_INDEX = "recall-index"  # recall.INDEX_FILE
+_RECALL_LOG = "recall.jsonl"  # read.recall_log.LOG_FILE, without importing recall for every `rm`
+_RECALL_INDEX = "recall-index"  # read.termindex.INDEX_FILE
 _DECISION_LOG = "log.jsonl"  # gauntlet.LOG_NAME
 
 

@@ -218,7 +218,7 @@ def _archived_count(folder: MemoryDir, notes: list[str]) -> int:
 
 
 def _recall_figures(folder: MemoryDir, notes: list[str]) -> RecallFigures:
-    from memdir.read.recall import LOG_FILE  # the recall module is large; only stats and recall need it
+    from memdir.read.recall_log import LOG_FILE  # the recall module is large; only stats and recall need it
 
     recalls = returned = empty = 0
     recalled: set[str] = set()

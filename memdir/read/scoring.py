@@ -1,0 +1,257 @@
+"""Scoring and the gate: BM25F relevance, recency and importance, lent names and successors, and
+the two gates that keep recall silent when the folder does not know the task.
+"""
+
+# How the score is built, and why (docs/recall.md has the long form and the evaluation):
+#
+# - score = w_rel x relevance + w_rec x recency + w_imp x importance (0.6 / 0.25 / 0.15 by default).
+#   recency = 0.5 ** (days since `updated`, else `created`) / half-life (30 days); importance defaults to 0.5.
+# - Relevance is BM25F over two fields: the head (name + description, the memory's one-line claim, weighted
+#   twice) and the body. Terms are the ones duplicate detection uses (memdir.core.similarity): case- and
+#   accent-folded, stopwords of en/de/es/fr dropped, lightly stemmed, CJK runs as characters and bigrams.
+#   Pairs of adjacent terms are terms too, so "route view" or "Lantern Keep" count for more than the two
+#   words apart. Small numbers (one or two digits) in a query are ignored: they match by accident.
+# - A query word weighs what it tells apart. Folder statistics (IDF) say how rare a word is here; in a
+#   small folder almost everything is rare, so a general-language prior damps the words that are common
+#   in any English text ("explain", "example", "new", "week"). Without it, "Explain what a monad is with
+#   a simple example" recalls whatever memory says "explain" and "example". A folder of fewer than 100
+#   memories gets the IDF of one of 100: in a folder of three, a word two of them use is not common.
+# - A small glossary of general work vocabulary lets a query word match its synonyms and translations
+#   at half weight: "ship" finds "deploy", "invoice" finds "Rechnung". Folders are often bilingual;
+#   memories written in German answer English questions. `recall.synonyms` from the config adds a
+#   folder's own vocabulary at full weight (its owner says the words mean the same).
+# - A superseded memory is never recalled, but what matched it passes (at 0.8) to the memory that
+#   replaced it: a question in the old memory's words is about the topic its successor now covers.
+# - The best matches lend their names. The rare words in the heads of the three best matches (a word in
+#   at most 5% of the folder, and at most 50 memories, and not common English) count as query words
+#   at half the weight of the match that lent them, in other memories' heads: "the vineyard pilot" is a
+#   FieldSense task when the pilot's memory says so, and FieldSense's supplier bears on it. This runs
+#   only once the query has passed the gate, and the gate weighs the query's own words alone. A lent
+#   name raises a memory that matches the query; it never recalls one that does not.
+# - Raw BM25 grows with log(folder size); it is divided by the largest IDF the folder can give, so that
+#   one rare word matched in a head scores about 1 whatever the size, then mapped to 0..1 as
+#   relevance = 1 - exp(-score).
+# - Two gates. A query whose best memory has relevance below `gate` (0.75: about one and a half rare
+#   words) recalls nothing: it is about something the folder does not know, and recency and importance
+#   must not inject a memory into it. And each recalled memory needs a relevance of its own of at least
+#   `min-relevance` (0.3: one rare word in a body), however new or important it is, and some of it
+#   from the query's own words. The query gate looks at `direct`: the relevance from the query's own
+#   words and their synonyms, before any names are lent.
+
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdir.core.config import RecallSettings
+
+# The terms duplicate detection uses, made the same way (and as fast).
+from memdir.core.similarity import is_cjk, term_sequence
+from memdir.read.termindex import _MIN_FOLDER, _idf, _Index
+from memdir.read.terms import _prior, _query_slots, _Slot
+
+if TYPE_CHECKING:
+    pass
+
+
+_NEIGHBOUR_WEIGHT = 0.5  # a name the best matches carry in their heads, as evidence for another memory
+_NEIGHBOUR_SOURCES = 3  # the best matches whose heads lend their names
+_NEIGHBOUR_SHARE, _NEIGHBOUR_MOST = 0.05, 50  # a word in more memories than these is a topic, not a name
+_SUCCESSOR_SHARE = 0.8  # what a superseded memory's match passes to the memory that replaced it
+
+
+# --- scoring -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One memory as recall scored it."""
+
+    path: str  # relative to the folder
+    name: str
+    type: str
+    description: str
+    score: float  # w_rel x relevance + w_rec x recency + w_imp x importance
+    relevance: float  # 0..1
+    recency: float  # 0..1: 1 today, 0.5 one half-life ago; 0 when undated
+    importance: float  # 0..1, 0.5 when not set
+    matched: tuple[str, ...] = ()  # the query's words that matched ("ship=deploy": through a synonym)
+    via: str | None = None  # the superseded memory whose match this memory inherits
+    direct: float = 0.0  # the relevance from the query's own words and synonyms: what the gate weighs
+
+    def to_json(self, explain: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "path": self.path,
+            "type": self.type,
+            "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
+            "recency": round(self.recency, 4),
+            "importance": round(self.importance, 4),
+        }
+        if explain:
+            out |= {"description": self.description, "matched": list(self.matched), "via": self.via,
+                    "direct": round(self.direct, 4)}  # fmt: skip
+        return out
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """What one recall chose, everything it weighed, and where it was logged."""
+
+    query: str
+    results: list[Recalled]  # chosen, best first
+    candidates: list[Recalled]  # every live memory with some relevance, best first (chosen ones too)
+    excluded: list[tuple[str, str]]  # (path, why) of memories that matched but may not be recalled
+    top_relevance: float  # the best candidate's relevance
+    passed_gate: bool  # whether top_relevance reached the gate
+    settings: RecallSettings
+    method: str = "lexical"  # or "llm"
+    k: int = 5
+    min_score: float = 0.0
+    llm: dict[str, Any] | None = None  # for method "llm": model, names picked, names not found
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why) of files not searched
+    already: frozenset[str] = frozenset()  # paths in the reader's context already (pinned): never chosen
+    log_path: Path | None = None
+    log_error: str | None = None  # why the log could not be written (recall itself went on)
+
+    def why_not(self, candidate: Recalled) -> str | None:
+        """Why a candidate was not chosen; None when it was."""
+        if any(r.path == candidate.path for r in self.results):
+            return None
+        if candidate.path in self.already:
+            return "already in the context: pinned"
+        if self.method == "llm":
+            return "not picked by the model"
+        if not self.passed_gate:
+            return f"the best relevance, {self.top_relevance:.2f}, is below the gate {self.settings.gate:g}"
+        if candidate.direct <= 0:
+            return "no word of the query matches it, only names lent by the best matches"
+        if candidate.relevance < self.settings.min_relevance:
+            return f"relevance {candidate.relevance:.2f} below min-relevance {self.settings.min_relevance:g}"
+        if candidate.score < self.min_score:
+            return f"score {candidate.score:.2f} below min-score {self.min_score:g}"
+        return f"not in the top {self.k}"
+
+
+def _recency(date: str, today: dt.date, half_life: float) -> float:
+    if not date:
+        return 0.0
+    age = (today - dt.date.fromisoformat(date)).days
+    return float(0.5 ** (max(age, 0) / half_life))
+
+
+def _bounded(score: float) -> float:
+    """A normalised BM25F sum as a relevance in 0..1."""
+    return 1 - math.exp(-score)
+
+
+def _relevance(index: _Index, slots: Sequence[_Slot]) -> tuple[dict[int, float], dict[int, list[str]]]:
+    """Normalised BM25F score of every memory that matches, and the query words it matched."""
+    scores: dict[int, float] = defaultdict(float)
+    matched: dict[int, list[str]] = defaultdict(list)
+    for slot in slots:
+        best: dict[int, tuple[float, str]] = {}  # per memory, the slot's best alternative
+        for term, (weight, word) in slot.alternatives.items():
+            postings = index.postings(term)
+            if not postings:
+                continue
+            factor = weight * _idf(len(postings), index.n) / index.idf_max
+            for i, in_head, in_body in postings:
+                if slot.heads_only:
+                    if not in_head or i in slot.lenders:
+                        continue
+                    in_body = 0
+                value = factor * index.weight(i, in_head, in_body)
+                if value > best.get(i, (0.0, ""))[0]:
+                    best[i] = (value, slot.shown if word == slot.shown else f"{slot.shown}={word}")
+        for i, (value, shown) in best.items():
+            scores[i] += value
+            matched[i].append(shown)
+    return scores, matched
+
+
+def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float]) -> list[_Slot]:
+    """Query slots for the names the best matches carry: the rare words in their heads ("FieldSense",
+    "Build Notes") that the query did not use. A task about the vineyard pilot is about FieldSense when
+    the pilot's memory says so, and FieldSense's supplier and schematics bear on it too."""
+    used = {term for slot in slots for term in slot.alternatives}
+    prior, most = _prior(), min(_NEIGHBOUR_MOST, max(2, int(_NEIGHBOUR_SHARE * max(index.n, _MIN_FOLDER))))
+    lent: dict[str, tuple[float, str]] = {}  # term -> (weight, the words it came from)
+    lenders: dict[str, set[int]] = defaultdict(set)
+    for i in heapq.nsmallest(_NEIGHBOUR_SOURCES, scores, key=lambda i: (-scores[i], i)):  # the best, in order
+        share = _bounded(scores[i])  # a name is worth what its memory's match is worth
+        doc = index.doc(i)
+        words = dict(reversed(list(term_sequence(f"{doc.name}\n{doc.description}"))))
+        head, _ = index.terms(i)
+        for term in set(head):
+            if term in used or is_cjk(term) or term.isdigit() or prior.get(term, 1.0) < 1:
+                continue
+            if 2 <= index.df(term) <= most:
+                lenders[term].add(i)
+                if share > lent.get(term, (0.0, ""))[0]:
+                    lent[term] = (share, words.get(term, term))
+    return [_Slot(f"~{word}", {term: (_NEIGHBOUR_WEIGHT * share, f"~{word}")}, True, frozenset(lenders[term]))
+            for term, (share, word) in sorted(lent.items())]  # fmt: skip
+
+
+def _score(
+    index: _Index,
+    query: str,
+    settings: RecallSettings,
+    today: dt.date,
+    synonyms: bool = True,
+    successors: bool = True,
+    neighbours: bool = True,
+) -> tuple[list[Recalled], list[tuple[str, str]]]:
+    """Every live memory with some relevance to `query`, best first, and the excluded ones that matched."""
+    slots = _query_slots(query, settings.synonyms, synonyms)
+    direct, matched = _relevance(index, slots)
+    scores = dict(direct)
+    if neighbours and direct and _bounded(max(direct.values())) >= settings.gate:
+        lent, lent_matched = _relevance(index, _neighbours(index, slots, direct))
+        for i, value in lent.items():
+            scores[i] = scores.get(i, 0.0) + value
+            matched[i].extend(lent_matched[i])
+    live: dict[int, tuple[float, float, int]] = {}  # memory -> (score, its direct part, inherited from or -1)
+    excluded: list[tuple[str, str]] = []
+    for i, value in scores.items():
+        doc = index.doc(i)
+        why = doc.exclusion(today)
+        if why is None:
+            if value > live.get(i, (0.0, 0.0, -1))[0]:
+                live[i] = (value, direct.get(i, 0.0), -1)
+            continue
+        excluded.append((doc.path, why))
+        successor, seen = doc.successor, {i}
+        while successors and successor >= 0 and successor not in seen:  # follow a chain of replacements
+            seen.add(successor)
+            following = index.doc(successor)
+            if following.exclusion(today) is None:
+                inherited = _SUCCESSOR_SHARE * value
+                if inherited > live.get(successor, (0.0, 0.0, -1))[0]:
+                    live[successor] = (inherited, _SUCCESSOR_SHARE * direct.get(i, 0.0), i)
+                break
+            successor = following.successor
+    out = []
+    for i, (value, own, via) in live.items():
+        doc = index.doc(i)
+        relevance = _bounded(value)
+        recency = _recency(doc.date, today, settings.half_life_days)
+        score = (
+            settings.relevance_weight * relevance
+            + settings.recency_weight * recency
+            + settings.importance_weight * doc.importance
+        )
+        words = tuple(matched[i] if via < 0 else matched[via])
+        out.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, relevance, recency, doc.importance,
+                            words, index.doc(via).path if via >= 0 else None, _bounded(own)))  # fmt: skip
+    out.sort(key=lambda r: (-r.score, -r.relevance, r.path))
+    excluded.sort()
+    return out, excluded
