@@ -272,33 +272,53 @@ def _log_lines(root: Path) -> list[dict[str, object]]:
     return [{k: v for k, v in entry.items() if k != "at"} for entry in read_log(root)]
 
 
-@pytest.mark.slow
-def test_prune_killed_at_any_write_step_is_finished_by_the_next_prune(tmp_path: Path) -> None:
-    """Before: killed between writing `.archive/X.md` and removing `X.md`, the rerun archived X again
-    as `.archive/X-2.md`, and `memdir history X` failed with "matches 2 memories"."""
-    reference = tmp_path / "reference"
+PRUNE_STEPS = 19  # write steps of the reference prune; test_the_prune_steps_are_all_covered says when it changes
+
+
+@pytest.fixture(scope="module")
+def pruned_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, bytes], list[dict[str, object]]]:
+    """An uninterrupted prune of the folder every killed one starts from: its write steps, files and log."""
+    reference = tmp_path_factory.mktemp("prune") / "reference"
     _prunable(reference)
     done = _prune(reference)
     assert done.returncode == 0, done.stderr
-    steps = int(done.stderr.rsplit("steps=", 1)[1])
-    expected, expected_log = _files(reference), _log_lines(reference)
+    return int(done.stderr.rsplit("steps=", 1)[1]), _files(reference), _log_lines(reference)
+
+
+def test_the_prune_steps_are_all_covered(
+    pruned_reference: tuple[int, dict[str, bytes], list[dict[str, object]]],
+) -> None:
+    steps, expected, expected_log = pruned_reference
+    assert steps == PRUNE_STEPS, f"prune now makes {steps} write steps: set PRUNE_STEPS to {steps}"
     assert len(expected_log) == 3 and ".archive/project_launch-2.md" in expected
     assert "freeze" not in expected["MEMORY.md"].decode() and "offsite" in expected["MEMORY.md"].decode()
-    for step in range(1, steps + 1):
-        for when in ("before", "after"):
-            root = tmp_path / f"{step}-{when}"
-            _prunable(root)
-            died = _prune(root, step, when)
-            assert died.returncode == 137, died.stderr
-            again = _prune(root)
-            what = f"prune died {when} write step {step} of {steps}"
-            assert again.returncode == 0, (what, again.stderr)
-            assert _files(root) == expected, what
-            assert _log_lines(root) == expected_log, what
-            for name in ("freeze", "old-rule", "project_launch.md"):
-                shown = invoke_memdir("--dir", str(root), "history", name)
-                assert shown.exit_code == 0, (what, shown.output)
-            shutil.rmtree(root)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("step", range(1, PRUNE_STEPS + 1))
+def test_prune_killed_at_a_write_step_is_finished_by_the_next_prune(
+    tmp_path: Path,
+    pruned_reference: tuple[int, dict[str, bytes], list[dict[str, object]]],
+    step: int,
+    when: str,
+) -> None:
+    """Before: killed between writing `.archive/X.md` and removing `X.md`, the rerun archived X again
+    as `.archive/X-2.md`, and `memdir history X` failed with "matches 2 memories". One case per write
+    step, so that a failure names its step and the cases spread over the test workers."""
+    steps, expected, expected_log = pruned_reference
+    root = tmp_path / f"{step}-{when}"
+    _prunable(root)
+    died = _prune(root, step, when)
+    assert died.returncode == 137, died.stderr
+    again = _prune(root)
+    what = f"prune died {when} write step {step} of {steps}"
+    assert again.returncode == 0, (what, again.stderr)
+    assert _files(root) == expected, what
+    assert _log_lines(root) == expected_log, what
+    for name in ("freeze", "old-rule", "project_launch.md"):
+        shown = invoke_memdir("--dir", str(root), "history", name)
+        assert shown.exit_code == 0, (what, shown.output)
 
 
 # --- Ctrl-C during start-up ---------------------------------------------------------------------
