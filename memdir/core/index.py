@@ -629,21 +629,24 @@ def _fill(
     blank line or a note that the index turned out not to need. Each try renders the index, so
     only entries that fit the measured room are tried."""
     misses = 0
+    out = sum(1 for m in candidates if m.path not in keep)
     for memory in candidates:
         if memory.path in keep or reason_for[memory.path].startswith("too long"):
             continue
-        left = sum(1 for m in candidates if m.path not in keep) - 1  # once this one is in
+        left = out - 1  # once this one is in
         note = left_out_note(left, caps) if left else None
         # The note shrinks ("1 more memory"), or goes when this is the last one out.
         room_lines = caps.max_lines - count_lines(rendered.text) + (note is None)
+        if room_lines < 1:
+            break  # not a line free, and the note stays: nothing more can fit
         room_bytes = limit - len(rendered.text.encode()) + len(left_out_note(left + 1, caps).encode())
         room_bytes -= len(note.encode()) if note else -1
-        if room_lines < 1 or len(render_entry(memory).encode()) >= room_bytes:
+        if len(render_entry(memory).encode()) >= room_bytes:
             continue
         trial = render(keep | {memory.path}, note, False)
         if fits(trial):
             keep.add(memory.path)
-            rendered = trial
+            rendered, out = trial, out - 1
         else:
             misses += 1
             if misses >= _FILL_MISSES:
