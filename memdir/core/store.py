@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 
 from memdir.core.cache import ParseCache, file_key
 from memdir.core.errors import FolderNotFound, LockTimeout, StateRefused
-from memdir.core.index import Indexable
+from memdir.core.index import Indexable, IndexRow
 from memdir.core.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
 
 STATE_DIR = ".memdir"
@@ -108,7 +108,8 @@ def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[F
     """What the index needs of every memory under `root`, and the files that are not memories.
 
     Like scan_folder, but an unchanged file costs a stat and a row of the cache: its text is
-    neither read nor decoded. The memories that had to be loaded are returned whole."""
+    neither read nor decoded. A memory that had to be loaded is returned as its row too: the index
+    needs no text, and a cold run over a large folder must not hold every file's text twice."""
     rows: list[Indexable] = []
     problems: list[FileProblem] = []
     for item in list_files(Path(root)):
@@ -125,7 +126,7 @@ def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[F
         if isinstance(loaded, FileProblem):
             problems.append(loaded)
         else:
-            rows.append(loaded)
+            rows.append(IndexRow.of(loaded) if isinstance(loaded, Memory) else loaded)
     cache.save()
     return rows, problems
 
@@ -156,7 +157,8 @@ def refresh_inputs(
             return None
         if not stat.S_ISREG(status.st_mode) or parts[-1] == INDEX_NAME:
             return None
-        items[rel] = load_file(path, rel, ParseCache.disabled(), status)
+        loaded = load_file(path, rel, ParseCache.disabled(), status)
+        items[rel] = IndexRow.of(loaded) if isinstance(loaded, Memory) else loaded
     ordered = sorted(items.items(), key=lambda item: _listing_order(item[0]))
     return (
         [item for _, item in ordered if not isinstance(item, FileProblem)],
