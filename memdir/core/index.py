@@ -593,7 +593,7 @@ def build_index(
             linked=linked,
             dead=dead,
         )
-    keep, reason_for = _pack(lines, points, candidates, base, caps, newline, limit, keep_wording)
+    keep, reason_for, cost = _pack(lines, points, candidates, base, caps, newline, limit, keep_wording)
     while True:
         left = [m for m in candidates if m.path not in keep]
         rendered = render(keep, left_out_note(len(left), caps) if left else None, False)
@@ -607,7 +607,7 @@ def build_index(
         last = next(m for m in reversed(candidates) if m.path in keep)
         keep.discard(last.path)
         reason_for[last.path] = f"{caps.max_bytes:,}-byte cap"
-    rendered = _fill(rendered, keep, reason_for, candidates, render, fits, caps, limit)
+    rendered = _fill(rendered, keep, cost, candidates, render, fits, caps, limit)
     left_out = [LeftOut(m, reason_for[m.path]) for m in reversed(candidates) if m.path not in keep]
     return result(rendered, left_out, dropped=True)
 
@@ -618,7 +618,7 @@ _FILL_MISSES = 3  # a few entries tried in vain and the room left is no room
 def _fill(
     rendered: _Rendered,
     keep: set[str],
-    reason_for: dict[str, str],
+    cost: dict[str, int],
     candidates: list[Indexable],
     render: Callable[[set[str], str | None, bool], _Rendered],
     fits: Callable[[_Rendered], bool],
@@ -631,7 +631,7 @@ def _fill(
     misses = 0
     out = sum(1 for m in candidates if m.path not in keep)
     for memory in candidates:
-        if memory.path in keep or reason_for[memory.path].startswith("too long"):
+        if memory.path in keep or memory.path not in cost:  # unpriced: there was no line for it
             continue
         left = out - 1  # once this one is in
         note = left_out_note(left, caps) if left else None
@@ -641,7 +641,7 @@ def _fill(
             break  # not a line free, and the note stays: nothing more can fit
         room_bytes = limit - len(rendered.text.encode()) + len(left_out_note(left + 1, caps).encode())
         room_bytes -= len(note.encode()) if note else -1
-        if len(render_entry(memory).encode()) >= room_bytes:
+        if cost[memory.path] > room_bytes:  # its line as _pack priced it (the kept wording, say)
             continue
         trial = render(keep | {memory.path}, note, False)
         if fits(trial):
@@ -663,8 +663,9 @@ def _pack(
     newline: str,
     limit: int,
     keep_wording: bool,
-) -> tuple[set[str], dict[str, str]]:
-    """Which entries to keep: most valuable first, each one that fits in what is left.
+) -> tuple[set[str], dict[str, str], dict[str, int]]:
+    """Which entries to keep: most valuable first, each one that fits in what is left; why each of
+    the others is out; and the bytes each entry's line costs (those priced before the lines ran out).
 
     Every entry costs its line; the left-out note, and the blank line (and fence) that new entries
     at the end may need (as `_render` adds them), are reserved up front."""
@@ -685,12 +686,15 @@ def _pack(
     room = bytes_left
     keep: set[str] = set()
     reason_for: dict[str, str] = {}
+    costs: dict[str, int] = {}
     for memory in ranked:
         if lines_left <= 0:
             reason_for[memory.path] = f"{caps.max_lines}-line cap"
             continue
         slot = slot_line.get(memory.path)
-        cost = len((_slot_text(slot, keep_wording) if slot else render_entry(memory)).encode()) + nl
+        cost = costs[memory.path] = (
+            len((_slot_text(slot, keep_wording) if slot else render_entry(memory)).encode()) + nl
+        )
         if cost > room:
             reason_for[memory.path] = (
                 f"too long to ever fit: its line is {cost:,} bytes and the hand-written text leaves {max(room, 0):,}"
@@ -701,4 +705,4 @@ def _pack(
             keep.add(memory.path)
             lines_left -= 1
             bytes_left -= cost
-    return keep, reason_for
+    return keep, reason_for, costs
