@@ -131,61 +131,15 @@ class MemoryTools:
         return tools
 
     def _create_definition(self, live: Sequence[Memory]) -> dict[str, Any] | None:
-        name: dict[str, Any] = {
-            "type": "string",
-            "description": "A short kebab-case name, unique in the folder, e.g. lint-before-commit.",
-        }
-        if self.allowed_names is not None:
-            taken = {name_key(m.name) for m in live}
-            free = [n for n in dict.fromkeys(self.allowed_names) if name_key(n) not in taken]
-            if not free:
-                return None
-            name = {"type": "string", "enum": free, "description": "The memory's name: one of the allowed names."}
-        return {
-            "name": CREATE,
-            "description": _CREATE_HELP,
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "type": {"type": "string", "enum": [t.value for t in MemoryType], "description": _TYPES_HELP},
-                    "name": name,
-                    "description": _DESCRIPTION_PROPERTY,
-                    "body": {"type": "string", "description": "The memory itself, in markdown: the fact or the rule."},
-                    "why": {
-                        "type": "string",
-                        "description": "The incident, request or constraint behind it (feedback and project).",
-                    },
-                    "how": {"type": "string", "description": "When and where it applies (feedback and project)."},
-                    "importance": _IMPORTANCE_PROPERTY,
-                    "expires": _EXPIRES_PROPERTY,
-                },
-                "required": ["type", "name", "description", "body"],
-                "additionalProperties": False,
-            },
-        }
+        if self.allowed_names is None:
+            return create_definition()
+        taken = {name_key(m.name) for m in live}
+        free = [n for n in dict.fromkeys(self.allowed_names) if name_key(n) not in taken]
+        return create_definition(free) if free else None
 
     def _modify_definition(self, live: Sequence[Memory]) -> dict[str, Any]:
         names = list(dict.fromkeys(m.name for m in live))
-        name: dict[str, Any] = {"type": "string", "description": "The exact name of the memory to change."}
-        if len(names) <= MAX_NAME_ENUM:
-            name["enum"] = names
-        return {
-            "name": MODIFY,
-            "description": _MODIFY_HELP,
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": ["update", "delete"]},
-                    "name": name,
-                    "description": _DESCRIPTION_PROPERTY,
-                    "body": {"type": "string", "description": "The new body, replacing the whole body (update)."},
-                    "importance": _IMPORTANCE_PROPERTY,
-                    "expires": {**_EXPIRES_PROPERTY, "description": _EXPIRES_PROPERTY["description"] + " Empty: none."},
-                },
-                "required": ["action", "name"],
-                "additionalProperties": False,
-            },
-        }
+        return modify_definition(names if len(names) <= MAX_NAME_ENUM else None)
 
     # --- handling calls ----------------------------------------------------------------------
 
@@ -404,12 +358,64 @@ class MemoryTools:
         return ToolResult(text, change=change)
 
 
+def create_definition(names: Sequence[str] | None = None) -> dict[str, Any]:
+    """`create_memory` in Anthropic's tool schema; `names`: the only names it may take (an enum)."""
+    name: dict[str, Any] = {"type": "string", "description": _NAME_HELP}
+    if names is not None:
+        name = {"type": "string", "enum": list(names), "description": "The memory's name: one of the allowed names."}
+    return {
+        "name": CREATE,
+        "description": _CREATE_HELP,
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": [t.value for t in MemoryType], "description": _TYPES_HELP},
+                "name": name,
+                "description": _DESCRIPTION_PROPERTY,
+                "body": {"type": "string", "description": "The memory itself, in markdown: the fact or the rule."},
+                "why": {"type": "string", "description": _WHY_HELP},
+                "how": {"type": "string", "description": "When and where it applies (feedback and project)."},
+                "importance": _IMPORTANCE_PROPERTY,
+                "expires": _EXPIRES_PROPERTY,
+            },
+            "required": ["type", "name", "description", "body"],
+            "additionalProperties": False,
+        },
+    }
+
+
+def modify_definition(names: Sequence[str] | None = None) -> dict[str, Any]:
+    """`modify_memory` in Anthropic's tool schema; `names`: an enum of the existing names (None: any name)."""
+    name: dict[str, Any] = {"type": "string", "description": "The exact name of the memory to change."}
+    if names is not None:
+        name["enum"] = list(names)
+    return {
+        "name": MODIFY,
+        "description": _MODIFY_HELP,
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["update", "delete"]},
+                "name": name,
+                "description": _DESCRIPTION_PROPERTY,
+                "body": {"type": "string", "description": "The new body, replacing the whole body (update)."},
+                "importance": _IMPORTANCE_PROPERTY,
+                "expires": {**_EXPIRES_PROPERTY, "description": _EXPIRES_PROPERTY["description"] + " Empty: none."},
+            },
+            "required": ["action", "name"],
+            "additionalProperties": False,
+        },
+    }
+
+
 def _check_size(text: str) -> None:
     size = len(text.encode("utf-8"))
     if size > MAX_FILE_BYTES:  # the folder would not load it back
         raise ToolInputError(f"the memory would be {size:,} bytes; a memory is a few hundred: save only the fact")
 
 
+_NAME_HELP = "A short kebab-case name, unique in the folder, e.g. lint-before-commit."
+_WHY_HELP = "The incident, request or constraint behind it (feedback and project)."
 _DESCRIPTION_PROPERTY: dict[str, Any] = {
     "type": "string",
     "maxLength": DESCRIPTION_MAX,
