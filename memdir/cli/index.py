@@ -2,39 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memdir.cli.state import OutputFormat, State
-from memdir.core.index import IndexResult, entry_target
+from memdir.core.index import entry_target
 from memdir.core.model import plural
+from memdir.core.reports import index_summary
 from memdir.folder import IndexWrite
 
 LEFT_OUT_SHOWN = 20
-
-
-def index_summary(result: IndexResult) -> dict[str, Any]:
-    """The stable JSON shape of an index run (also used by `add`, `edit`, `rm`)."""
-    return {
-        "entries": len(result.entries),
-        "lines": result.lines,
-        "bytes": result.bytes,
-        "hand_written_lines": result.hand_lines,
-        "left_out": [
-            {
-                "path": left.memory.path,
-                "reason": left.reason,
-                "importance": left.memory.importance,
-                "date": left.memory.last_changed.isoformat() if left.memory.last_changed else None,
-            }
-            for left in result.left_out
-        ],
-        "excluded": [{"path": e.memory.path, "reason": e.reason} for e in result.excluded],
-        "rewritten": result.rewritten,
-        "linked_in_text": [memory.path for memory in result.linked],
-        "dead_entries": result.dead,
-        "dead_dropped": result.dead_dropped,
-        "refused": result.refused,
-    }
+__all__ = ["index_summary", "report_index", "run_index"]  # index_summary: for add, edit, rm
 
 
 def report_index(st: State, write: IndexWrite, verb: str, done: str | None = None) -> None:

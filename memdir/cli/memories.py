@@ -23,6 +23,7 @@ from memdir.core.model import (
     parse_document,
 )
 from memdir.core.outward import dumps
+from memdir.core.reports import memory_list
 from memdir.core.templates import editor_text, unfilled_hints
 from memdir.folder import IndexWrite, MemoryDir
 
@@ -268,25 +269,7 @@ def list_memories(
     memories = [m for m in scan.memories if type is None or m.type is type]
     indexed = {m.path for m in folder.plan_index(scan=scan).entries}
     if format is OutputFormat.json:
-        payload = {
-            "folder": str(folder.root),
-            "memories": [
-                {
-                    "name": m.name,
-                    "path": m.path,
-                    "type": m.raw_type,
-                    "description": m.description,
-                    "created": _jsonable(m.date("created")),
-                    "updated": _jsonable(m.date("updated")),
-                    "last_changed": _jsonable(m.last_changed),
-                    "importance": m.importance,
-                    "status": m.status,
-                    "indexed": m.path in indexed,
-                }
-                for m in memories
-            ],
-            "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in scan.problems],
-        }
+        payload = memory_list(folder.root, memories, scan.problems, indexed)
         st.write_json(payload)
         return
     from rich.table import Table
