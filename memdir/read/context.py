@@ -197,6 +197,14 @@ def render_context(
     )
 
 
+def recalled_entry(memory: Memory, today: dt.date) -> tuple[dict[str, Any], str]:
+    """One recalled memory as `memdir context --for` gives it: its entry of `--format json` (name,
+    type, path, description, body, age) and its markdown section, full text and age note. For callers
+    that hand recalled memories out one by one (the MCP `recall` tool)."""
+    loaded = LoadedMemory(memory, RECALLED, age_note(memory, today))
+    return _json_entry(memory, loaded), _clean(_markdown_body(memory, loaded))
+
+
 def _fit(
     renderer: _Renderer, entries: Sequence[Memory], bodies: Sequence[LoadedMemory], budget: int | None
 ) -> tuple[set[str], list[LoadedMemory]]:
