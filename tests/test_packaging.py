@@ -21,7 +21,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("anthropic", "watchdog")
+HEAVY = ("anthropic", "watchdog", "mcp", "mcp_types")  # mcp: only `memdir mcp` loads it
 TODAY = "2026-11-22"
 
 

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["app", "command_started", "main"]
 
 # Importing a command module registers its commands on the app; `memdir --help` lists them in this order.
-_COMMAND_MODULES = ("folder", "lint", "memories", "extract", "context", "recall", "lifecycle", "watch", "hooks", "git")
+_COMMAND_MODULES = (
+    "folder", "lint", "memories", "extract", "context", "recall", "lifecycle", "watch", "hooks", "git", "mcp",
+)  # fmt: skip
 INTERRUPTED = 130  # cli/errors.INTERRUPTED, without importing it first
 
 
