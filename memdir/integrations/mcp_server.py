@@ -3,8 +3,9 @@
 Two halves. `MemoryServer` answers tool calls and resource reads with plain data and needs no SDK;
 `serve` wires it to the official `mcp` SDK (2.x), imported here only, when the command runs, so no
 other command pays for it. The server keeps nothing between calls: each one finds the folder again
-(as the CLI does, or from the client's workspace root), reads it afresh, and takes the folder lock
-like any other writer, so a CLI run or a hand edit between two calls is simply seen by the next.
+(as the CLI does, or from the client's workspace root) and reads it afresh, so a CLI run or a hand
+edit between two calls is simply seen by the next. Every call takes the folder lock: the reading
+tools hold it while they read, the writing ones write through MemoryDir, which takes it per write.
 
 The write tools are the Python API's agent tools (memdir.integrations.tools): the same schemas and
 the same handler, so a memory an MCP client saves goes through the write path (secrets, quarantine,
