@@ -144,6 +144,25 @@ def test_bad_arguments_are_error_answers(memories: Path, name: str, arguments: d
     assert answer.text.startswith("Error: ") and "\n" not in answer.text
 
 
+@pytest.mark.parametrize("tool", ["recall", "list_memories", "lint", "index", "create_memory"])
+def test_every_call_waits_for_the_folder_lock(memories: Path, tool: str) -> None:
+    """A CLI writer holding `.memdir/lock` keeps every call waiting until it lets go."""
+    import threading
+
+    from memdir.core.store import folder_lock
+
+    arguments = {"recall": {"query": "deploy"}, "create_memory": FEEDBACK}.get(tool, {})
+    answers = []
+    (memories / INDEX_NAME).write_text("")  # so that `index` has something to write
+    with folder_lock(memories):
+        call = threading.Thread(target=lambda: answers.append(_server(memories).call_tool(tool, arguments)))
+        call.start()
+        call.join(0.5)
+        assert call.is_alive() and not answers  # still waiting: it did not read or write past the lock
+    call.join()
+    assert not answers[0].is_error, answers[0].text
+
+
 def test_a_missing_folder_is_an_error_naming_it(tmp_path: Path) -> None:
     answer = _server(tmp_path / "gone").call_tool("list_memories", {})
     assert answer.is_error
