@@ -33,6 +33,8 @@ TODAY = dt.date(2026, 11, 22)
 TESTED_ELSEWHERE = {
     # Needs the folder inside a git work tree (`git ls-files`): test_lint_rules_more.py, test_r001_*.
     "R001": "needs a git repository",
+    # Needs CLAUDE.md at the project root, above the copied folder: test_lint_claude_md.py.
+    "D004": "needs a CLAUDE.md outside the memory folder",
     # A fixture holding a credential-shaped string would trip secret scanners (push protection) on this
     # repository; the fake keys are generated at run time: test_lint_formats.py,
     # test_secret_is_masked_in_every_format, and test_lint_rules_more.py, test_s002_reports_a_generated_key.

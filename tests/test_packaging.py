@@ -1,7 +1,8 @@
-"""Packaging: the CLI starts without its heavy dependencies, and the built wheel works on its own.
+"""Packaging: the CLI starts without its heavy dependencies, and the release files are ready to publish.
 
-Both tests run real interpreters in subprocesses; the wheel test builds the wheel, installs it into
-a fresh virtual environment and drives the installed `memdir` command from a temporary folder.
+The tests run real interpreters in subprocesses. The sdist and the wheel are built once for the
+module (the wheel from the sdist); twine checks both; the wheel is installed into a fresh virtual
+environment and the installed `memdir` command is driven from a temporary folder.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import venv
 import zipfile
 from pathlib import Path
@@ -110,20 +112,77 @@ def _pip_reaches_an_index(python: Path, tmp_path: Path) -> bool:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the wheel once. A build failure is the project's fault: it fails, never skips."""
+def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Build the sdist, then the wheel from that sdist, once for the module: what a release uploads,
+    and proof that the sdist alone builds. A build failure is the project's fault: it fails, never skips."""
     out = tmp_path_factory.mktemp("dist")
-    try:
-        import build  # noqa: F401
-
-        command = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)]
-    except ImportError:
-        command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), str(REPO)]
+    command = [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=out)
-    assert done.returncode == 0, f"building the wheel failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    wheels = sorted(out.glob("memdir-*.whl"))
-    assert len(wheels) == 1, wheels
-    return wheels[0]
+    assert done.returncode == 0, f"building failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    sdists, wheels = sorted(out.glob("memdir-*.tar.gz")), sorted(out.glob("memdir-*.whl"))
+    assert len(sdists) == 1 and len(wheels) == 1, (sdists, wheels)
+    return sdists[0], wheels[0]
+
+
+@pytest.fixture(scope="module")
+def wheel(dist: tuple[Path, Path]) -> Path:
+    return dist[1]
+
+
+def test_twine_check_strict_passes(dist: tuple[Path, Path]) -> None:
+    """The metadata and the README render as PyPI would take them (twine is in the `test` extra)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, dist)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASSED") == 2, done.stdout
+
+
+def test_metadata_is_ready_to_publish(wheel: Path) -> None:
+    from memdir.version import __version__
+
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read(f"memdir-{__version__}.dist-info/METADATA").decode("utf-8")
+    headers = metadata.split("\n\n", 1)[0].splitlines()
+    urls = {line.split(": ", 1)[1].split(",", 1)[0] for line in headers if line.startswith("Project-URL: ")}
+    assert {"Homepage", "Documentation", "Repository", "Issues", "Changelog"} <= urls
+    classifiers = {line.removeprefix("Classifier: ") for line in headers if line.startswith("Classifier: ")}
+    assert {"Typing :: Typed", "Environment :: Console", "Programming Language :: Python :: 3.11"} <= classifiers
+    # PEP 639: the SPDX expression supersedes license classifiers; PyPI rejects an upload with both.
+    assert "License-Expression: MIT" in headers and not any(c.startswith("License ::") for c in classifiers)
+    assert "memdir/py.typed" in names  # PEP 561: type checkers read memdir's annotations
+    assert f"memdir-{__version__}.dist-info/licenses/LICENSE" in names
+
+
+def _tracked(folder: str) -> set[str]:
+    """The files of a source folder as git tracks them (the source tree without git: its files)."""
+    done = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", folder], capture_output=True, timeout=60)
+    if done.returncode == 0 and done.stdout:
+        return {name for name in done.stdout.decode().split("\0") if name and (REPO / name).is_file()}
+    return {
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / folder).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def test_sdist_holds_what_building_and_testing_need(dist: tuple[Path, Path]) -> None:
+    """`make test` and `make check` from an unpacked sdist: the tests, their fixtures, the scripts
+    they import, the docs they check, and the files at the root they read."""
+    with tarfile.open(dist[0]) as archive:
+        prefix = archive.getnames()[0].split("/", 1)[0]
+        names = {n.removeprefix(prefix + "/") for n in archive.getnames()}
+    root_files = {
+        "pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", "Makefile", "action.yml", "BENCHMARKS.md",
+        ".pre-commit-hooks.yaml", ".pre-commit-config.yaml", ".ci/run",
+    }  # fmt: skip
+    assert root_files <= names, sorted(root_files - names)
+    for folder in ("memdir", "tests", "scripts", "docs", "examples"):
+        missing = _tracked(folder) - names
+        assert not missing, f"the sdist leaves out {sorted(missing)[:10]}"
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
 
 
 def test_wheel_ships_the_templates(wheel: Path) -> None:

@@ -45,3 +45,25 @@ def test_the_checkers_are_pinned() -> None:
     pinned = {requirement.split("==")[0] for requirement in extras["check"] if "==" in requirement}
     assert {"ruff", "mypy"} <= pinned, extras["check"]
     assert all("==" in requirement for requirement in extras["check"]), extras["check"]
+
+
+def test_the_changelog_has_a_section_for_the_current_version() -> None:
+    """Keep a Changelog: `## [VERSION] - DATE` (or `- Unreleased` before the tag), newest first."""
+    from memdir.version import __version__
+
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}|Unreleased))?$", changelog, re.MULTILINE)
+    versions = [version for version, _ in headings if version != "Unreleased"]
+    assert versions and versions[0] == __version__, f"CHANGELOG.md's newest release is not {__version__}: {headings}"
+    assert f"[{__version__}]: https://" in changelog  # its link reference
+    assert "keepachangelog.com" in changelog
+
+
+def test_the_project_urls_name_one_repository() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    urls = project["urls"]
+    assert set(urls) == {"Homepage", "Documentation", "Repository", "Issues", "Changelog"}
+    assert all(url.startswith(urls["Repository"]) for url in urls.values()), urls
+    assert "Typing :: Typed" in project["classifiers"] and (ROOT / "memdir" / "py.typed").is_file()
+    # PEP 639: `license` is an SPDX expression, which supersedes license classifiers (PyPI rejects both).
+    assert project["license"] == "MIT" and not any(c.startswith("License ::") for c in project["classifiers"])

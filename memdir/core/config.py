@@ -39,7 +39,7 @@ _RECALL_KEYS = {
     "relevance-weight", "recency-weight", "importance-weight", "half-life-days", "gate", "min-relevance",
     "min-score", "k", "synonyms", "model", "log",
 }  # fmt: skip
-_LINT_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "stale-project-days"}
+_LINT_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "stale-project-days", "claude-md"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,9 @@ class LintSettings:
     extend_select: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
     stale_project_days: int = 90
+    # D004: the CLAUDE.md files to compare memories with, resolved against the config file's folder;
+    # None: the project root's CLAUDE.md, .claude/CLAUDE.md and CLAUDE.local.md (see claude_md_files).
+    claude_md: tuple[Path, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -353,8 +356,20 @@ def _lint_settings(path: Path, table: Any) -> tuple[LintSettings, tuple[str, ...
             (glob, section.selectors(f"per-file-ignores.{glob!r}", codes)) for glob, codes in ignores.items()
         ),
         stale_project_days=section.count("stale-project-days", 90, " of days"),
+        claude_md=_claude_md(path, section),
     )
     return settings, section.warnings
+
+
+def _claude_md(path: Path, section: _Table) -> tuple[Path, ...] | None:
+    files = section.get("claude-md")
+    if files is None:
+        return None
+    if not isinstance(files, list) or not all(isinstance(x, str) and x.strip() for x in files):
+        section.fail("claude-md", "a list of file paths")
+    for file in files:
+        _check_path(file, f"{path}: `lint.claude-md`")
+    return tuple((path.parent / os.path.expanduser(file.strip())).resolve() for file in files)
 
 
 def find_repo_root(start: Path) -> Path | None:
@@ -372,6 +387,44 @@ def claude_home(env: Mapping[str, str]) -> Path:
 def sanitise_project_path(path: Path) -> str:
     """Claude Code's folder name for a project: every character outside [A-Za-z0-9] becomes '-'."""
     return re.sub(r"[^A-Za-z0-9]", "-", str(path))
+
+
+# Bounds the search for a project from its auto-memory folder's name: a name like `-home-ann-my-app`
+# can be read several ways (/home/ann/my-app, /home/ann/my/app), and each reading costs a listing.
+_PROJECT_SEARCH_LISTINGS = 256
+
+
+def claude_project_of(folder: Path) -> Path | None:
+    """The project whose Claude Code auto-memory folder is `folder` (`.../projects/<sanitised path>/memory`),
+    found by reading the sanitised name back against the file system; None when `folder` is not such a
+    folder or no existing directory sanitises to its name. The sanitising is lossy, so where two
+    directories fit (/a/b-c and /a/b/c) the first in sorted order wins."""
+    if folder.name != "memory" or folder.parent.parent.name != "projects":
+        return None
+    name = folder.parent.name
+    listings = 0
+
+    def search(at: Path, rest: str) -> Path | None:
+        nonlocal listings
+        if not rest:
+            return at
+        if not rest.startswith("-") or listings >= _PROJECT_SEARCH_LISTINGS:
+            return None
+        listings += 1
+        try:
+            children = sorted(child for child in at.iterdir() if child.is_dir())
+        except OSError:
+            return None
+        for child in children:
+            part = sanitise_project_path(Path(child.name))
+            tail = rest[1 + len(part) :]
+            if rest[1:].startswith(part) and (not tail or tail.startswith("-")):
+                found = search(child, tail)
+                if found is not None:
+                    return found
+        return None
+
+    return search(Path(folder.anchor or "/"), name)
 
 
 def locate(

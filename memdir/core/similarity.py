@@ -200,6 +200,15 @@ def term_sequence(text: str) -> Iterator[tuple[str, str]]:
                 yield term, token
 
 
+def plain_words(text: str) -> list[str]:
+    """The words of `text` in order, case- and accent-folded, none dropped or stemmed: punctuation and
+    markdown (`**`, backticks, `#`) fall away, so text repeated word for word meets itself."""
+    folded = _fold(text)
+    if folded.isascii():
+        return folded.encode().translate(_ASCII_SEPARATORS).decode().split()
+    return _TOKEN.findall(folded)
+
+
 def term_list(text: str) -> list[str]:
     """The terms of `text` in order (term_sequence without the source text, faster on ASCII)."""
     folded = _fold(text)
