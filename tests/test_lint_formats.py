@@ -282,8 +282,14 @@ def test_output_format_from_the_environment(rich: Path) -> None:
     assert "Found" not in overridden.stdout
     overridden = lint_in(rich, "--output-format", "text", env={"MEMDIR_OUTPUT_FORMAT": "sarif"})
     assert overridden.stdout.splitlines()[-1].startswith("Found 15 issues")
-    bad = lint_in(rich, env={"MEMDIR_OUTPUT_FORMAT": "xml"})
+    bad = lint_in(rich, env={"MEMDIR_OUTPUT_FORMAT": "yaml"})  # no command has it: a usage error
     assert bad.exit_code == 2 and bad.stdout == ""
+    assert bad.stderr.strip() == (
+        "memdir: error: MEMDIR_OUTPUT_FORMAT must be one of text, json, concise, github, sarif, markdown, xml, "
+        "not 'yaml'"
+    )
+    other = lint_in(rich, env={"MEMDIR_OUTPUT_FORMAT": "xml"})  # `context`'s: lint falls back to text
+    assert other.exit_code == 1 and other.stdout.splitlines()[-1].startswith("Found 15 issues")
 
 
 # --- secrets never reach a report unmasked ------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from memdir.cli.typer_app import app, state
+from memdir.cli.typer_app import FORMAT_FALLBACK, app, resolve_format, state
 from memdir.core.model import plural
 from memdir.read.context import RECALLED, ContextFormat, render_context
 
@@ -19,7 +19,12 @@ def context(
     ctx: typer.Context,
     format: Annotated[
         ContextFormat,
-        typer.Option("--format", "-f", help="markdown (MEMORY.md, then full texts), xml or json: see docs/context.md."),
+        typer.Option(
+            "--format",
+            "-f",
+            help=f"markdown (MEMORY.md, then full texts), xml or json {FORMAT_FALLBACK}: see docs/context.md.",
+            callback=resolve_format,
+        ),
     ] = ContextFormat.MARKDOWN,
     budget: Annotated[
         int | None,

@@ -4,7 +4,8 @@ Expected errors (MemdirError) print `memdir: error: ...` on stderr and exit with
 class carries (`exit_code`, memdir/core/errors.py): 1 for a request refused on its merits (a name that
 exists, an index that cannot be written without cutting hand-written text), 2 for usage,
 configuration and input the tool cannot work with. Ctrl-C exits 130. Anything unexpected prints a
-short message and exits 2; set MEMDIR_DEBUG=1 to see the traceback. Usage errors are typer's own (exit 2).
+short message and exits 2; set MEMDIR_DEBUG=1 to see the traceback. Usage errors (an unknown option
+or command, a missing argument, a bad choice) are one line too, exit 2 (cli/typer_app.py).
 
 Exit 3 (`WRITTEN_NOT_INDEXED`) belongs to no error: a memory was written (added, edited, removed)
 but MEMORY.md could not take the change, so a script knows the file is there and the index behind.
@@ -77,14 +78,23 @@ def hoist_global_options(args: list[str], takes_value: Callable[[str, str], bool
     return front + back
 
 
-def report_failure(exc: BaseException) -> int | None:
+def report_failure(exc: BaseException, also: Callable[[str, int], None] | None = None) -> int | None:
     """Report an exception the way the CLI promises and return the exit code; None for one the
-    caller must let through (MEMDIR_DEBUG=1, or not an error at all)."""
+    caller must let through (MEMDIR_DEBUG=1, or not an error at all). `also(message, code)` is
+    told each reported error too (the JSON error of `--format json`, State.write_json_error)."""
+
+    def error(message: str, code: int) -> int:
+        print_error(message)
+        if also is not None:
+            also(message, code)
+        return code
+
     if isinstance(exc, MemdirError):
-        print_error(str(exc))
-        return exc.exit_code
+        return error(str(exc), exc.exit_code)
     if isinstance(exc, KeyboardInterrupt):
         print("memdir: interrupted", file=sys.stderr)
+        if also is not None:
+            also("interrupted", INTERRUPTED)
         return INTERRUPTED
     if isinstance(exc, BrokenPipeError):
         # The reader went away (`memdir list | head`); stop writing without a complaint.
@@ -92,9 +102,13 @@ def report_failure(exc: BaseException) -> int | None:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     if isinstance(exc, OSError):  # permissions, a full disk, a vanished folder: say which file
-        print_error(os_error_text(exc))
-        return USAGE
+        return error(os_error_text(exc), USAGE)
     if isinstance(exc, Exception) and not os.environ.get("MEMDIR_DEBUG"):
-        print_error(f"internal error: {type(exc).__name__}: {exc} (MEMDIR_DEBUG=1 shows the traceback)")
-        return USAGE
+        return error(f"internal error: {type(exc).__name__}: {exc} (MEMDIR_DEBUG=1 shows the traceback)", USAGE)
     return None
+
+
+def usage_error_line(message: str, command_path: str | None) -> str:
+    """A usage error as one line, like every other error: what is wrong, then where help is."""
+    hint = f" (try '{command_path} --help')" if command_path else ""
+    return " ".join(message.split()).removesuffix(".") + hint

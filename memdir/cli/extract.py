@@ -12,7 +12,7 @@ import typer
 from memdir.cli.errors import REFUSED, USAGE
 from memdir.cli.memories import _after_write
 from memdir.cli.state import OutputFormat, State, fail
-from memdir.cli.typer_app import FormatOption, app, state
+from memdir.cli.typer_app import FormatOption, QuarantinedName, app, state
 from memdir.folder import MemoryDir
 
 review_app = typer.Typer(
@@ -181,7 +181,8 @@ def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None
 @review_app.command("accept")
 def accept(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+    name: QuarantinedName,
+    format: FormatOption = OutputFormat.text,
 ) -> None:
     """Let a quarantined memory in: its `status` is removed and it is indexed."""
     from memdir.write.review import accept as accept_memory
@@ -190,15 +191,20 @@ def accept(
     folder = st.folder()
     memory, write = accept_memory(folder, name)
     replaced = memory.fields.get("supersedes")
-    st.say(f"Accepted {memory.path}; it is indexed now" + (f", and {replaced} is superseded by it" if replaced else ""))
-    _after_write(st, write, f"{memory.path} is accepted")
+    if format is OutputFormat.text:
+        st.say(
+            f"Accepted {memory.path}; it is indexed now" + (f", and {replaced} is superseded by it" if replaced else "")
+        )
+    payload = {"path": memory.path, "superseded": replaced or None}
+    _after_write(st, write, f"{memory.path} is accepted", payload if format is OutputFormat.json else None)
 
 
 @review_app.command("reject")
 def reject(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+    name: QuarantinedName,
     purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
+    format: FormatOption = OutputFormat.text,
 ) -> None:
     """Throw a quarantined memory out: into .archive/ (or deleted with --purge)."""
     from memdir.write.review import reject as reject_memory
@@ -206,5 +212,7 @@ def reject(
     st = state(ctx)
     folder = st.folder()
     path, destination, write = reject_memory(folder, name, purge=purge)
-    st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
-    _after_write(st, write, f"{path} is rejected")
+    if format is OutputFormat.text:
+        st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
+    payload = {"path": path, "archived_to": str(destination) if destination else None}
+    _after_write(st, write, f"{path} is rejected", payload if format is OutputFormat.json else None)

@@ -3,8 +3,8 @@
 Building the typer app costs more than the index itself (typer imports pydantic to coerce options:
 about 0.1 s on a 2-core machine), so `main` first offers the command line to `run_fast`, which
 accepts only the plain forms of `memdir [--dir D] [-q] [--no-cache] index [--check] [--stdout]
-[--drop-missing] [--format text|json]` and runs the same `run_index` as the typer command. Anything
-else (help, a typo, another command, an unusual spelling) returns None and goes to typer, which
+[--drop-missing] [--format text|json]` (MEMDIR_OUTPUT_FORMAT too) and runs the same `run_index` as the
+typer command. Anything else (help, a typo, another command, an unusual spelling) returns None and goes to typer, which
 owns every message about usage.
 
 `memdir [--dir D] [-q] [--no-cache] hook session-start|stop`, what Claude Code runs at every
@@ -24,6 +24,7 @@ from memdir.core.errors import MemdirError, os_error_text
 
 _FLAGS = {"--check": "check", "--stdout": "stdout", "--drop-missing": "drop_missing"}
 _FORMAT = ("--format", "-f")
+_FORMATS = ("text", "json")  # cli/state.OutputFormat, without importing it for a hook
 # What click reads as a boolean in an environment variable (case-insensitive).
 _TRUE, _FALSE = {"1", "true", "t", "yes", "y", "on"}, {"0", "false", "f", "no", "n", "off"}
 _HOOKS = ("session-start", "stop")  # memdir.integrations.claude_settings.EVENTS, without importing it for every command
@@ -49,11 +50,11 @@ def run_fast(argv: list[str]) -> int | None:
 
     globals_, options, format = parsed
     command_started()
+    st = State(**globals_, output_format=format)  # type: ignore[arg-type]
     try:
-        st = State(**globals_)  # type: ignore[arg-type]
         return run_index(st, format=OutputFormat(format), **options)
     except (Exception, KeyboardInterrupt) as exc:
-        code = report_failure(exc)
+        code = report_failure(exc, st.write_json_error)
         if code is None:
             raise
         return code
@@ -102,17 +103,23 @@ def _parse(argv: list[str]) -> tuple[dict[str, object], dict[str, bool], str] | 
     globals_, _, rest = parsed
     words = iter(rest)
     options = dict.fromkeys(_FLAGS.values(), False)
-    format = "text"
+    given = None
     for word in words:
         if word in _FLAGS:
             options[_FLAGS[word]] = True
         elif word in _FORMAT or word.startswith("--format="):
-            format = word.partition("=")[2] if "=" in word else next(words, "")
-            if format not in ("text", "json"):
+            given = word.partition("=")[2] if "=" in word else next(words, "")
+            if given not in _FORMATS:
                 return None
         else:
             return None
-    return globals_, options, format
+    from memdir.cli.state import chosen_format  # the one rule typer's --format follows too
+    from memdir.core.errors import ConfigError
+
+    try:
+        return globals_, options, chosen_format(given, _FORMATS, "text", os.environ)
+    except ConfigError:  # a MEMDIR_OUTPUT_FORMAT no command has: typer says so
+        return None
 
 
 def run_hook(event: str, st: State) -> int:

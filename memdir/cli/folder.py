@@ -12,11 +12,14 @@ from memdir.cli.typer_app import FormatOption, app, state
 
 
 @app.command()
-def init(ctx: typer.Context) -> None:
+def init(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None:
     """Create the memory folder, an empty MEMORY.md and .memdir/ (tool state, ignored by git)."""
     st = state(ctx)
     folder = st.folder(must_exist=False)
     created = folder.init()
+    if format is OutputFormat.json:
+        st.write_json({"path": str(folder.root), "created": created, "reason": st.location.reason})
+        return
     where = st.show_path(folder.root)
     if created:
         st.say(f"Initialised memory folder {where} ({st.location.reason}).")

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from memdir.cli.errors import REFUSED
-from memdir.cli.typer_app import app, state
+from memdir.cli.state import OutputFormat
+from memdir.cli.typer_app import FormatOption, app, state
 
 git_app = typer.Typer(
     help="Share the memory folder through git: `git setup` makes git merge MEMORY.md by regenerating it. "
@@ -23,6 +24,7 @@ app.add_typer(git_app, name="git")
 def setup(
     ctx: typer.Context,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; write nothing.")] = False,
+    format: FormatOption = OutputFormat.text,
 ) -> None:
     """Register memdir's merge driver for the folder's MEMORY.md in its git repository.
 
@@ -36,6 +38,17 @@ def setup(
     result = setup_merge_driver(st.location.path, dry_run=dry_run)
     for warning in result.warnings:
         st.warn(warning)
+    if format is OutputFormat.json:
+        changes = [{"file": c.file, "key": c.key, "before": c.before, "after": c.after} for c in result.changes]
+        st.write_json(
+            {
+                "repository": str(result.repository),
+                "index_path": result.index_path,
+                "dry_run": dry_run,
+                "changes": changes,
+            }
+        )
+        return
     if not result.changes:
         st.say(f"{result.index_path}: the memdir merge driver is already set up; nothing changed.")
         return

@@ -14,8 +14,8 @@ import typer
 
 from memdir.cli.errors import REFUSED
 from memdir.cli.fast import run_hook
-from memdir.cli.state import State, fail
-from memdir.cli.typer_app import app, state
+from memdir.cli.state import OutputFormat, State, fail
+from memdir.cli.typer_app import FormatOption, app, state
 from memdir.core.errors import FolderNotFound
 from memdir.integrations.claude_settings import (
     DEFAULT_COMMAND,
@@ -90,7 +90,19 @@ def _auto_memory_folder(st: State) -> Path:
     return where.path.resolve()
 
 
-def _report(st: State, changes: list[SettingsChange], dry_run: bool, nothing: str) -> None:
+def _report(st: State, changes: list[SettingsChange], dry_run: bool, nothing: str, format: OutputFormat) -> None:
+    if format is OutputFormat.json:
+        st.write_json(
+            {
+                "dry_run": dry_run,
+                "changes": [
+                    {"path": str(c.path), "changed": c.changed, "existed": c.before is not None,
+                     "exists": c.after is not None, "notes": list(c.notes)}
+                    for c in changes
+                ],
+            }
+        )  # fmt: skip
+        return
     for change in changes:
         shown = st.show_path(change.path)
         for note in change.notes:
@@ -138,6 +150,7 @@ def install(
     ] = False,
     command: CommandOption = DEFAULT_COMMAND,
     project: ProjectOption = None,
+    format: FormatOption = OutputFormat.text,
 ) -> None:
     """Merge memdir's SessionStart and Stop hooks into a Claude Code settings file.
 
@@ -153,9 +166,9 @@ def install(
         )
     except SettingsConflict as exc:
         fail(str(exc), REFUSED)
-    _report(st, changes, dry_run, "already up to date; nothing changed")
+    _report(st, changes, dry_run, "already up to date; nothing changed", format)
     _check_program(st, command)
-    if not dry_run and any(c.changed for c in changes):
+    if not dry_run and any(c.changed for c in changes) and format is OutputFormat.text:
         hooks = ", ".join(f"{h.event}: `{h.command}`" for h in memdir_hooks(command))
         st.say(f"Claude Code will run {hooks}; new sessions pick them up.")
         if folder is not None:
@@ -177,6 +190,7 @@ def uninstall(
     ] = False,
     command: CommandOption = DEFAULT_COMMAND,
     project: ProjectOption = None,
+    format: FormatOption = OutputFormat.text,
 ) -> None:
     """Remove memdir's hooks from a Claude Code settings file, and only those.
 
@@ -188,9 +202,9 @@ def uninstall(
     changes = uninstall_hooks(
         scope, _project(st, project), os.environ, command=command, auto_memory_dir=folder, dry_run=dry_run
     )
-    if not changes:
+    if not changes and format is OutputFormat.text:
         st.say("No settings file there; nothing to remove.")
-    _report(st, changes, dry_run, "nothing of memdir's there; nothing changed")
+    _report(st, changes, dry_run, "nothing of memdir's there; nothing changed", format)
 
 
 @hook_app.command("session-start")

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memdir.cli.state import OutputFormat, fail
-from memdir.cli.typer_app import FormatOption, app, state
+from memdir.cli.complete import rule_codes, rule_codes_and_names
+from memdir.cli.state import OutputFormat, fail, paint
+from memdir.cli.typer_app import FORMAT_FALLBACK, FormatOption, app, resolve_format, state
 from memdir.core.model import plural
 
 if TYPE_CHECKING:
@@ -37,19 +38,26 @@ def lint(
     format: Annotated[
         LintFormat,
         typer.Option(
-            "--format", "--output-format", "-f", envvar="MEMDIR_OUTPUT_FORMAT", help="Report format.", show_envvar=True
+            "--format", "--output-format", "-f", help=f"Report format {FORMAT_FALLBACK}.", callback=resolve_format
         ),
     ] = LintFormat.text,
     output_file: Annotated[
         Path | None, typer.Option("--output-file", "-o", help="Write the report to this file instead of stdout.")
     ] = None,
-    select: Annotated[list[str] | None, typer.Option("--select", help=f"Only these rules: {_SELECT_HELP}.")] = None,
+    select: Annotated[
+        list[str] | None, typer.Option("--select", help=f"Only these rules: {_SELECT_HELP}.", autocompletion=rule_codes)
+    ] = None,
     extend_select: Annotated[
         list[str] | None,
-        typer.Option("--extend-select", help="These rules on top of the selection (e.g. off-by-default ones)."),
+        typer.Option(
+            "--extend-select",
+            help="These rules on top of the selection (e.g. off-by-default ones).",
+            autocompletion=rule_codes,
+        ),
     ] = None,
     ignore: Annotated[
-        list[str] | None, typer.Option("--ignore", help="Skip these rules (same forms as --select).")
+        list[str] | None,
+        typer.Option("--ignore", help="Skip these rules (same forms as --select).", autocompletion=rule_codes),
     ] = None,
     fix: Annotated[bool, typer.Option("--fix", help="Apply safe fixes, then report what is left.")] = False,
     unsafe_fixes: Annotated[
@@ -98,6 +106,8 @@ def lint(
     def show(path: str) -> str:
         return st.show_path(folder.root / path)
 
+    coloured = format is LintFormat.text and output_file is None and st.colour_stdout
+
     if format is LintFormat.json:
         text = render_json(report, folder.root)
     elif format is LintFormat.sarif:
@@ -109,10 +119,10 @@ def lint(
     elif format is LintFormat.concise:
         text = render_concise(report, show)
     else:
-        text = render_text(report, show, fixed)
+        text = render_text(report, show, fixed, _in_colour) if coloured else render_text(report, show, fixed)
     if output_file is None:  # every reporter escapes what it quotes; json, sarif and github must stay as made
         machine = (LintFormat.json, LintFormat.sarif, LintFormat.github)
-        st.write_raw(text) if format in machine else st.write(text)
+        st.write_raw(text) if format in machine or coloured else st.write(text)
     else:
         from memdir.core.store import atomic_write
 
@@ -122,6 +132,15 @@ def lint(
         return
     if report.failed(strict) or (exit_non_zero_on_fix and fixed):
         raise typer.Exit(1)
+
+
+_ROLE_STYLES = {"path": "bold", "code": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def _in_colour(text: str, role: str) -> str:
+    """A part of the text report in its colour (lint.report.render_text names the parts)."""
+    style = _ROLE_STYLES.get(role)
+    return paint(text, style) if style else text
 
 
 def _unified_diff(changes: list[FileChange]) -> str:
@@ -143,7 +162,10 @@ def _unified_diff(changes: list[FileChange]) -> str:
 @app.command()
 def rules(
     ctx: typer.Context,
-    code: Annotated[str | None, typer.Argument(help="A rule code or name to explain.", show_default=False)] = None,
+    code: Annotated[
+        str | None,
+        typer.Argument(help="A rule code or name to explain.", show_default=False, autocompletion=rule_codes_and_names),
+    ] = None,
     format: FormatOption = OutputFormat.text,
 ) -> None:
     """List the lint rules (code, name, severity, fixable), or explain one."""

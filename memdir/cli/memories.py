@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from memdir.cli.complete import memory_names
 from memdir.cli.editor import edit_text
 from memdir.cli.errors import REFUSED, WRITTEN_NOT_INDEXED
 from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
-from memdir.cli.typer_app import FormatOption, app, state
+from memdir.cli.typer_app import FormatOption, MemoryName, app, state
 from memdir.core.errors import InvalidMemory, MemoryChanged
 from memdir.core.gauntlet import SOURCES, Action, Candidate, Verdict, WriteRefused, screened_text
 from memdir.core.model import (
@@ -56,13 +57,25 @@ def _report_dates(st: State, conversions: list[tuple[str, DateSpan]]) -> None:
         st.say(f"{field_name}: '{span.phrase}' -> {span.resolved.isoformat()}")
 
 
-def _after_write(st: State, write: IndexWrite, done: str) -> None:
+def _after_write(st: State, write: IndexWrite, done: str, json: dict[str, Any] | None = None) -> None:
     """Report the re-index after a write that `done` describes ("user_b.md is written"). When
     MEMORY.md could not take it, say both and exit WRITTEN_NOT_INDEXED: the file changed, the
-    index did not, and `memdir index` catches up once MEMORY.md can be rewritten."""
-    report_index(st, write, "updated" if write.changed else "unchanged", done)
+    index did not, and `memdir index` catches up once MEMORY.md can be rewritten.
+
+    With `json` (the command's --format json), that payload is printed with the index run under
+    "index" instead; the refusal is in `index.refused` and on stderr, and the exit code is the same."""
+    if json is not None:
+        st.write_json({**json, "index": index_summary(write.result)})
+        if write.result.refused is not None:
+            st.error(f"{done}, but MEMORY.md is not updated: {write.result.refused}")
+    else:
+        report_index(st, write, "updated" if write.changed else "unchanged", done)
     if write.result.refused is not None:
         raise typer.Exit(WRITTEN_NOT_INDEXED)
+
+
+def _json_if(format: OutputFormat, payload: dict[str, Any]) -> dict[str, Any] | None:
+    return payload if format is OutputFormat.json else None
 
 
 @app.command()
@@ -110,7 +123,11 @@ def add(
     ] = None,
     supersedes: Annotated[
         str | None,
-        typer.Option("--supersedes", help="A memory this one replaces: it is marked superseded and leaves the index."),
+        typer.Option(
+            "--supersedes",
+            help="A memory this one replaces: it is marked superseded and leaves the index.",
+            autocompletion=memory_names,
+        ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Add it even when it says the same as a memory.")] = False,
     no_dates: Annotated[
@@ -121,6 +138,7 @@ def add(
             "still take phrases.",
         ),
     ] = False,
+    format: FormatOption = OutputFormat.text,
 ) -> None:
     """Write a new memory from its type's template and re-index.
 
@@ -155,7 +173,7 @@ def add(
         importance=importance,
         expires=_parse_day(expires, "--expires", day) if expires else _ttl_expires(ttl, day),
     )
-    if body is None and why is None and how is None and _interactive():
+    if body is None and why is None and how is None and _interactive() and format is OutputFormat.text:
         _add_in_editor(st, folder, new, None if no_dates else day, Candidate(new, source), supersedes, force)
         return
     if not new.description.strip():
@@ -170,12 +188,22 @@ def add(
         fail(str(WriteRefused(verdict)), REFUSED)
     memory, write = folder.store(verdict, command="add")
     shown = st.show_path(folder.root / memory.path)
-    st.say(f"Added {shown}")
-    if "supersedes" in memory.fields:  # a quarantined memory's waits for `memdir review accept`
-        st.say(f"Superseded {folder.get(memory.fields['supersedes']).path} (it leaves the index)")
+    superseded = folder.get(memory.fields["supersedes"]).path if "supersedes" in memory.fields else None
+    if format is OutputFormat.text:
+        st.say(f"Added {shown}")
+        if superseded is not None:  # a quarantined memory's waits for `memdir review accept`
+            st.say(f"Superseded {superseded} (it leaves the index)")
     if type.needs_why_and_how and not (new.why.strip() and new.how.strip()):
         st.warn(f"{type.value} memories should say --why and --how; `memdir lint` will flag it")
-    _after_write(st, write, f"{shown} is written")
+    payload = {
+        "path": memory.path,
+        "name": memory.name,
+        "type": memory.raw_type,
+        "action": verdict.action.value,
+        "reasons": list(verdict.reasons),
+        "superseded": superseded,
+    }
+    _after_write(st, write, f"{shown} is written", _json_if(format, payload))
 
 
 def _screened(st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool) -> Verdict:
@@ -293,7 +321,7 @@ def list_memories(
 @app.command()
 def show(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+    name: MemoryName,
     format: FormatOption = OutputFormat.text,
     redact: Annotated[
         bool, typer.Option("--redact", help="Replace secrets (keys, tokens, passwords) with `[REDACTED:<kind>]`.")
@@ -345,7 +373,8 @@ def show(
 @app.command()
 def edit(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+    name: MemoryName,
+    format: FormatOption = OutputFormat.text,
 ) -> None:
     """Open a memory in $EDITOR, then validate it, set `updated` and re-index.
 
@@ -361,6 +390,8 @@ def edit(
         fail(f"{found.path} is not valid UTF-8; fix its encoding before editing it here")
     edited = edit_text(original)
     if edited is None or edited == original:
+        if format is OutputFormat.json:
+            st.write_json({"path": found.path, "changed": False, "index": None})
         st.say("No changes.")
         return
     try:
@@ -372,14 +403,15 @@ def edit(
         draft = folder.save_draft(found.path, edited)
         fail(f"{exc} (your edit is kept at {draft})", REFUSED)
     shown = st.show_path(folder.root / memory.path)
-    st.say(f"Saved {shown}")
-    _after_write(st, write, f"{shown} is saved")
+    if format is OutputFormat.text:
+        st.say(f"Saved {shown}")
+    _after_write(st, write, f"{shown} is saved", _json_if(format, {"path": memory.path, "changed": True}))
 
 
 @app.command()
 def rm(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
+    name: MemoryName,
     purge: Annotated[
         bool,
         typer.Option(
@@ -401,16 +433,7 @@ def rm(
     st = state(ctx)
     folder = st.folder()
     path, destination, write = folder.remove(name, purge=purge)
-    if format is OutputFormat.json:
-        payload = {
-            "path": path,
-            "archived_to": str(destination) if destination else None,
-            "index": index_summary(write.result),
-        }
-        st.write_json(payload)
-        return
-    if destination is None:
-        st.say(f"Deleted {path}")
-    else:
-        st.say(f"Archived {path} -> {st.show_path(destination)}")
-    _after_write(st, write, f"{path} is {'deleted' if destination is None else 'archived'}")
+    if format is OutputFormat.text:
+        st.say(f"Deleted {path}" if destination is None else f"Archived {path} -> {st.show_path(destination)}")
+    payload = {"path": path, "archived_to": str(destination) if destination else None}
+    _after_write(st, write, f"{path} is {'deleted' if destination is None else 'archived'}", _json_if(format, payload))

@@ -9,12 +9,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from memdir.cli.errors import USAGE, CommandFailed
 from memdir.core.config import Config, Location, load_config, locate
@@ -32,7 +32,62 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
-_STYLES = {"yellow": "\x1b[33m", "red": "\x1b[31m"}
+FORMAT_ENV = "MEMDIR_OUTPUT_FORMAT"
+# Every format some command has (`lint` adds concise, github and sarif; `context` markdown and xml).
+# tests/test_cli_conventions.py checks this against the commands' --format choices.
+KNOWN_FORMATS = ("text", "json", "concise", "github", "sarif", "markdown", "xml")
+
+
+def chosen_format(given: str | None, supported: Sequence[str], default: str, env: Mapping[str, str]) -> str:
+    """The one rule for a command's output format: --format, else MEMDIR_OUTPUT_FORMAT, else the default.
+
+    MEMDIR_OUTPUT_FORMAT is one setting for every command, so a format this command does not have
+    (`sarif` for `add`) gives its default rather than an error; a value no command has is a usage error.
+    """
+    if given is not None:
+        return given
+    value = env.get(FORMAT_ENV, "").strip().lower()
+    if not value:
+        return default
+    if value not in KNOWN_FORMATS:
+        raise ConfigError(f"{FORMAT_ENV} must be one of {', '.join(KNOWN_FORMATS)}, not {value!r}")
+    return value if value in supported else default
+
+
+_OFF = ("0", "false")
+
+
+def use_colour(stream: TextIO | None, env: Mapping[str, str] | None = None) -> bool:
+    """The one rule for colour on `stream`: NO_COLOR, then FORCE_COLOR, then whether it is a terminal.
+
+    NO_COLOR set and not empty turns colour off (no-color.org: an empty value does not). FORCE_COLOR
+    set and not empty turns it on even in a pipe (force-color.org), except `0` and `false`, which
+    turn it off as they do for Node's tools, where most people meet the variable. NO_COLOR wins when
+    both are set. Otherwise: colour on a terminal whose TERM is not `dumb`.
+    """
+    env = os.environ if env is None else env
+    if env.get("NO_COLOR", ""):
+        return False
+    forced = env.get("FORCE_COLOR", "")
+    if forced:
+        return forced.strip().lower() not in _OFF
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) and env.get("TERM") != "dumb"
+
+
+_STYLES = {
+    "yellow": "\x1b[33m",
+    "red": "\x1b[31m",
+    "bold": "\x1b[1m",
+    "bold red": "\x1b[1;31m",
+    "cyan": "\x1b[36m",
+    "dim": "\x1b[2m",
+}
+
+
+def paint(text: str, style: str) -> str:
+    """`text` in an ANSI style of `_STYLES`; only for a stream `use_colour` says yes to."""
+    return f"{_STYLES[style]}{text}\x1b[0m"
 
 
 @dataclass
@@ -43,6 +98,9 @@ class State:
     quiet: bool = False
     no_cache: bool = False
     cwd: Path = field(default_factory=Path.cwd)
+    # The output format the command resolved (typer_app.FormatOption): an error is JSON too when it is json.
+    output_format: str | None = None
+    json_written: bool = False  # one JSON document per run: an error after it adds none
 
     @cached_property
     def out(self) -> Console:
@@ -52,11 +110,18 @@ class State:
         Each string cell passes `outward.one_field` (secrets masked, control characters escaped)."""
         from memdir.cli.console import SafeConsole
 
-        return SafeConsole(highlight=False, soft_wrap=True, markup=False, emoji=False)
+        colour = use_colour(sys.stdout)  # rich must not read NO_COLOR and FORCE_COLOR by its own rules
+        return SafeConsole(
+            highlight=False, soft_wrap=True, markup=False, emoji=False, force_terminal=colour, no_color=not colour
+        )
 
     @cached_property
     def _colour(self) -> bool:
-        return sys.stderr.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        return use_colour(sys.stderr)
+
+    @cached_property
+    def colour_stdout(self) -> bool:
+        return use_colour(sys.stdout)
 
     @cached_property
     def config(self) -> Config:
@@ -89,7 +154,7 @@ class State:
     def _stderr(self, message: str, style: str | None = None) -> None:
         message = for_terminal(message)  # a warning can quote a name, a file name or a value
         if style and self._colour:
-            message = f"{_STYLES[style]}{message}\x1b[0m"
+            message = paint(message, style)
         sys.stderr.write(message + "\n")
         sys.stderr.flush()
 
@@ -127,6 +192,13 @@ class State:
     def write_json(self, payload: object, indent: int | None = 2) -> None:
         """`payload` as JSON on stdout (one line when `indent` is None): secrets masked, no raw control character."""
         self.write_raw(dumps(payload, indent=indent) + "\n")
+        self.json_written = True
+
+    def write_json_error(self, message: str, code: int) -> None:
+        """A failed command's JSON on stdout, when its format is json and it printed none yet:
+        `{"error": {"message": ..., "exit_code": ...}}` (docs/cli.md). The line on stderr is printed too."""
+        if self.output_format == OutputFormat.json and not self.json_written:
+            self.write_json({"error": {"message": message, "exit_code": code}})
 
     def write_raw(self, text: str) -> None:
         """`text` on stdout byte-exact. Only for what the user asked to see as it is (`memdir show`)."""

@@ -1,28 +1,62 @@
-"""The typer application, its global options, and the group that reports every command's errors."""
+"""The typer application, its global options, and the group that reports every command's errors.
+
+Help is click's plain layout, not typer's rich panels: a flag reads as a flag (no `<bool>`), and an
+option name is never cut to `--outpu…` in a narrow terminal. Usage errors are one line on stderr,
+`memdir: error: No such option: --foo (try 'memdir lint --help')`, exit 2, like every other error.
+"""
 
 from __future__ import annotations
 
+import os
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
+from typer._click.core import ParameterSource
+from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
 from memdir.cli import command_started
-from memdir.cli.errors import hoist_global_options, report_failure
-from memdir.cli.state import OutputFormat, State
-from memdir.core.outward import for_terminal
+from memdir.cli.complete import memory_names, quarantined_names
+from memdir.cli.errors import USAGE, hoist_global_options, print_error, report_failure, usage_error_line
+from memdir.cli.state import FORMAT_ENV, OutputFormat, State, chosen_format
 from memdir.version import __version__
 
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+AnyFormat = TypeVar("AnyFormat", bound=StrEnum)
 
 
-def _masked_usage(exc: typer.TyperException) -> None:
-    """A usage error quotes the bad value (`'sk-ant-…' is not one of ...`): mask it and escape its
-    control characters before typer draws the box (memdir.core.outward)."""
-    message = getattr(exc, "message", None)
-    if isinstance(message, str):
-        exc.message = for_terminal(message)
+def resolve_format(ctx: typer.Context, param: typer.CallbackParam, value: AnyFormat) -> AnyFormat:
+    """Every command's --format goes through here: the flag, else MEMDIR_OUTPUT_FORMAT, else the
+    default (state.chosen_format), remembered on the run's State so that an error is JSON too."""
+    kind = type(value)
+    given = None if ctx.get_parameter_source(param.name or "") is ParameterSource.DEFAULT else value.value
+    chosen = kind(chosen_format(given, [member.value for member in kind], value.value, os.environ))
+    state(ctx).output_format = chosen.value
+    return chosen
+
+
+FORMAT_FALLBACK = f"(else {FORMAT_ENV})"
+FormatOption = Annotated[
+    OutputFormat,
+    typer.Option("--format", "-f", help=f"Output format: text or json {FORMAT_FALLBACK}.", callback=resolve_format),
+]
+
+_NAME_HELP = "Name, file name or path of the memory."
+MemoryName = Annotated[str, typer.Argument(help=_NAME_HELP, show_default=False, autocompletion=memory_names)]
+QuarantinedName = Annotated[str, typer.Argument(help=_NAME_HELP, show_default=False, autocompletion=quarantined_names)]
+
+
+def _usage_failed(exc: typer.TyperException, ctx: Any) -> typer.Exit:
+    """A usage error (typer's, or raised by a command) as one line on stderr, and JSON on stdout when
+    the command's format is json; the bad value it quotes is masked and escaped by print_error."""
+    command = getattr(exc, "ctx", None) or ctx
+    message = usage_error_line(exc.format_message(), getattr(command, "command_path", None))
+    print_error(message)
+    found = ctx.find_object(State) if ctx is not None else None
+    if found is not None:
+        found.write_json_error(message, USAGE)
+    return typer.Exit(exc.exit_code if isinstance(exc.exit_code, int) else USAGE)
 
 
 class MemdirGroup(TyperGroup):
@@ -36,21 +70,22 @@ class MemdirGroup(TyperGroup):
 
         try:
             return super().parse_args(ctx, hoist_global_options(args, takes_value))
+        except NoArgsIsHelpError:
+            raise  # `memdir` alone prints the help
         except typer.TyperException as exc:
-            _masked_usage(exc)
-            raise
+            raise _usage_failed(exc, ctx) from None
 
     def invoke(self, ctx: Any) -> Any:
         command_started()  # Ctrl-C is the command's KeyboardInterrupt from here (memdir/cli/__init__.py)
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort):
+        except (typer.Exit, typer.Abort, NoArgsIsHelpError):
             raise
         except typer.TyperException as exc:
-            _masked_usage(exc)
-            raise
+            raise _usage_failed(exc, ctx) from None
         except (Exception, KeyboardInterrupt) as exc:
-            code = report_failure(exc)
+            found = ctx.find_object(State)
+            code = report_failure(exc, found.write_json_error if found is not None else None)
             if code is None:
                 raise
             raise typer.Exit(code) from None
@@ -61,13 +96,13 @@ app = typer.Typer(
     cls=MemdirGroup,
     help="Keep an AI agent's long-term memory as a healthy folder of typed markdown files.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion; cli/complete.py completes values
     pretty_exceptions_enable=False,  # MemdirGroup reports errors; locals could hold an API key
     pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    # Docstrings are written as markdown (docs/cli.md is made from them): a paragraph's lines join
-    # when the terminal wraps them, and "[recall]" is text, not rich's markup for a style.
-    rich_markup_mode="markdown",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+    # Plain help (see the module's docstring). Docstrings are written as markdown for docs/cli.md,
+    # which is made from them; on the terminal a paragraph's lines join when it wraps them.
+    rich_markup_mode=None,
 )
 
 

@@ -22,6 +22,7 @@ from memdir.lint.registry import Applicability, Finding, Rule, Severity
 from memdir.version import __version__
 
 ShowPath = Callable[[str], str]
+Style = Callable[[str, str], str]  # (text, role) -> text as shown: see render_text
 
 
 def _line_start(path: str) -> str:
@@ -55,13 +56,22 @@ def _summary(report: LintReport, fixed: int = 0) -> str:
     return (f"Fixed {plural(fixed, 'issue', 'issues')}.\n" if fixed else "") + line
 
 
-def render_text(report: LintReport, show_path: ShowPath = str, fixed: int = 0) -> str:
-    """`path:line: CODE [severity] message (name)`; `[*]` marks what --fix fixes (safe fixes)."""
+def _plain(text: str, role: str) -> str:
+    return text
+
+
+def render_text(report: LintReport, show_path: ShowPath = str, fixed: int = 0, style: Style = _plain) -> str:
+    """`path:line: CODE [severity] message (name)`; `[*]` marks what --fix fixes (safe fixes).
+
+    `style(text, role)` may decorate the parts (the CLI colours them on a terminal); the roles are
+    "path", "code", the severity's value ("error", "warning", "info") and "summary"."""
     lines = []
     for f in report.findings:
         mark = " [*]" if f.fixable is Applicability.SAFE else ""
-        lines.append(f"{_where(f, show_path)}: {f.code}{mark} [{f.severity.value}] {one_field(f.message)} ({f.name})")
-    lines.append(_summary(report, fixed))
+        where = style(_where(f, show_path), "path")
+        severity = style(f"[{f.severity.value}]", f.severity.value)
+        lines.append(f"{where}: {style(f.code, 'code')}{mark} {severity} {one_field(f.message)} ({f.name})")
+    lines.append(style(_summary(report, fixed), "summary"))
     return "\n".join(lines) + "\n"
 
 
