@@ -72,7 +72,7 @@ def extract(
     at all, and every decision is logged to .memdir/log.jsonl. Needs ANTHROPIC_API_KEY. On a
     terminal it asks before writing unless --yes.
     """
-    from memdir.write.extract import ExtractError, Extractor, NoApiKey
+    from memdir.write.extract import AuthFailed, ExtractError, Extractor, NoApiKey
 
     st = state(ctx)
     given = [name for name, value in (("TRANSCRIPT", transcript), ("--hook", hook), ("--messages", messages)) if value]
@@ -96,7 +96,7 @@ def extract(
 
     try:
         results = extractor.run(extractor.request(path, kind), dry_run=dry_run, confirm=confirm)
-    except NoApiKey as exc:
+    except (NoApiKey, AuthFailed) as exc:
         fail(str(exc), USAGE)
     except ExtractError as exc:
         fail(str(exc), REFUSED)

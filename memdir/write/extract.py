@@ -83,6 +83,12 @@ class ApiFailed(ExtractError):
     """The API call failed after the SDK's retries, or its answer was unusable."""
 
 
+class AuthFailed(ApiFailed):
+    """The API refused the key (HTTP 401 or 403): a configuration error."""
+
+    exit_code = 2
+
+
 # --- the cursor -----------------------------------------------------------------------------------
 
 
@@ -350,6 +356,8 @@ def _call_tool(client: Any, model: str, system: str, content: str, tool: str, de
     try:
         return llm.forced_tool_call(client, model=model, max_tokens=MAX_TOKENS, system=system, content=content,
                                     tool=definition)  # fmt: skip
+    except llm.AuthFailed as exc:
+        raise AuthFailed(f"{exc}; nothing was changed") from None
     except llm.LlmError as exc:
         raise ApiFailed(f"{exc}; nothing was changed") from None
 
@@ -780,6 +788,7 @@ def _move_all(root: Path, changes: Sequence[FileChange], run_id: str) -> None:
 
 __all__ = [
     "ApiFailed",
+    "AuthFailed",
     "ExtractError",
     "Extractor",
     "NoApiKey",
