@@ -13,6 +13,7 @@ from memdir.cli.errors import REFUSED, USAGE
 from memdir.cli.memories import _after_write
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
+from memdir.core.model import plural
 from memdir.folder import MemoryDir
 
 review_app = typer.Typer(
@@ -197,14 +198,32 @@ def accept(
 @review_app.command("reject")
 def reject(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Name, file name or path of the memory.", show_default=False)],
-    purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="Names, file names or paths of the memories.", metavar="NAME...", show_default=False),
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Reject every quarantined memory.")] = False,
+    purge: Annotated[bool, typer.Option("--purge", help="Delete the files instead of archiving them.")] = False,
 ) -> None:
-    """Throw a quarantined memory out: into .archive/ (or deleted with --purge)."""
-    from memdir.write.review import reject as reject_memory
+    """Throw quarantined memories out: into .archive/ (or deleted with --purge).
+
+    Each rejection is remembered (.memdir/rejected.jsonl), so extraction does not quarantine the
+    same memory again.
+    """
+    from memdir.write.review import reject_all, reject_many
 
     st = state(ctx)
+    if all_ and names:
+        fail("give NAME... or --all, not both")
+    if not all_ and not names:
+        fail("give the NAME of a quarantined memory, or --all")
     folder = st.folder()
-    path, destination, write = reject_memory(folder, name, purge=purge)
-    st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
-    _after_write(st, write, f"{path} is rejected")
+    rejected = reject_all(folder, purge=purge) if all_ else reject_many(folder, names or [], purge=purge)
+    if not rejected:
+        st.say("Nothing in quarantine.")
+        return
+    for path, destination, _ in rejected:
+        st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
+    writes = [write for _, _, write in rejected]
+    write = next((w for w in writes if w.result.refused is not None), writes[-1])
+    _after_write(st, write, f"{plural(len(writes), 'memory', 'memories')} rejected")
