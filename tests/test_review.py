@@ -190,3 +190,14 @@ def test_reject_usage_errors(folder: Path) -> None:
     assert len(quarantined(_folder(folder))) == 2 and remembered(folder) == []  # nothing rejected
     two = invoke_memdir("--dir", str(folder), "review", "reject", "status-page", "deploy-runbook", "--purge")
     assert two.exit_code == 0 and "(deleted)" in two.stderr and _files(folder) == []
+
+
+def test_a_rejection_that_cannot_be_remembered_rejects_nothing(folder: Path, tmp_path: Path) -> None:
+    _session(folder, 1, FROM_A_PAGE)
+    (tmp_path / "elsewhere.jsonl").write_text("")
+    (folder / ".memdir" / REJECTED_FILE).symlink_to(tmp_path / "elsewhere.jsonl")
+    result = invoke_memdir("--dir", str(folder), "review", "reject", "deploy-runbook")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert REJECTED_FILE in result.stderr, result.stderr
+    assert _files(folder) == ["reference_deploy-runbook.md"] and len(quarantined(_folder(folder))) == 1
+    assert (tmp_path / "elsewhere.jsonl").read_text() == ""
