@@ -200,7 +200,7 @@ def reject(
     ctx: typer.Context,
     names: Annotated[
         list[str] | None,
-        typer.Argument(help="Names, file names or paths of the memories.", metavar="NAME...", show_default=False),
+        typer.Argument(help="Names, file names or paths of the memories.", metavar="NAME", show_default=False),
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Reject every quarantined memory.")] = False,
     purge: Annotated[bool, typer.Option("--purge", help="Delete the files instead of archiving them.")] = False,
