@@ -558,9 +558,10 @@ class MemoryDir:
 
         Relative dates in its texts become ISO dates counted from `new.created` first
         (`convert_dates=False` keeps them as given). Then the screen (`screen`): secrets are
-        redacted, `source="tool"` and instruction-like text are quarantined, a near-duplicate is
-        skipped unless `force`. Raises WriteRefused when nothing is written (a duplicate, a memory
-        that is nothing but a secret) and MemoryExists when the name or file is taken.
+        redacted, `source="tool"` and instruction-like text are quarantined, a near-duplicate (of
+        a live or a quarantined memory) or a memory rejected in review before is skipped unless
+        `force`. Raises WriteRefused when nothing is written (a duplicate, a rejected memory, a
+        memory that is nothing but a secret) and MemoryExists when the name or file is taken.
         `supersedes` names a memory the new one replaces: it gets `status: superseded` and
         `superseded_by: <new file>` (it is kept, and leaves the index).
 
@@ -588,13 +589,15 @@ class MemoryDir:
         `status: quarantined`). A verdict that writes nothing is logged here; `store` logs the rest
         once the write is done. Raises MemoryExists when the name is taken."""
         from memdir.core.gauntlet import Action, prepare, screen, verdict_entry
+        from memdir.core.rejections import remembered
 
         scan = self.scan()
         new = candidate.memory
         self._refuse_existing(scan, new.file_name, new.name)
         target = self.get(supersedes).path if supersedes is not None else None
-        verdict = screen([candidate], scan.memories, self.today)[0]
-        if verdict.action is Action.SKIP and (force or verdict.duplicate_of == target):
+        verdict = screen([candidate], scan.memories, self.today, rejected=remembered(self.root))[0]
+        repeats_target = target is not None and verdict.duplicate_of == target
+        if verdict.action is Action.SKIP and (force or repeats_target):
             verdict.keep()  # `--force`, or it repeats the very memory it replaces
         if not verdict.writes:
             log_decisions(self.root, [verdict_entry(verdict, command=command)])

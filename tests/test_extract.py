@@ -942,3 +942,93 @@ def test_a_quarantined_verdict_with_a_supersede_waits_for_review(
     assert not [e for e in read_decisions(folder) if e["decision"] == "superseded"]
     accept(MemoryDir(folder, today=TODAY), "payment-terms")
     assert MemoryDir(folder, today=TODAY).get("invoice-terms").fields["superseded_by"] == "project_payment-terms.md"
+
+
+# --- reaching the API: a refused key, nothing listening -------------------------------------------
+
+
+@pytest.fixture
+def status_server() -> Iterator[Callable[[int], tuple[str, list[str]]]]:
+    """A tiny loopback HTTP server, in a thread, that answers every request with one status and an
+    Anthropic error body; it returns its base URL and the paths it was asked for (one per attempt)."""
+    import http.server
+
+    servers: list[http.server.ThreadingHTTPServer] = []
+
+    def start(status: int) -> tuple[str, list[str]]:
+        hits: list[str] = []
+        kind = {401: "authentication_error", 403: "permission_error"}.get(status, "api_error")
+        body = json.dumps({"type": "error", "error": {"type": kind, "message": f"{kind} here"}}).encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                hits.append(self.path)
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        servers.append(server)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{server.server_address[1]}", hits
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_key_says_authentication_failed(
+    folder: Path, transcript: Path, monkeypatch: pytest.MonkeyPatch, status_server: Any, status: int
+) -> None:
+    """The client memdir makes itself (the environment's key and base URL), against a loopback
+    server that refuses the key: one line naming the status and the variable to check, exit 2, one
+    attempt (a refused key is not retried), nothing written but the log's `failed`."""
+    url, hits = status_server(status)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    before = _snapshot(folder)
+    result = invoke_memdir("--dir", str(folder), "extract", str(transcript), "--yes")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"memdir: error: authentication failed (HTTP {status}")
+    assert "check ANTHROPIC_API_KEY" in result.stderr
+    assert hits == ["/v1/messages"]
+    assert _snapshot(folder) == before and _decisions(folder) == ["failed"]
+    assert not (folder / ".memdir" / "extract-cursor.json").exists()
+
+
+def test_nothing_listening_fails_after_a_few_quick_attempts(
+    folder: Path, transcript: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loopback port with no listener: the SDK's own retries, counted (its backoff sleeps are
+    recorded, not slept), and a short connect timeout, so even an address that never answers fails
+    within seconds: attempts x connect timeout + backoff stays under 20 s."""
+    import socket
+    import time
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # bound, then closed: nothing listens there
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    client = extract_mod.make_client()
+    extractor = Extractor(_folder(folder), client=client, model="claude-test")
+    before = _snapshot(folder)
+    with pytest.raises(ApiFailed, match="could not be reached"):
+        extractor.run(extractor.request(transcript))
+    attempts = len(slept) + 1
+    assert attempts <= 3 and sum(slept) <= 5
+    connect = client.timeout.connect if not isinstance(client.timeout, int | float) else client.timeout
+    assert attempts * connect + sum(slept) <= 20
+    assert _snapshot(folder) == before and _decisions(folder) == ["failed"]

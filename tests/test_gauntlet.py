@@ -65,11 +65,22 @@ def test_screen_orders_secrets_provenance_and_duplicates(folder: Path, make_memo
     assert verdicts[3].redacted == ["anthropic-api-key"] and SECRET not in verdicts[3].candidate.memory.body
 
 
-def test_superseded_and_quarantined_memories_are_not_compared(folder: Path, make_memory: MakeMemory) -> None:
+def test_superseded_memories_are_not_compared_and_quarantined_ones_only_for_duplicates(
+    folder: Path, make_memory: MakeMemory
+) -> None:
+    """A quarantined memory holds its fact once (issue 19): the same candidate again is skipped, not
+    quarantined as `-2`. It is never a same-topic neighbour: it waits for a person, no model judges it."""
     make_memory("project_a.md", name="a", description="Deploys happen on Tuesdays only", status="superseded")
-    make_memory("project_b.md", name="b", description="Deploys happen on Tuesdays only", status="quarantined")
     existing = MemoryDir(folder, today=TODAY).scan().memories
     [verdict] = screen([Candidate(_new("c", "Deploys happen on Tuesdays only"))], existing, TODAY)
+    assert verdict.action is Action.STORE and verdict.same_topic == []
+    make_memory("project_b.md", name="b", description="Deploys happen on Tuesdays only", status="quarantined")
+    make_memory("project_d.md", name="d", description="Deploys happen on Tuesdays, 10:00", status="quarantined")
+    existing = MemoryDir(folder, today=TODAY).scan().memories
+    [verdict] = screen([Candidate(_new("c", "Deploys happen on Tuesdays only"))], existing, TODAY)
+    assert verdict.action is Action.SKIP and verdict.duplicate_of == "project_b.md" and verdict.same_topic == []
+    assert "waits in quarantine" in verdict.reasons[-1]
+    [verdict] = screen([Candidate(_new("c", "Deploys happen on Fridays at 10:00"))], existing, TODAY)
     assert verdict.action is Action.STORE and verdict.same_topic == []
 
 

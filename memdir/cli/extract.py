@@ -9,10 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
+from memdir.cli.complete import quarantined_names
 from memdir.cli.errors import REFUSED, USAGE
 from memdir.cli.memories import _after_write
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, QuarantinedName, app, state
+from memdir.core.model import plural
 from memdir.folder import MemoryDir
 
 review_app = typer.Typer(
@@ -72,7 +74,7 @@ def extract(
     at all, and every decision is logged to .memdir/log.jsonl. Needs ANTHROPIC_API_KEY. On a
     terminal it asks before writing unless --yes.
     """
-    from memdir.write.extract import ExtractError, Extractor, NoApiKey
+    from memdir.write.extract import AuthFailed, ExtractError, Extractor, NoApiKey
 
     st = state(ctx)
     given = [name for name, value in (("TRANSCRIPT", transcript), ("--hook", hook), ("--messages", messages)) if value]
@@ -96,7 +98,7 @@ def extract(
 
     try:
         results = extractor.run(extractor.request(path, kind), dry_run=dry_run, confirm=confirm)
-    except NoApiKey as exc:
+    except (NoApiKey, AuthFailed) as exc:
         fail(str(exc), USAGE)
     except ExtractError as exc:
         fail(str(exc), REFUSED)
@@ -202,17 +204,48 @@ def accept(
 @review_app.command("reject")
 def reject(
     ctx: typer.Context,
-    name: QuarantinedName,
-    purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Names, file names or paths of the memories.",
+            metavar="NAME",
+            show_default=False,
+            autocompletion=quarantined_names,
+        ),
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Reject every quarantined memory.")] = False,
+    purge: Annotated[bool, typer.Option("--purge", help="Delete the files instead of archiving them.")] = False,
     format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Throw a quarantined memory out: into .archive/ (or deleted with --purge)."""
-    from memdir.write.review import reject as reject_memory
+    """Throw quarantined memories out: into .archive/ (or deleted with --purge).
+
+    Each rejection is remembered (.memdir/rejected.jsonl), so extraction does not quarantine the
+    same memory again.
+    """
+    from memdir.write.review import reject_all, reject_many
 
     st = state(ctx)
+    if all_ and names:
+        fail("give NAME... or --all, not both")
+    if not all_ and not names:
+        fail("give the NAME of a quarantined memory, or --all")
     folder = st.folder()
-    path, destination, write = reject_memory(folder, name, purge=purge)
+    rejected = reject_all(folder, purge=purge) if all_ else reject_many(folder, names or [], purge=purge)
+    if not rejected:
+        if format is OutputFormat.json:
+            st.write_json({"rejected": []})
+        else:
+            st.say("Nothing in quarantine.")
+        return
     if format is OutputFormat.text:
-        st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
-    payload = {"path": path, "archived_to": str(destination) if destination else None}
-    _after_write(st, write, f"{path} is rejected", payload if format is OutputFormat.json else None)
+        for path, destination, _ in rejected:
+            st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
+    payload = {"rejected": [{"path": path, "archived_to": str(dest) if dest else None} for path, dest, _ in rejected]}
+    writes = [write for _, _, write in rejected]
+    write = next((w for w in writes if w.result.refused is not None), writes[-1])
+    _after_write(
+        st,
+        write,
+        f"{plural(len(writes), 'memory', 'memories')} rejected",
+        payload if format is OutputFormat.json else None,
+    )

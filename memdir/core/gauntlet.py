@@ -6,8 +6,10 @@ candidate, in order: secrets are redacted (or the candidate refused when a secre
 or is all it says); provenance decides whether it is quarantined (`source: tool`, or
 instruction-like text whatever the source); it is compared with the live memories and the earlier
 candidates of the same batch, so a near-duplicate is skipped and a memory on the same topic is
-named (for a warning, or for a model to judge). Nothing here writes; the screen returns verdicts,
-and the caller stores them (review of the quarantine: write/review.py).
+named (for a warning, or for a model to judge). A candidate that says what a person rejected in
+review (memdir.core.rejections), or what a quarantined memory already says, is skipped too: the
+quarantine holds each thing once, and a rejection is not asked again. Nothing here writes; the
+screen returns verdicts, and the caller stores them (review of the quarantine: write/review.py).
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.core.errors import MemdirError
 from memdir.core.model import Memory, NewMemory, Status, name_key
+
+if TYPE_CHECKING:
+    from memdir.core.rejections import Rejection
 
 SOURCES = ("user", "agent", "tool")
 SAME_TOPIC_FLOOR = 0.3
@@ -50,7 +55,7 @@ class WriteRefused(MemdirError):
 class Action(StrEnum):
     STORE = "store"
     QUARANTINE = "quarantine"  # stored with `status: quarantined`: never indexed until reviewed
-    SKIP = "skip"  # a near-duplicate of a memory (or of an earlier candidate)
+    SKIP = "skip"  # a near-duplicate of a memory (or of an earlier candidate), or rejected before
     REFUSE = "refuse"  # a secret that cannot be redacted away
 
 
@@ -82,6 +87,7 @@ class Verdict:
     reasons: list[str] = field(default_factory=list)
     redacted: list[str] = field(default_factory=list)  # kinds of secret taken out
     duplicate_of: str | None = None
+    rejected: str | None = None  # SKIP: the file a person rejected in review that this one repeats
     same_topic: list[Neighbour] = field(default_factory=list)
     supersedes: str | None = None  # path of the memory this one replaces (set by a judge or by hand)
     untrusted: bool = False  # provenance says a person must look first, whatever the action became
@@ -94,7 +100,7 @@ class Verdict:
         """Write a skipped near-duplicate after all (`add --force`, or it repeats the very memory
         it replaces): stored, or quarantined when its provenance said so."""
         self.action = Action.QUARANTINE if self.untrusted else Action.STORE
-        self.duplicate_of = None
+        self.duplicate_of = self.rejected = None
 
 
 def _texts(new: NewMemory) -> dict[str, str]:
@@ -155,16 +161,63 @@ def live_memories(memories: Iterable[Memory], today: dt.date) -> list[Memory]:
     return [m for m in memories if m.type is not None and m.exclusion(today) is None]
 
 
+def _says_the_same(other: Any, mine: Any) -> str | None:
+    """How `mine` repeats `other` (both similarity.MemoryText), or None: a near-duplicate, or the
+    same name on the same topic (a rewording that moved a date or a number, say). For the memories
+    that are not live: a quarantined one, or one a person rejected."""
+    from memdir.core.similarity import compare, similarity
+
+    pair = compare(other, mine)
+    if pair is not None and pair.label == "duplicate":
+        return f"says the same as {other.key} (similarity {pair.score:.2f})"
+    score = pair.score if pair is not None else similarity(other, mine)
+    if name_key(other.name) == name_key(mine.name) and score >= SAME_TOPIC_FLOOR:
+        return f"has the name and topic of {other.key} (similarity {score:.2f})"
+    return None
+
+
+def _rejection(new: NewMemory, mine: Any, rejected: Sequence[Rejection]) -> tuple[Rejection, str] | None:
+    """The rejection `new` repeats, and how: the same text (its digest: all a purged rejection
+    keeps), or by `_says_the_same` with the rejected memory's text."""
+    from memdir.core.model import parse_document
+    from memdir.core.rejections import said_fingerprint
+    from memdir.core.similarity import MemoryText
+    from memdir.core.templates import render_memory
+
+    body = parse_document(render_memory(new)).body  # as the file would say it, as the rejected one did
+    digest = said_fingerprint(new.type.value, new.name, new.description, body)
+    for rejection in reversed(rejected):  # the latest first
+        if rejection.digest == digest:
+            return rejection, f"says what {rejection.file} said"
+    for rejection in reversed(rejected):
+        if rejection.description is None or rejection.body is None:
+            continue
+        text = MemoryText(rejection.file, rejection.name, rejection.description, rejection.body, rejection.type)
+        how = _says_the_same(text, mine)
+        if how is not None:
+            return rejection, how
+    return None
+
+
 def screen(
     candidates: Sequence[Candidate],
     existing: Sequence[Memory],
     today: dt.date,
+    *,
+    rejected: Sequence[Rejection] = (),
 ) -> list[Verdict]:
-    """Run every candidate through the gauntlet, in order. `existing` is the folder's memories."""
+    """Run every candidate through the gauntlet, in order. `existing` is the folder's memories
+    (quarantined ones included), `rejected` what people rejected in review there
+    (`memdir.core.rejections.remembered`)."""
     from memdir.core.similarity import MemoryText, compare, similarity
 
     live = live_memories(existing, today)
     texts = [MemoryText(m.path, m.name, m.description, m.body, m.raw_type) for m in live]
+    waiting = [
+        MemoryText(m.path, m.name, m.description, m.body, m.raw_type)
+        for m in existing
+        if m.type is not None and m.status == Status.QUARANTINED.value
+    ]
     accepted: list[tuple[str, Any]] = []  # earlier candidates of the batch that will be written
     verdicts: list[Verdict] = []
     for candidate in candidates:
@@ -175,6 +228,13 @@ def screen(
             continue
         _screen_provenance(verdict)
         mine = memory_text(candidate.memory.file_name, candidate.memory)
+        repeated = _rejection(candidate.memory, mine, rejected) if rejected else None
+        if repeated is not None:
+            rejection, how = repeated
+            verdict.action, verdict.rejected = Action.SKIP, rejection.file
+            when = f" on {rejection.at[:10]}" if rejection.at else ""
+            verdict.reasons.append(f"previously rejected: it {how}, rejected in review{when}")
+            continue
         others = [(t, True) for t in texts] + [(t, False) for _, t in accepted]
         for other, is_existing in others:
             shown = other.key if is_existing else f"(batch) {other.key}"
@@ -189,6 +249,12 @@ def screen(
             if pair is not None or score >= SAME_TOPIC_FLOOR or same_name:
                 reason = pair.reason if pair is not None else ("same name" if same_name else "same topic")
                 verdict.same_topic.append(Neighbour(shown, other.name, score, reason, is_existing))
+        for other in waiting if verdict.action is not Action.SKIP else []:
+            repeats = _says_the_same(other, mine)
+            if repeats is not None:
+                verdict.action, verdict.duplicate_of = Action.SKIP, other.key
+                verdict.reasons.append(f"{repeats}, which waits in quarantine (`memdir review`)")
+                break
         verdict.same_topic.sort(key=lambda n: -n.score)
         if verdict.writes:
             accepted.append((candidate.memory.file_name, mine))
@@ -225,6 +291,8 @@ def describe(verdict: Verdict) -> str:
     """One line for people: what happens to the candidate and why."""
     name = verdict.candidate.memory.name
     why = f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""
+    if verdict.action is Action.SKIP and verdict.rejected:
+        return f"skip {name!r}: previously rejected ({verdict.rejected})"
     if verdict.action is Action.SKIP:
         return f"skip {name!r}: duplicate of {verdict.duplicate_of}"
     if verdict.action is Action.REFUSE:
@@ -249,6 +317,8 @@ def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:
         Action.SKIP: "skipped-duplicate",
         Action.REFUSE: "refused",
     }[verdict.action]
+    if verdict.rejected:
+        decision = "previously-rejected"
     entry: dict[str, Any] = {
         **extra,
         "decision": decision,
@@ -262,6 +332,8 @@ def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:
         entry["redacted"] = sorted(set(verdict.redacted))
     if verdict.duplicate_of:
         entry["duplicate_of"] = verdict.duplicate_of
+    if verdict.rejected:
+        entry["rejected"] = verdict.rejected
     if verdict.supersedes:  # a quarantined memory's waits for `review accept`, which logs it then
         entry["supersedes_on_accept" if verdict.action is Action.QUARANTINE else "supersedes"] = verdict.supersedes
     if verdict.same_topic:

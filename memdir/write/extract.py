@@ -39,6 +39,7 @@ from memdir.core.gauntlet import (
     verdict_entry,
 )
 from memdir.core.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, plural, slugify
+from memdir.core.rejections import remembered
 from memdir.core.store import (
     atomic_write,
     checked_folder,
@@ -81,6 +82,12 @@ class NoApiKey(ExtractError):
 
 class ApiFailed(ExtractError):
     """The API call failed after the SDK's retries, or its answer was unusable."""
+
+
+class AuthFailed(ApiFailed):
+    """The API refused the key (HTTP 401 or 403): a configuration error."""
+
+    exit_code = 2
 
 
 # --- the cursor -----------------------------------------------------------------------------------
@@ -350,6 +357,8 @@ def _call_tool(client: Any, model: str, system: str, content: str, tool: str, de
     try:
         return llm.forced_tool_call(client, model=model, max_tokens=MAX_TOKENS, system=system, content=content,
                                     tool=definition)  # fmt: skip
+    except llm.AuthFailed as exc:
+        raise AuthFailed(f"{exc}; nothing was changed") from None
     except llm.LlmError as exc:
         raise ApiFailed(f"{exc}; nothing was changed") from None
 
@@ -464,11 +473,14 @@ class Plan:
             "redacted": sum(1 for v in self.verdicts if v.writes and v.redacted),
             "refused": sum(v.action is Action.REFUSE for v in self.verdicts),
         }
-        skipped = sum(v.action is Action.SKIP for v in self.verdicts)
+        skipped = sum(v.action is Action.SKIP and not v.rejected for v in self.verdicts)
+        rejected = sum(v.action is Action.SKIP and bool(v.rejected) for v in self.verdicts)
         parts = [f"saved {counts['saved']}"]
         parts += [f"{key} {n}" for key, n in counts.items() if key != "saved" and n]
         if skipped:
             parts.append(f"skipped {plural(skipped, 'duplicate', 'duplicates')}")
+        if rejected:
+            parts.append(f"skipped {rejected} previously rejected")
         return ", ".join(parts)
 
 
@@ -635,7 +647,7 @@ class Extractor:
         candidates = parse_candidates(data, anchor)
         for candidate in candidates:
             candidate.memory.absolutize_dates()
-        plan.verdicts = screen(candidates, scan.memories, self.folder.today)
+        plan.verdicts = screen(candidates, scan.memories, self.folder.today, rejected=remembered(self.root))
         by_path = {m.path: m for m in live}
         for verdict in plan.verdicts:
             # A quarantined candidate waits for a person; it must not push a live memory out of the index.
@@ -780,6 +792,7 @@ def _move_all(root: Path, changes: Sequence[FileChange], run_id: str) -> None:
 
 __all__ = [
     "ApiFailed",
+    "AuthFailed",
     "ExtractError",
     "Extractor",
     "NoApiKey",

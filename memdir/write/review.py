@@ -1,15 +1,19 @@
 """Review: what the quarantine holds, let in (`memdir review accept`) or thrown out (`reject`).
 
 A quarantined memory was written by the write path (memdir.core.gauntlet) with `status:
-quarantined`: it is never indexed until a person accepts it here.
+quarantined`: it is never indexed until a person accepts it here. A rejection is remembered in
+`.memdir/rejected.jsonl` (memdir.core.rejections), so the write path does not quarantine the same
+memory again in the next session.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from memdir.core.errors import MemdirError, MemoryChanged, MemoryNotFound
 from memdir.core.model import PENDING_SUPERSEDE, Memory, Status, one_line, parse_document, said_digest
+from memdir.core.rejections import rejection_of, remember
 from memdir.core.store import folder_lock, log_decisions
 from memdir.folder import IndexWrite, MemoryDir
 
@@ -105,9 +109,27 @@ def _replaced(folder: MemoryDir, memory: Memory) -> Memory:
 
 
 def reject(folder: MemoryDir, query: str, purge: bool = False) -> tuple[str, Path | None, IndexWrite]:
-    """Throw a quarantined memory out: into `.archive/` (deleted with `purge`)."""
+    """Throw a quarantined memory out: into `.archive/` (deleted with `purge`), and remember it
+    (`.memdir/rejected.jsonl`; with `purge`, only a digest of what it said) so the write path skips
+    it when it comes again. Remembered first: a rejection that cannot be recorded removes nothing,
+    and one whose removal then fails leaves the memory quarantined, remembered twice if rejected again."""
     memory = _quarantined_one(folder, query)
+    remember(folder.root, [rejection_of(memory, purged=purge)])
     result = folder.remove(memory.path, purge=purge, log=False)
     entry = folder.removal_entry("review", memory.path, result[1]) | {"decision": "rejected", "purged": purge}
     log_decisions(folder.root, [entry])
     return result
+
+
+def reject_many(
+    folder: MemoryDir, queries: Sequence[str], purge: bool = False
+) -> list[tuple[str, Path | None, IndexWrite]]:
+    """`reject` each memory `queries` names, once each; raises (nothing rejected) when one of them is
+    not in quarantine."""
+    paths = list(dict.fromkeys(_quarantined_one(folder, query).path for query in queries))
+    return [reject(folder, path, purge=purge) for path in paths]
+
+
+def reject_all(folder: MemoryDir, purge: bool = False) -> list[tuple[str, Path | None, IndexWrite]]:
+    """`reject` every quarantined memory, in folder order; an empty list when none waits."""
+    return reject_many(folder, [memory.path for memory in quarantined(folder)], purge=purge)
