@@ -634,6 +634,20 @@ def test_prompt_hook_leaves_out_a_memory_too_long_for_claude_codes_inline_limit(
     assert "1 recalled memory left out to stay short" in result.stderr
 
 
+def test_prompt_hook_recalls_for_the_beginning_and_end_of_a_long_prompt(project: Path) -> None:
+    paste = "\n".join(f"2026-11-22 10:{i % 60:02d} INFO worker {i} heartbeat ok" for i in range(2_000))
+    prompt = f"{LINT_PROMPT}\n{paste}\nThanks!"
+    assert len(prompt) > 50_000
+    query = claude_runtime.prompt_query(prompt)
+    assert len(query) <= claude_runtime.PROMPT_QUERY_LIMIT
+    assert query.startswith(LINT_PROMPT) and query.endswith("heartbeat ok\nThanks!")
+    assert claude_runtime.prompt_query("alpha beta gamma delta", 12) == "alpha\ndelta"  # whole words only
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, prompt), cwd=project)
+    assert "## lint-first" in _prompt_context(result.stdout)
+    logged = json.loads((project / ".claude" / "memory" / ".memdir" / "recall.jsonl").read_text().splitlines()[-1])
+    assert logged["query"] == query
+
+
 # --- the typer-free path -----------------------------------------------------------------------
 
 

@@ -42,6 +42,10 @@ from memdir.integrations.claude_settings import SESSION_START, STOP, USER_PROMPT
 # Claude Code keeps a hook's additionalContext inline only up to 10,000 characters; past that the
 # model gets a 2 KB preview and a file path instead. Stay under it with room for the JSON around it.
 CONTEXT_LIMIT = 9_000
+# The prompt hook recalls for at most this many characters of a prompt: its beginning and its end,
+# where people say what they want; a long prompt's middle is mostly a paste (a log, a diff), and
+# recall's work grows with the query, which would hold the prompt up (10,000 characters: ~0.6 s).
+PROMPT_QUERY_LIMIT = 4_000
 LOCK_WAIT_SECONDS = 2.0  # a hook must not sit behind a long `memdir lint --fix`; show the plan instead
 PENDING_EXTRACTIONS = "pending-extractions.jsonl"
 
@@ -302,7 +306,7 @@ def prompt_recall(
     from memdir.read.recall import recall, recalled_memories
 
     try:
-        found = recall(folder, prompt)
+        found = recall(folder, prompt_query(prompt))
     except MemdirError as exc:
         outcome.notes.append(f"recall failed: {exc}")
         return outcome
@@ -332,6 +336,18 @@ def prompt_recall(
         outcome.notes.append(f"{plural(left_out, 'recalled memory', 'recalled memories')} left out to stay short")
     outcome.output = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
     return outcome
+
+
+def prompt_query(prompt: str, limit: int = PROMPT_QUERY_LIMIT) -> str:
+    """What the prompt hook recalls for: the prompt, or the beginning and the end of a long one,
+    each cut at a word boundary, `limit` characters in all."""
+    if len(prompt) <= limit:
+        return prompt
+    half = limit // 2
+    head, tail = prompt[:half], prompt[-half:]
+    head = head.rsplit(None, 1)[0] if not prompt[half].isspace() and head.strip() else head
+    tail = tail.split(None, 1)[-1] if not prompt[-half - 1].isspace() and tail.strip() else tail
+    return f"{head}\n{tail}"
 
 
 def record_stop(
