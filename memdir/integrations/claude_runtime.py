@@ -313,8 +313,8 @@ def prompt_recall(
     if found.log_error:
         outcome.notes.append(f"recall not logged: {found.log_error}")
     # Through the parse cache: the session's start has parsed these files, so YAML need not load.
-    cache = ParseCache.load(state_dir(folder.root)) if folder.cache else None
-    memories = recalled_memories(folder, found, cache)
+    parsed = ParseCache.load(state_dir(folder.root)) if folder.cache else None
+    memories = recalled_memories(folder, found, parsed)
     if not memories:
         return outcome
     header = (
