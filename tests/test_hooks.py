@@ -601,7 +601,9 @@ def test_prompt_hook_gives_the_recalled_memories_in_full(project: Path, tmp_path
     assert LINT_PROMPT in log.read_text()  # logged like any other recall
 
 
-@pytest.mark.parametrize("prompt", ["what is the weather in Lisbon tomorrow?", "ok", "", "   "])
+@pytest.mark.parametrize(
+    "prompt", ["what is the weather in Lisbon tomorrow?", "ok", "", "   ", f"/memdir:recall {LINT_PROMPT}"]
+)
 def test_prompt_hook_is_a_no_op_when_nothing_passes_the_gate(project: Path, prompt: str) -> None:
     result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, prompt), cwd=project)
     assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""

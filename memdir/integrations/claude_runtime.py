@@ -46,6 +46,9 @@ CONTEXT_LIMIT = 9_000
 # where people say what they want; a long prompt's middle is mostly a paste (a log, a diff), and
 # recall's work grows with the query, which would hold the prompt up (10,000 characters: ~0.6 s).
 PROMPT_QUERY_LIMIT = 4_000
+# The plugin's slash commands (/memdir:recall, /memdir:lint, /memdir:review) run memdir themselves;
+# Claude Code hands the prompt hook their command line, which is not a task to recall for.
+OWN_COMMANDS = "/memdir:"
 LOCK_WAIT_SECONDS = 2.0  # a hook must not sit behind a long `memdir lint --fix`; show the plan instead
 PENDING_EXTRACTIONS = "pending-extractions.jsonl"
 
@@ -296,7 +299,7 @@ def prompt_recall(
     off. Runs before every prompt reaches the model, so it stays on the fast path: the stored term
     index, no model, no re-index."""
     prompt = _string(payload, "prompt")
-    if prompt is None or not prompt.strip():
+    if prompt is None or not prompt.strip() or prompt.lstrip().startswith(OWN_COMMANDS):
         return HookOutcome()
     folder, notes = hook_folder(payload, dir_option=dir_option, env=env, cwd=cwd, today=today, cache=cache)
     outcome = HookOutcome(notes=notes)
