@@ -617,6 +617,14 @@ def test_prompt_hook_without_a_prompt_or_a_folder_prints_nothing(project: Path, 
         assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("status", ["quarantined", "superseded", "archived"])
+def test_prompt_hook_never_brings_up_a_memory_that_is_out_of_play(project: Path, status: str) -> None:
+    path = project / ".claude" / "memory" / "feedback_lint-first.md"
+    path.write_text(path.read_text().replace("type: feedback\n", f"type: feedback\nstatus: {status}\n"))
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, LINT_PROMPT), cwd=project)
+    assert result.exit_code == 0 and result.stdout == ""
+
+
 def test_prompt_hook_can_be_turned_off_in_the_config(project: Path) -> None:
     (project / ".memdir.toml").write_text("[context]\nrecall-on-prompt = false\n")
     result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, LINT_PROMPT), cwd=project)

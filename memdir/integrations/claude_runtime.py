@@ -327,6 +327,8 @@ def prompt_recall(
     )
     context, left_out = header, 0
     for memory in memories:  # each in whole or left out, as the session's context does
+        if memory.exclusion(folder.today) is not None:  # changed since recall chose it: as render_context
+            continue
         text = recalled_in_full(memory, folder.today)
         if _length(context + text) > CONTEXT_LIMIT:
             left_out += 1
