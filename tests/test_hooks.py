@@ -100,6 +100,39 @@ def test_install_without_prompt_recall_leaves_the_prompt_hook_out_and_takes_it_o
     assert json.loads(_settings(project).read_text()) == {}
 
 
+def _installed_plugins(home: Path, text: str) -> None:
+    path = home / ".claude" / "plugins" / "installed_plugins.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("where", "warned"), [(None, "memdir@memdir (user scope)"), ("{project}", "memdir@memdir (project scope)"),
+                          ("/elsewhere", None)],
+)  # fmt: skip
+def test_install_warns_when_the_memdir_plugin_is_installed_too(
+    project: Path, isolated_env: Path, where: str | None, warned: str | None
+) -> None:
+    # As Claude Code 2.1.332 writes it after `claude plugin install [--scope project] memdir@memdir`.
+    install = {"scope": "user" if where is None else "project", "installPath": "/x", "version": "0.1.0"}
+    if where is not None:
+        install["projectPath"] = where.format(project=project)
+    _installed_plugins(isolated_env, json.dumps({"version": 2, "plugins": {"memdir@memdir": [install]}}))
+    result = invoke_memdir("hooks", "install", "--scope", "project", cwd=project)
+    assert result.exit_code == 0, result.output
+    if warned is None:
+        assert "plugin" not in result.stderr
+    else:
+        assert f"the memdir plugin is installed ({warned})" in result.stderr
+
+
+@pytest.mark.parametrize("text", ["not json", "[]", '{"plugins": {"memdir@memdir": 3}}', '{"version": 2}'])
+def test_install_says_nothing_of_a_plugin_list_it_cannot_read(project: Path, isolated_env: Path, text: str) -> None:
+    _installed_plugins(isolated_env, text)
+    result = invoke_memdir("hooks", "install", "--scope", "project", cwd=project)
+    assert result.exit_code == 0 and "plugin" not in result.stderr and "Traceback" not in result.output
+
+
 def test_install_twice_changes_nothing_byte_for_byte(project: Path) -> None:
     _install(project, auto_memory_dir=project / ".claude" / "memory")
     first = {p: p.read_bytes() for p in (_settings(project), _settings(project, "settings.local.json"))}

@@ -27,6 +27,7 @@ from memdir.integrations.claude_settings import (
     SettingsConflict,
     SettingsScope,
     install_hooks,
+    installed_plugins,
     memdir_hooks,
     project_root,
     uninstall_hooks,
@@ -171,6 +172,13 @@ def install(
         fail(str(exc), REFUSED)
     _report(st, changes, dry_run, "already up to date; nothing changed")
     _check_program(st, command)
+    plugins = installed_plugins(os.environ, _project(st, project))
+    if plugins:
+        st.warn(
+            f"the memdir plugin is installed ({', '.join(plugins)}): Claude Code runs its hooks beside these, so "
+            "every session would get the index and each recall twice; keep one (`memdir hooks uninstall` or "
+            "`/plugin uninstall`)"
+        )
     if not dry_run and any(c.changed for c in changes):
         hooks = ", ".join(f"{h.event}: `{h.command}`" for h in memdir_hooks(command, prompt_recall=prompt_recall))
         st.say(f"Claude Code will run {hooks}; new sessions pick them up.")

@@ -78,6 +78,26 @@ def memdir_hooks(base: str = DEFAULT_COMMAND, *, prompt_recall: bool = True) -> 
     return [*hooks, HookCommand("Stop", f"{base} hook {STOP}")]
 
 
+def installed_plugins(env: Mapping[str, str], project: Path) -> list[str]:
+    """The memdir plugins Claude Code lists as installed (`memdir@<marketplace>`, with its scope):
+    their hooks run beside those of the settings files, so a session would get everything twice.
+    Read from Claude Code's own `plugins/installed_plugins.json`; [] when it cannot tell."""
+    try:
+        data = json.loads((claude_home(env) / "plugins" / "installed_plugins.json").read_text(encoding="utf-8"))
+        plugins = data["plugins"]
+        found = []
+        for plugin_id, installs in plugins.items():
+            if not plugin_id.startswith("memdir@"):
+                continue
+            for install in installs:
+                where = install.get("projectPath")
+                if where is None or Path(where).resolve() == project.resolve():  # user scope, or this project's
+                    found.append(f"{plugin_id} ({install.get('scope', 'user')} scope)")
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
 def project_root(cwd: Path) -> Path:
     """Where Claude Code's project settings live: the repository root, else the working directory."""
     return find_repo_root(cwd) or cwd
