@@ -675,6 +675,10 @@ def test_prompt_hook_leaves_out_a_memory_too_long_for_claude_codes_inline_limit(
     context = _prompt_context(result.stdout)
     assert len(context) <= CONTEXT_LIMIT and "## lint-first" in context and "lint-config" not in context
     assert "1 recalled memory left out to stay short" in result.stderr
+    (memory / "feedback_lint-first.md").unlink()  # only the long one is left: nothing, and the note
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, LINT_PROMPT), cwd=project)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "1 recalled memory left out to stay short" in result.stderr
 
 
 def test_prompt_hook_recalls_for_the_beginning_and_end_of_a_long_prompt(project: Path) -> None:

@@ -334,11 +334,10 @@ def prompt_recall(
             left_out += 1
             continue
         context += text
-    if context == header:
-        outcome.notes.append(f"{plural(left_out, 'recalled memory', 'recalled memories')} too long for the hook")
-        return outcome
     if left_out:
         outcome.notes.append(f"{plural(left_out, 'recalled memory', 'recalled memories')} left out to stay short")
+    if context == header:
+        return outcome
     outcome.output = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
     return outcome
 
