@@ -126,9 +126,9 @@ def claude() -> Path:
 
 def _client_env(home: Path, **extra: str) -> dict[str, str]:
     """A client with its own home and nothing to say to anyone but the stand-in."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "MEMDIR_", "PYTEST_", "OTEL_"))
-    }
+    # Nothing of the caller's: no key, no Claude Code session around the test, no config folders.
+    dropped = ("ANTHROPIC_", "CLAUDE", "MEMDIR_", "PYTEST_", "OTEL_", "XDG_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env.update(
         HOME=str(home),
         CLAUDE_CONFIG_DIR=str(home / ".claude"),
