@@ -24,7 +24,7 @@ from memdir.core.errors import ConfigError
 memdir = invoke_memdir
 
 # Commands that speak their caller's protocol, not a report of their own: Claude Code's hook JSON, git's driver.
-PROTOCOL_COMMANDS = {"hook session-start", "hook stop", "git merge-driver", "mcp"}
+PROTOCOL_COMMANDS = {"hook session-start", "hook user-prompt-submit", "hook stop", "git merge-driver", "mcp"}
 
 
 def commands() -> Iterator[tuple[str, Any]]:

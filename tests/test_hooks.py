@@ -37,6 +37,7 @@ SESSION_START_GROUP = {
     "matcher": "startup|clear|compact",
     "hooks": [{"type": "command", "command": "memdir hook session-start", "timeout": 10}],
 }
+PROMPT_GROUP = {"hooks": [{"type": "command", "command": "memdir hook user-prompt-submit", "timeout": 10}]}
 STOP_GROUP = {"hooks": [{"type": "command", "command": "memdir hook stop", "timeout": 10}]}
 
 
@@ -78,12 +79,58 @@ def _uninstall(project: Path, scope: SettingsScope = SettingsScope.project, **op
 # --- settings: install -------------------------------------------------------------------
 
 
-def test_install_creates_the_settings_file_with_both_hooks(project: Path) -> None:
+def test_install_creates_the_settings_file_with_the_three_hooks(project: Path) -> None:
     (change,) = _install(project)
     assert change.before is None and change.changed
     assert json.loads(_settings(project).read_text()) == {
+        "hooks": {"SessionStart": [SESSION_START_GROUP], "UserPromptSubmit": [PROMPT_GROUP], "Stop": [STOP_GROUP]}
+    }
+
+
+def test_install_without_prompt_recall_leaves_the_prompt_hook_out_and_takes_it_out(project: Path) -> None:
+    _install(project)
+    _install(project, prompt_recall=False)
+    assert json.loads(_settings(project).read_text()) == {
         "hooks": {"SessionStart": [SESSION_START_GROUP], "Stop": [STOP_GROUP]}
     }
+    result = invoke_memdir("hooks", "install", "--scope", "project", "--prompt-recall", cwd=project)
+    assert result.exit_code == 0, result.output
+    assert json.loads(_settings(project).read_text())["hooks"]["UserPromptSubmit"] == [PROMPT_GROUP]
+    _uninstall(project)
+    assert json.loads(_settings(project).read_text()) == {}
+
+
+def _installed_plugins(home: Path, text: str) -> None:
+    path = home / ".claude" / "plugins" / "installed_plugins.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("where", "warned"), [(None, "memdir@memdir (user scope)"), ("{project}", "memdir@memdir (project scope)"),
+                          ("/elsewhere", None)],
+)  # fmt: skip
+def test_install_warns_when_the_memdir_plugin_is_installed_too(
+    project: Path, isolated_env: Path, where: str | None, warned: str | None
+) -> None:
+    # As Claude Code 2.1.332 writes it after `claude plugin install [--scope project] memdir@memdir`.
+    install = {"scope": "user" if where is None else "project", "installPath": "/x", "version": "0.1.0"}
+    if where is not None:
+        install["projectPath"] = where.format(project=project)
+    _installed_plugins(isolated_env, json.dumps({"version": 2, "plugins": {"memdir@memdir": [install]}}))
+    result = invoke_memdir("hooks", "install", "--scope", "project", cwd=project)
+    assert result.exit_code == 0, result.output
+    if warned is None:
+        assert "plugin" not in result.stderr
+    else:
+        assert f"the memdir plugin is installed ({warned})" in result.stderr
+
+
+@pytest.mark.parametrize("text", ["not json", "[]", '{"plugins": {"memdir@memdir": 3}}', '{"version": 2}'])
+def test_install_says_nothing_of_a_plugin_list_it_cannot_read(project: Path, isolated_env: Path, text: str) -> None:
+    _installed_plugins(isolated_env, text)
+    result = invoke_memdir("hooks", "install", "--scope", "project", cwd=project)
+    assert result.exit_code == 0 and "plugin" not in result.stderr and "Traceback" not in result.output
 
 
 def test_install_twice_changes_nothing_byte_for_byte(project: Path) -> None:
@@ -109,7 +156,7 @@ def test_install_keeps_other_keys_hooks_and_order(project: Path) -> None:
     _install(project)
     data = json.loads(_settings(project).read_text())
     assert list(data) == ["$schema", "permissions", "hooks", "model", "env"]
-    assert list(data["hooks"]) == ["PreToolUse", "SessionStart", "Stop"]
+    assert list(data["hooks"]) == ["PreToolUse", "SessionStart", "UserPromptSubmit", "Stop"]
     assert data["hooks"]["PreToolUse"] == original["hooks"]["PreToolUse"]  # type: ignore[index]
     assert data["hooks"]["SessionStart"] == [original["hooks"]["SessionStart"][0], SESSION_START_GROUP]  # type: ignore[index]
     assert {k: v for k, v in data.items() if k != "hooks"} == {k: v for k, v in original.items() if k != "hooks"}
@@ -541,12 +588,13 @@ def test_stop_appends_from_many_sessions_at_once_without_tearing(project: Path) 
     assert sorted(json.loads(line)["session_id"] for line in lines) == sorted(f"s-{i}" for i in range(16))
 
 
-@pytest.mark.parametrize("event", ["session-start", "stop"])
+@pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "stop"])
 def test_an_internal_error_never_blocks_the_session(project: Path, monkeypatch: pytest.MonkeyPatch, event: str) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(claude_runtime, "session_start", boom)
+    monkeypatch.setattr(claude_runtime, "prompt_recall", boom)
     monkeypatch.setattr(claude_runtime, "record_stop", boom)
     result = invoke_memdir("hook", event, input=_payload(project), cwd=project)
     assert result.exit_code == 0  # never 2: a Stop hook exiting 2 keeps the agent going
@@ -556,6 +604,95 @@ def test_an_internal_error_never_blocks_the_session(project: Path, monkeypatch: 
 def test_quiet_silences_the_notes(tmp_path: Path) -> None:
     result = invoke_memdir("-q", "hook", "session-start", input="{}", cwd=tmp_path)
     assert result.exit_code == 0 and result.stderr == ""
+
+
+# --- the prompt hook: recall for what the user just typed -------------------------------------
+
+LINT_PROMPT = "should I run the linter before this commit?"
+
+
+def _prompt_context(output: str) -> str:
+    payload = json.loads(output)
+    assert payload["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    context = payload["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(context, str)
+    return context
+
+
+def _prompt(project: Path, prompt: str) -> str:
+    return _payload(project, hook_event_name="UserPromptSubmit", prompt=prompt)
+
+
+def test_prompt_hook_gives_the_recalled_memories_in_full(project: Path, tmp_path: Path) -> None:
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, LINT_PROMPT), cwd=tmp_path)
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    context = _prompt_context(result.stdout)
+    assert context.startswith("# Memories recalled for this prompt (memdir)\n")
+    assert "## lint-first" in context and "**Why:** CI broke." in context
+    assert "feedback · recalled · feedback_lint-first.md" in context
+    log = project / ".claude" / "memory" / ".memdir" / "recall.jsonl"
+    assert LINT_PROMPT in log.read_text()  # logged like any other recall
+
+
+@pytest.mark.parametrize(
+    "prompt", ["what is the weather in Lisbon tomorrow?", "ok", "", "   ", f"/memdir:recall {LINT_PROMPT}"]
+)
+def test_prompt_hook_is_a_no_op_when_nothing_passes_the_gate(project: Path, prompt: str) -> None:
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, prompt), cwd=project)
+    assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
+
+
+def test_prompt_hook_without_a_prompt_or_a_folder_prints_nothing(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "bare" / ".git").mkdir(parents=True)
+    for stdin in ("", "not json", _payload(project), _prompt(tmp_path / "bare", LINT_PROMPT)):
+        result = invoke_memdir("hook", "user-prompt-submit", input=stdin, cwd=tmp_path)
+        assert result.exit_code == 0 and result.stdout == "", (stdin, result.output)
+        assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("status", ["quarantined", "superseded", "archived"])
+def test_prompt_hook_never_brings_up_a_memory_that_is_out_of_play(project: Path, status: str) -> None:
+    path = project / ".claude" / "memory" / "feedback_lint-first.md"
+    path.write_text(path.read_text().replace("type: feedback\n", f"type: feedback\nstatus: {status}\n"))
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, LINT_PROMPT), cwd=project)
+    assert result.exit_code == 0 and result.stdout == ""
+
+
+def test_prompt_hook_can_be_turned_off_in_the_config(project: Path) -> None:
+    (project / ".memdir.toml").write_text("[context]\nrecall-on-prompt = false\n")
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, LINT_PROMPT), cwd=project)
+    assert result.exit_code == 0 and result.stdout == ""
+
+
+def test_prompt_hook_leaves_out_a_memory_too_long_for_claude_codes_inline_limit(project: Path) -> None:
+    memory = project / ".claude" / "memory"
+    (memory / "feedback_lint-config.md").write_text(
+        "---\nname: lint-config\ndescription: The linter config lives in ruff.toml\ntype: feedback\n---\n"
+        + "The linter reads ruff.toml before every commit. " * 400,
+        encoding="utf-8",
+    )
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, LINT_PROMPT), cwd=project)
+    context = _prompt_context(result.stdout)
+    assert len(context) <= CONTEXT_LIMIT and "## lint-first" in context and "lint-config" not in context
+    assert "1 recalled memory left out to stay short" in result.stderr
+    (memory / "feedback_lint-first.md").unlink()  # only the long one is left: nothing, and the note
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, LINT_PROMPT), cwd=project)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "1 recalled memory left out to stay short" in result.stderr
+
+
+def test_prompt_hook_recalls_for_the_beginning_and_end_of_a_long_prompt(project: Path) -> None:
+    paste = "\n".join(f"2026-11-22 10:{i % 60:02d} INFO worker {i} heartbeat ok" for i in range(2_000))
+    prompt = f"{LINT_PROMPT}\n{paste}\nThanks!"
+    assert len(prompt) > 50_000
+    query = claude_runtime.prompt_query(prompt)
+    assert len(query) <= claude_runtime.PROMPT_QUERY_LIMIT
+    assert query.startswith(LINT_PROMPT) and query.endswith("heartbeat ok\nThanks!")
+    assert claude_runtime.prompt_query("alpha beta gamma delta", 12) == "alpha\ndelta"  # whole words only
+    result = invoke_memdir("hook", "user-prompt-submit", input=_prompt(project, prompt), cwd=project)
+    assert "## lint-first" in _prompt_context(result.stdout)
+    logged = json.loads((project / ".claude" / "memory" / ".memdir" / "recall.jsonl").read_text().splitlines()[-1])
+    assert logged["query"] == query
 
 
 # --- the typer-free path -----------------------------------------------------------------------
@@ -573,6 +710,10 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     [
         (["hook", "session-start"], ({"dir_option": None, "quiet": False, "no_cache": False}, "session-start")),
         (["hook", "stop"], ({"dir_option": None, "quiet": False, "no_cache": False}, "stop")),
+        (
+            ["hook", "user-prompt-submit"],
+            ({"dir_option": None, "quiet": False, "no_cache": False}, "user-prompt-submit"),
+        ),
         (["--dir", "m", "-q", "hook", "stop"], ({"dir_option": Path("m"), "quiet": True, "no_cache": False}, "stop")),
         (
             ["hook", "session-start", "--no-cache"],
@@ -614,7 +755,7 @@ def test_hook_help_comes_from_typer() -> None:
     assert result.exit_code == 0 and "SessionStart hook" in result.stdout
 
 
-@pytest.mark.parametrize("event", ["session-start", "stop"])
+@pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "stop"])
 def test_fast_hook_path_imports_neither_typer_nor_rich_nor_pydantic(project: Path, tmp_path: Path, event: str) -> None:
     probe = (
         "import sys\nfrom memdir.cli import main\nsys.argv = ['memdir', 'hook', sys.argv[1]]\n"
@@ -624,11 +765,36 @@ def test_fast_hook_path_imports_neither_typer_nor_rich_nor_pydantic(project: Pat
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, event],
-        input=_payload(project), capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=60,
+        input=_payload(project, prompt=LINT_PROMPT), capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path,
+        timeout=60,
     )  # fmt: skip
     assert done.stderr.strip().splitlines()[-1] == "0 []", done.stdout + done.stderr
     if event == "session-start":
         assert "lint-first" in _context(done.stdout)
+    if event == "user-prompt-submit":
+        assert "lint-first" in _prompt_context(done.stdout)
+
+
+def test_prompt_hook_loads_no_more_than_import_typer_does(project: Path, tmp_path: Path) -> None:
+    """The prompt hook runs before every prompt: issue 19 holds it to 1.3 x `import typer`. Counted
+    in modules imported beyond a bare interpreter's, not in seconds (make bench has the clock)."""
+
+    def count(code: str, stdin: str = "") -> int:
+        probe = f"import sys\n{code}\nprint(len(sys.modules), file=sys.stderr)\n"
+        done = subprocess.run(
+            [sys.executable, "-c", probe], input=stdin, capture_output=True, text=True, env=_env(tmp_path),
+            cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        return int(done.stderr.strip().splitlines()[-1])
+
+    bare = count("pass")
+    typer = count("import typer")
+    hook = count(
+        "from memdir.cli import main\nsys.argv = ['memdir', 'hook', 'user-prompt-submit']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass",
+        _prompt(project, LINT_PROMPT),
+    )
+    assert hook - bare <= 1.3 * (typer - bare), (bare, typer, hook)
 
 
 @pytest.mark.parametrize(
@@ -641,6 +807,8 @@ def test_fast_hook_path_imports_neither_typer_nor_rich_nor_pydantic(project: Pat
         (["--dir", "{p}/missing", "hook", "session-start"], "payload"),
         (["hook", "stop"], "payload"),
         (["hook", "stop"], "{}"),
+        (["hook", "user-prompt-submit"], "payload"),
+        (["hook", "user-prompt-submit"], "{}"),
     ],
 )
 def test_fast_and_typer_hook_paths_behave_the_same(tmp_path: Path, project: Path, argv: list[str], stdin: str) -> None:
@@ -652,7 +820,7 @@ def test_fast_and_typer_hook_paths_behave_the_same(tmp_path: Path, project: Path
         return [a.replace("{p}", str(root)) for a in argv]
 
     def run_input(root: Path) -> str:
-        return _payload(root) if stdin == "payload" else stdin
+        return _payload(root, prompt=LINT_PROMPT) if stdin == "payload" else stdin
 
     assert _parse_hook(run_args(fast_project)) is not None
     fast = subprocess.run(

@@ -7,9 +7,10 @@ accepts only the plain forms of `memdir [--dir D] [-q] [--no-cache] index [--che
 typer command. Anything else (help, a typo, another command, an unusual spelling) returns None and goes to typer, which
 owns every message about usage.
 
-`memdir [--dir D] [-q] [--no-cache] hook session-start|stop`, what Claude Code runs at every
-session start and after every reply, takes the same road. Its runner, `run_hook`, lives here
-because it must not import typer either; the typer commands in cli/hooks.py call it too.
+`memdir [--dir D] [-q] [--no-cache] hook session-start|user-prompt-submit|stop`, what Claude Code
+runs at every session start, before every prompt and after every reply, takes the same road. Its
+runner, `run_hook`, lives here because it must not import typer either; the typer commands in
+cli/hooks.py call it too.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ _FORMAT = ("--format", "-f")
 _FORMATS = ("text", "json")  # cli/state.OutputFormat, without importing it for a hook
 # What click reads as a boolean in an environment variable (case-insensitive).
 _TRUE, _FALSE = {"1", "true", "t", "yes", "y", "on"}, {"0", "false", "f", "no", "n", "off"}
-_HOOKS = ("session-start", "stop")  # memdir.integrations.claude_settings.EVENTS, without importing it for every command
+# memdir.integrations.claude_settings.EVENTS, without importing it for every command
+_HOOKS = ("session-start", "user-prompt-submit", "stop")
 
 if TYPE_CHECKING:
     from memdir.cli.state import State
@@ -87,7 +89,7 @@ def _parse_globals(argv: list[str], strict: bool = True) -> tuple[dict[str, obje
 
 
 def _parse_hook(argv: list[str]) -> tuple[dict[str, object], str] | None:
-    """`memdir [globals] hook session-start|stop`, nothing more (`--help` goes to typer)."""
+    """`memdir [globals] hook session-start|user-prompt-submit|stop`, nothing more (`--help` goes to typer)."""
     # A hook must not exit 2 over a stray environment variable: from a Stop hook that would keep
     # the agent going. So the hook command lines stay here whatever MEMDIR_NO_CACHE holds.
     parsed = _parse_globals(argv, strict=False)

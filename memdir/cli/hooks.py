@@ -1,6 +1,7 @@
-"""`memdir hooks install/uninstall` (Claude Code's settings) and `memdir hook session-start/stop`
-(what Claude Code runs). The hook commands usually start through cli/fast.py without typer; the
-typer commands here give them `--help` and run the same `run_hook`."""
+"""`memdir hooks install/uninstall` (Claude Code's settings) and `memdir hook
+session-start/user-prompt-submit/stop` (what Claude Code runs). The hook commands usually start
+through cli/fast.py without typer; the typer commands here give them `--help` and run the same
+`run_hook`."""
 
 from __future__ import annotations
 
@@ -21,10 +22,12 @@ from memdir.integrations.claude_settings import (
     DEFAULT_COMMAND,
     SESSION_START,
     STOP,
+    USER_PROMPT_SUBMIT,
     SettingsChange,
     SettingsConflict,
     SettingsScope,
     install_hooks,
+    installed_plugins,
     memdir_hooks,
     project_root,
     uninstall_hooks,
@@ -37,8 +40,8 @@ hooks_app = typer.Typer(
 )
 hook_app = typer.Typer(
     help="What Claude Code runs: `hook session-start` re-indexes the memory folder and gives the session "
-    "its index; `hook stop` records the transcript for a later extraction. Both read the hook's JSON on "
-    "stdin and always exit 0.",
+    "its index; `hook user-prompt-submit` adds the memories recalled for each prompt; `hook stop` records "
+    "the transcript for a later extraction. All read the hook's JSON on stdin and always exit 0.",
     no_args_is_help=True,
 )
 app.add_typer(hooks_app, name="hooks")
@@ -59,7 +62,7 @@ CommandOption = Annotated[
     typer.Option(
         "--command",
         help="How the hook's shell reaches memdir, e.g. an absolute path or `uvx memdir`; "
-        "memdir appends `hook session-start` or `hook stop` to it, after a space.",
+        "memdir appends `hook session-start` (or `user-prompt-submit`, `stop`) to it, after a space.",
     ),
 ]
 ProjectOption = Annotated[
@@ -150,9 +153,17 @@ def install(
     ] = False,
     command: CommandOption = DEFAULT_COMMAND,
     project: ProjectOption = None,
+    prompt_recall: Annotated[
+        bool,
+        typer.Option(
+            "--prompt-recall/--no-prompt-recall",
+            help="Also install the UserPromptSubmit hook, which adds the memories recalled for each prompt "
+            "(nothing when none passes recall's gate). --no-prompt-recall leaves it out, or takes it out.",
+        ),
+    ] = True,
     format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Merge memdir's SessionStart and Stop hooks into a Claude Code settings file.
+    """Merge memdir's SessionStart, UserPromptSubmit and Stop hooks into a Claude Code settings file.
 
     Everything else in the file is kept (other keys, other hooks, key order); a file that is not
     valid JSON is refused, never overwritten. Running it again changes nothing; a memdir hook
@@ -162,14 +173,27 @@ def install(
     folder = _auto_memory_folder(st) if auto_memory_dir else None
     try:
         changes = install_hooks(
-            scope, _project(st, project), os.environ, command=command, auto_memory_dir=folder, dry_run=dry_run
+            scope,
+            _project(st, project),
+            os.environ,
+            command=command,
+            auto_memory_dir=folder,
+            dry_run=dry_run,
+            prompt_recall=prompt_recall,
         )
     except SettingsConflict as exc:
         fail(str(exc), REFUSED)
     _report(st, changes, dry_run, "already up to date; nothing changed", format)
     _check_program(st, command)
+    plugins = installed_plugins(os.environ, _project(st, project))
+    if plugins:
+        st.warn(
+            f"the memdir plugin is installed ({', '.join(plugins)}): Claude Code runs its hooks beside these, so "
+            "every session would get the index and each recall twice; keep one (`memdir hooks uninstall` or "
+            "`/plugin uninstall`)"
+        )
     if not dry_run and any(c.changed for c in changes) and format is OutputFormat.text:
-        hooks = ", ".join(f"{h.event}: `{h.command}`" for h in memdir_hooks(command))
+        hooks = ", ".join(f"{h.event}: `{h.command}`" for h in memdir_hooks(command, prompt_recall=prompt_recall))
         st.say(f"Claude Code will run {hooks}; new sessions pick them up.")
         if folder is not None:
             st.say(f"Claude Code's own memory goes to {folder} (autoMemoryDirectory, local settings).")
@@ -216,6 +240,19 @@ def session_start(ctx: typer.Context) -> None:
     when there is no folder. Always exits 0; problems are one line each on stderr.
     """
     raise typer.Exit(run_hook(SESSION_START, state(ctx)))
+
+
+@hook_app.command("user-prompt-submit")
+def user_prompt_submit(ctx: typer.Context) -> None:
+    """UserPromptSubmit hook: add the memories recalled for the prompt to the model's context.
+
+    Reads Claude Code's hook JSON on stdin (its `prompt` is the query) and runs `memdir recall` on
+    it. Prints {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}
+    with the chosen memories in full, or nothing when none passes recall's gate, when there is no
+    folder or with `context.recall-on-prompt = false`. Always exits 0; problems are one line each on
+    stderr.
+    """
+    raise typer.Exit(run_hook(USER_PROMPT_SUBMIT, state(ctx)))
 
 
 @hook_app.command("stop")

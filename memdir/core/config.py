@@ -34,7 +34,7 @@ _KNOWN_KEYS = {"dir", "why_labels", "how_labels", "lint", "context", "recall", "
 _INDEX_KEYS = {"entry-text"}
 ENTRY_TEXTS = ("frontmatter", "keep")
 _EXTRACT_KEYS = {"model", "every", "on-stop", "refresh-duplicates"}
-_CONTEXT_KEYS = {"pin-importance", "budget", "recall-on-start"}
+_CONTEXT_KEYS = {"pin-importance", "budget", "recall-on-start", "recall-on-prompt"}
 _RECALL_KEYS = {
     "relevance-weight", "recency-weight", "importance-weight", "half-life-days", "gate", "min-relevance",
     "min-score", "k", "synonyms", "model", "log",
@@ -74,6 +74,9 @@ class ContextSettings:
     # The SessionStart hook adds pinned memories in full, and those recalled for the branch's name
     # (docs/claude-code.md says why the branch); off: the hook gives the index alone.
     recall_on_start: bool = False
+    # The UserPromptSubmit hook adds the memories recalled for each prompt (none when nothing passes
+    # recall's gate); off: the hook does nothing, for those who installed it by the plugin.
+    recall_on_prompt: bool = True
 
 
 @dataclass(frozen=True)
@@ -296,6 +299,7 @@ def _context_settings(path: Path, table: Any) -> tuple[ContextSettings, tuple[st
         pin_importance=None if pin is None else float(pin),
         budget=budget,
         recall_on_start=section.flag("recall-on-start", ContextSettings.recall_on_start),
+        recall_on_prompt=section.flag("recall-on-prompt", ContextSettings.recall_on_prompt),
     )
     return settings, section.warnings
 

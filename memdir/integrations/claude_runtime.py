@@ -1,6 +1,7 @@
-"""Claude Code's hooks at run time: what `memdir hook session-start` and `memdir hook stop` do.
+"""Claude Code's hooks at run time: what `memdir hook session-start|user-prompt-submit|stop` do.
 `session_start` re-indexes the memory folder and returns the index as context for the new session
 (with `context.recall-on-start`, also pinned memories and those recalled for the git branch);
+`prompt_recall` returns the memories recall finds for the prompt just submitted, or nothing;
 `record_stop` notes the session's transcript in `.memdir/` for a later extraction. Neither prints:
 they return what the CLI should write, and notes for stderr. Installing the hooks is
 claude_settings.py.
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memdir.core.cache import ParseCache
 from memdir.core.config import find_repo_root, load_config, locate
 from memdir.core.errors import LockTimeout, MemdirError
 from memdir.core.index import Caps, Indexable, build_index
@@ -30,15 +32,23 @@ from memdir.core.store import (
     open_state_file,
     read_jsonl,
     rotate_log,
+    state_dir,
 )
 from memdir.folder import IndexWrite, MemoryDir
-from memdir.integrations.claude_settings import SESSION_START, STOP
+from memdir.integrations.claude_settings import SESSION_START, STOP, USER_PROMPT_SUBMIT
 
 # --- the hooks themselves -------------------------------------------------------------------
 
 # Claude Code keeps a hook's additionalContext inline only up to 10,000 characters; past that the
 # model gets a 2 KB preview and a file path instead. Stay under it with room for the JSON around it.
 CONTEXT_LIMIT = 9_000
+# The prompt hook recalls for at most this many characters of a prompt: its beginning and its end,
+# where people say what they want; a long prompt's middle is mostly a paste (a log, a diff), and
+# recall's work grows with the query, which would hold the prompt up (10,000 characters: ~0.6 s).
+PROMPT_QUERY_LIMIT = 4_000
+# The plugin's slash commands (/memdir:recall, /memdir:lint, /memdir:review) run memdir themselves;
+# Claude Code hands the prompt hook their command line, which is not a task to recall for.
+OWN_COMMANDS = "/memdir:"
 LOCK_WAIT_SECONDS = 2.0  # a hook must not sit behind a long `memdir lint --fix`; show the plan instead
 PENDING_EXTRACTIONS = "pending-extractions.jsonl"
 
@@ -275,6 +285,75 @@ def _fit_index(folder: MemoryDir, text: str, budget: int, inputs: Sequence[Index
     return "".join(kept) + note
 
 
+def prompt_recall(
+    payload: Mapping[str, Any],
+    *,
+    dir_option: Path | None,
+    env: Mapping[str, str],
+    cwd: Path,
+    today: dt.date | None = None,
+    cache: bool = True,
+) -> HookOutcome:
+    """The memories recall chooses for the prompt the user just submitted, in full, as context for
+    this turn; no output at all when nothing passes recall's gate, or with `context.recall-on-prompt`
+    off. Runs before every prompt reaches the model, so it stays on the fast path: the stored term
+    index, no model, no re-index."""
+    prompt = _string(payload, "prompt")
+    if prompt is None or not prompt.strip() or prompt.lstrip().startswith(OWN_COMMANDS):
+        return HookOutcome()
+    folder, notes = hook_folder(payload, dir_option=dir_option, env=env, cwd=cwd, today=today, cache=cache)
+    outcome = HookOutcome(notes=notes)
+    if folder is None or not folder.config.context.recall_on_prompt:
+        return outcome
+    from memdir.read.context import recalled_in_full
+    from memdir.read.recall import recall, recalled_memories
+
+    try:
+        found = recall(folder, prompt_query(prompt))
+    except MemdirError as exc:
+        outcome.notes.append(f"recall failed: {exc}")
+        return outcome
+    if found.log_error:
+        outcome.notes.append(f"recall not logged: {found.log_error}")
+    # Through the parse cache: the session's start has parsed these files, so YAML need not load.
+    parsed = ParseCache.load(state_dir(folder.root)) if folder.cache else None
+    memories = recalled_memories(folder, found, parsed)
+    if not memories:
+        return outcome
+    header = (
+        "# Memories recalled for this prompt (memdir)\n\n"
+        f"From this project's memory folder, {folder.root}: the memories whose text bears most on what "
+        "the user just asked, best first. Use them where they apply; a memory can be out of date.\n"
+    )
+    context, left_out = header, 0
+    for memory in memories:  # each in whole or left out, as the session's context does
+        if memory.exclusion(folder.today) is not None:  # changed since recall chose it: as render_context
+            continue
+        text = recalled_in_full(memory, folder.today)
+        if _length(context + text) > CONTEXT_LIMIT:
+            left_out += 1
+            continue
+        context += text
+    if left_out:
+        outcome.notes.append(f"{plural(left_out, 'recalled memory', 'recalled memories')} left out to stay short")
+    if context == header:
+        return outcome
+    outcome.output = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
+    return outcome
+
+
+def prompt_query(prompt: str, limit: int = PROMPT_QUERY_LIMIT) -> str:
+    """What the prompt hook recalls for: the prompt, or the beginning and the end of a long one,
+    each cut at a word boundary, `limit` characters in all."""
+    if len(prompt) <= limit:
+        return prompt
+    half = limit // 2
+    head, tail = prompt[:half], prompt[-half:]
+    head = head.rsplit(None, 1)[0] if not prompt[half].isspace() and head.strip() else head
+    tail = tail.split(None, 1)[-1] if not prompt[-half - 1].isspace() and tail.strip() else tail
+    return f"{head}\n{tail}"
+
+
 def record_stop(
     payload: Mapping[str, Any],
     *,
@@ -370,6 +449,8 @@ def run_hook(
     payload, note = parse_hook_input(stdin_text)
     if event == SESSION_START:
         outcome = session_start(payload, dir_option=dir_option, env=env, cwd=cwd, today=today, cache=cache)
+    elif event == USER_PROMPT_SUBMIT:
+        outcome = prompt_recall(payload, dir_option=dir_option, env=env, cwd=cwd, today=today, cache=cache)
     elif event == STOP:
         outcome = record_stop(payload, dir_option=dir_option, env=env, cwd=cwd)
     else:

@@ -1,4 +1,4 @@
-"""Claude Code's settings files: memdir's SessionStart and Stop hooks merged into one
+"""Claude Code's settings files: memdir's SessionStart, UserPromptSubmit and Stop hooks merged into one
 (`.claude/settings.json`, `.claude/settings.local.json` or `~/.claude/settings.json`) and taken out
 again, touching nothing else; `autoMemoryDirectory` set and unset. What the hooks do when they run
 is claude_runtime.py.
@@ -27,8 +27,9 @@ from memdir.core.store import (
 
 # --- what memdir installs ------------------------------------------------------------------
 
-SESSION_START, STOP = "session-start", "stop"
-EVENTS = {SESSION_START: "SessionStart", STOP: "Stop"}  # `memdir hook X` -> Claude Code's event name
+SESSION_START, USER_PROMPT_SUBMIT, STOP = "session-start", "user-prompt-submit", "stop"
+# `memdir hook X` -> Claude Code's event name
+EVENTS = {SESSION_START: "SessionStart", USER_PROMPT_SUBMIT: "UserPromptSubmit", STOP: "Stop"}
 # Not "resume": a resumed session replays its transcript, which already holds the context this
 # hook gave it, and injecting it again only costs tokens. `clear` and `compact` start over.
 SESSION_START_MATCHER = "startup|clear|compact"
@@ -67,13 +68,34 @@ class HookCommand:
         return {"matcher": self.matcher, "hooks": [hook]} if self.matcher is not None else {"hooks": [hook]}
 
 
-def memdir_hooks(base: str = DEFAULT_COMMAND) -> list[HookCommand]:
-    """The hooks to install; `base` is how the shell that runs them reaches memdir."""
+def memdir_hooks(base: str = DEFAULT_COMMAND, *, prompt_recall: bool = True) -> list[HookCommand]:
+    """The hooks to install; `base` is how the shell that runs them reaches memdir. Without
+    `prompt_recall`, no UserPromptSubmit hook (Claude Code uses no matcher for that event)."""
     base = base.strip() or DEFAULT_COMMAND
-    return [
-        HookCommand("SessionStart", f"{base} hook {SESSION_START}", SESSION_START_MATCHER),
-        HookCommand("Stop", f"{base} hook {STOP}"),
-    ]
+    hooks = [HookCommand("SessionStart", f"{base} hook {SESSION_START}", SESSION_START_MATCHER)]
+    if prompt_recall:
+        hooks.append(HookCommand("UserPromptSubmit", f"{base} hook {USER_PROMPT_SUBMIT}"))
+    return [*hooks, HookCommand("Stop", f"{base} hook {STOP}")]
+
+
+def installed_plugins(env: Mapping[str, str], project: Path) -> list[str]:
+    """The memdir plugins Claude Code lists as installed (`memdir@<marketplace>`, with its scope):
+    their hooks run beside those of the settings files, so a session would get everything twice.
+    Read from Claude Code's own `plugins/installed_plugins.json`; [] when it cannot tell."""
+    try:
+        data = json.loads((claude_home(env) / "plugins" / "installed_plugins.json").read_text(encoding="utf-8"))
+        plugins = data["plugins"]
+        found = []
+        for plugin_id, installs in plugins.items():
+            if not plugin_id.startswith("memdir@"):
+                continue
+            for install in installs:
+                where = install.get("projectPath")
+                if where is None or Path(where).resolve() == project.resolve():  # user scope, or this project's
+                    found.append(f"{plugin_id} ({install.get('scope', 'user')} scope)")
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
 
 
 def project_root(cwd: Path) -> Path:
@@ -89,7 +111,7 @@ def settings_path(scope: SettingsScope, project: Path, env: Mapping[str, str]) -
 
 
 def hook_event_of(command: str) -> str | None:
-    """`session-start` or `stop` when `command` runs memdir's hook of that name, else None.
+    """`session-start`, `user-prompt-submit` or `stop` when `command` runs memdir's hook of that name, else None.
 
     Recognises any way of reaching memdir (`memdir`, `/venv/bin/memdir`, `uvx memdir`,
     `python -m memdir`, `"$CLAUDE_PROJECT_DIR"/.venv/bin/memdir`, global options in between), so
@@ -366,12 +388,14 @@ def install_hooks(
     command: str = DEFAULT_COMMAND,
     auto_memory_dir: Path | None = None,
     dry_run: bool = False,
+    prompt_recall: bool = True,
 ) -> list[SettingsChange]:
-    """Merge memdir's hooks into the scope's settings file; with `auto_memory_dir`, also point
+    """Merge memdir's hooks into the scope's settings file (without `prompt_recall`, the
+    UserPromptSubmit hook is left out, and taken out if it was there); with `auto_memory_dir`, also point
     Claude Code's own memory at that folder in the project's local settings (Claude Code takes
     `autoMemoryDirectory` from local, user and policy settings only, never from the committed
     project file). Raises SettingsError / SettingsConflict before writing anything."""
-    hooks = memdir_hooks(command)
+    hooks = memdir_hooks(command, prompt_recall=prompt_recall)
     target = settings_path(scope, project, env)
     plans: dict[Path, list[Callable[[dict[str, Any]], dict[str, Any]]]] = {
         target: [lambda data: merge_hooks(target, data, hooks)]

@@ -373,6 +373,12 @@ class _Renderer:
         return dumps(payload, indent=None) + "\n"
 
 
+def recalled_in_full(memory: Memory, today: dt.date) -> str:
+    """One recalled memory's full text as the markdown context shows it (title, type, file, age, body),
+    for a caller that adds memories to a session one prompt at a time (the UserPromptSubmit hook)."""
+    return _markdown_body(memory, LoadedMemory(memory, RECALLED, age_note(memory, today)))
+
+
 def _markdown_body(memory: Memory, loaded: LoadedMemory | None) -> str:
     meta = f"{memory.raw_type or 'memory'} · {loaded.reason if loaded else None} · {memory.path}"
     if loaded is not None and loaded.age_note:

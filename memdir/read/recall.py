@@ -101,12 +101,13 @@ def _logged(folder: MemoryDir, result: RecallResult, log: bool) -> RecallResult:
         return replace(result, log_error=f"{exc.strerror or exc}: {exc.filename or folder.root / STATE_DIR}")
 
 
-def recalled_memories(folder: MemoryDir, result: RecallResult) -> list[Memory]:
+def recalled_memories(folder: MemoryDir, result: RecallResult, cache: ParseCache | None = None) -> list[Memory]:
     """The chosen memories, read from their files (e.g. for `render_context(recalled=...)`); a file that
-    changed into something that is not a memory since it was recalled is skipped."""
+    changed into something that is not a memory since it was recalled is skipped. `cache`, the folder's
+    parse cache, spares parsing a file that has not changed (it is keyed by the file's stat)."""
     out = []
     for chosen in result.results:
-        loaded = load_file(str(folder.root / chosen.path), chosen.path, ParseCache.disabled())
+        loaded = load_file(str(folder.root / chosen.path), chosen.path, cache or ParseCache.disabled())
         if isinstance(loaded, Memory):
             out.append(loaded)
     return out
