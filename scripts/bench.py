@@ -2,7 +2,7 @@
 """memdir's benchmark suite: every figure beside the floors it is judged against, in one run.
 
     python scripts/bench.py [--runs 5] [--sizes 50,1000,10000] [--generator realistic|synthetic]
-                            [--corpus ../shared/corpus/real] [--output BENCHMARKS.md]
+                            [--corpus ../shared/corpus/real] [--output BENCHMARKS.md] [--only TEXT ...]
 
 Generates memory folders of each size (scripts/realistic.py: words, lengths, languages, types and
 frontmatter shapes drawn from the statistics of the real folders in ../shared/corpus/real, or
@@ -12,7 +12,9 @@ as a hook or CI would run them: the median wall time of
 same run it measures the two floors: `python -c "import typer"` (the start-up of any typer CLI)
 and a plain-Python script of a few lines that reads every file and writes an index (the work
 floor). Then it writes the tables, the ratios to the floors, the targets of issue 7 and the
-machine into --output, and prints them.
+machine into --output, and prints them. `--only lint` runs just the scenarios whose label holds
+"lint" (the floors always run), to measure one change without the whole suite; it prints the
+tables and writes no file unless --output is given.
 """
 
 from __future__ import annotations
@@ -196,10 +198,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sizes", default="50,1000,10000")
-    parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
+    parser.add_argument("--output", type=Path, default=None, help="default: BENCHMARKS.md (none with --only)")
     parser.add_argument("--generator", choices=("realistic", "synthetic"), default="realistic")
     parser.add_argument("--corpus", type=Path, default=realistic.CORPUS, help="real folders to take statistics from")
+    parser.add_argument("--only", action="append", default=[], metavar="TEXT",
+                        help="only the scenarios whose label holds TEXT (repeatable; floors always run)")  # fmt: skip
     args = parser.parse_args()
+    output = args.output if args.output or args.only else REPO / "BENCHMARKS.md"
+
+    def wanted(what: str) -> bool:
+        return not args.only or what.startswith("work floor") or any(text in what for text in args.only)
+
     sizes = [int(s) for s in args.sizes.split(",")]
     runs = args.runs
     started = time.monotonic()
@@ -233,27 +242,34 @@ def main() -> None:
                 ("`memdir lint`, every rule, warm parse cache", lint, _nothing),
             ]
             for what, argv, before in scenarios:
-                rows.append((what, size, measure(argv, runs, before)))
+                if wanted(what):
+                    rows.append((what, size, measure(argv, runs, before)))
             # What Claude Code sends at session start; the hook finds the folder through --dir.
             start = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(folder.root)}
             hook = [PYTHON, "-m", "memdir", "--dir", str(folder.root), "hook", "session-start"]
-            rows.append(("`memdir hook session-start`", size, measure(hook, runs, stdin=json.dumps(start).encode())))
+            if wanted("`memdir hook session-start`"):
+                stdin = json.dumps(start).encode()
+                rows.append(("`memdir hook session-start`", size, measure(hook, runs, stdin=stdin)))
             # What Claude Code sends before each prompt: the prompt hook recalls for it (recall index warm).
-            prompt = {"hook_event_name": "UserPromptSubmit", "prompt": RECALL_QUERY, "cwd": str(folder.root)}
-            hook = [PYTHON, "-m", "memdir", "--dir", str(folder.root), "hook", "user-prompt-submit"]
-            asked = measure(hook, runs, stdin=json.dumps(prompt).encode())
-            rows.append(("`memdir hook user-prompt-submit`", size, asked))
+            if wanted("`memdir hook user-prompt-submit`"):
+                prompt = {"hook_event_name": "UserPromptSubmit", "prompt": RECALL_QUERY, "cwd": str(folder.root)}
+                hook = [PYTHON, "-m", "memdir", "--dir", str(folder.root), "hook", "user-prompt-submit"]
+                asked = measure(hook, runs, stdin=json.dumps(prompt).encode())
+                rows.append(("`memdir hook user-prompt-submit`", size, asked))
             recall = memdir(folder.root, "recall", RECALL_QUERY, "--format", "json")
-            rows.append(("`memdir recall` (warm recall index)", size, measure(recall, runs)))
-            latencies = sorted(watch_latencies(folder.root, WATCH_SAVES))
-            rows.append((WATCH, size, Figure(statistics.median(latencies), latencies[0], latencies[-1], 0.0)))
-            if size == max(sizes):
+            if wanted("`memdir recall` (warm recall index)"):
+                rows.append(("`memdir recall` (warm recall index)", size, measure(recall, runs)))
+            if wanted(WATCH):
+                latencies = sorted(watch_latencies(folder.root, WATCH_SAVES))
+                rows.append((WATCH, size, Figure(statistics.median(latencies), latencies[0], latencies[-1], 0.0)))
+            if size == max(sizes) and wanted("`memdir lint`"):
                 families = in_process_lint(folder.root)
             shutil.rmtree(folder.root)
     elapsed = time.monotonic() - started
 
     text = render(rows, typer_floor, sizes, families, about, runs, elapsed, generated, sizes_mib)
-    args.output.write_text(text, encoding="utf-8")
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
     print(text)
 
 
@@ -314,7 +330,8 @@ def render(
     over_floor("`memdir index`, warm", f"`index` warm on {largest:,} <= 1.9 x work floor (was 0.25 s)", 1.9)
     over_floor("`memdir index`, one", f"`index`, one file changed, on {largest:,} <= 2.3 x work floor (was 0.3 s)", 2.3)
     over_floor("`memdir lint`, every rule, cold", f"`lint` (every rule, cold) on {largest:,} <= 8 x work floor", 8.0)
-    peak = max(f.peak_mib for w, s, f in rows if s == largest and w.startswith("`memdir"))  # watch has 0
+    peaks = [f.peak_mib for w, s, f in rows if s == largest and w.startswith("`memdir")]  # watch has none
+    peak = max(peaks, default=0.0)
     targets.append(f"| peak memory on {largest:,} <= 150 MiB | {peak:.0f} MiB | {'yes' if peak <= 150 else '**no**'} |")
     over_floor("`memdir recall`", f"`recall` on {largest:,} <= 2.3 x work floor (was 0.3 s)", 2.3)
     over_floor(WATCH, f"watch latency on {largest:,} <= 2.3 x work floor (was 300 ms)", 2.3)

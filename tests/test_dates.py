@@ -677,3 +677,30 @@ def test_masking_unpaired_backticks_is_linear() -> None:
     small, large = text(60), text(240)  # ~2,300 and ~31,000 characters: 13 x the text
     ratio = best(large) / best(small)
     assert ratio < 2 * len(large) / len(small), ratio
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a `b` c `d", "`x` `y` `z`", "no ticks", "`", "``", "a ``b`` `c` d", "`a``b`", "``` fence\n`x`", "tomorrow `x` `"],
+)
+def test_masking_single_backticks_agrees_with_the_general_scan(text: str) -> None:
+    """The split that masks a text whose backtick runs are all single blots out what the run table
+    does, and a text with a longer run still takes the table."""
+    from memdir.core.dates import _mask_inline_code, _mask_single_ticks
+
+    masked = _mask_inline_code(text + " ``")[: len(text)]  # an unpaired double run: the run table
+    assert len(masked) == len(text)
+    if "``" not in text:
+        assert _mask_single_ticks(text) == masked
+
+
+@pytest.mark.parametrize("space", [" ", "\t", "\n", "\xa0", "\u3000", "\u2009"])
+def test_a_literal_that_whitespace_follows_is_found_after_any_whitespace(space: str) -> None:
+    """The prefilter looks for "il " (il, then whitespace) rather than "il" for "il y a 3 jours":
+    every whitespace character the pattern's \\s accepts must count as that space."""
+    from memdir.core.dates import _RULES, _needs
+
+    il = next(needs for rule, needs in zip(_RULES, _needs(), strict=True) if rule.pattern.pattern.startswith(r"\bil"))
+    assert il == frozenset({"il "})
+    spans = find_relative_dates(f"Fusionné il{space}y a 3 jours.", date(2026, 11, 22))
+    assert [s.resolved for s in spans] == [date(2026, 11, 19)]

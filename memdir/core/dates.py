@@ -426,30 +426,51 @@ def _required_literals(pattern: str, flags: int) -> frozenset[str] | None:
 
 
 def _sequence_literals(items: list[Any]) -> set[str] | None:
+    options = _sequence_options(items)
+    if not options:
+        return None
+    # The most selective: the longest shortest string (its spaces not counted: "in " is no rarer
+    # than "day"), then the fewest alternatives.
+    return max(options, key=lambda o: (min(len(x.strip(" ")) for x in o), -len(o)))
+
+
+def _sequence_options(items: list[Any]) -> list[set[str]]:
+    """Every set of strings one of which each match of the sequence must contain. An ASCII literal
+    that whitespace (`\\s`, `\\s+`) must follow or precede gets a space on that side: the prefilter
+    searches a copy with every whitespace character made a space, and "il " is much rarer than "il"."""
     from re import _constants as c  # type: ignore[attr-defined]
 
     options: list[set[str]] = []
     run: set[str] = set()  # the literal text being read, in each of its spellings: d[ií]a -> dia, día
+    spaced = False  # whether whitespace must come right before the run being read
     for op, av in [*items, (None, None)]:
         if op is c.LITERAL:
-            run = {r + chr(av) for r in run} if run else {chr(av)}
+            run = {r + chr(av) for r in run} if run else {(" " if spaced else "") + chr(av)}
             continue
         if op is c.IN and all(kind is c.LITERAL for kind, _ in av) and len(av) <= 4 and len(run) <= 16:
             chars = [chr(value) for _, value in av]
-            run = {r + ch for r in run for ch in chars} if run else set(chars)
+            run = {r + ch for r in run for ch in chars} if run else {(" " if spaced else "") + ch for ch in chars}
             continue
+        space = _is_space(op, av, c)
         if run:
-            options.append(run)
+            if space:
+                run = {r + " " for r in run}
+            options.append({r.strip(" ") if not r.strip(" ").isascii() else r for r in run})
             run = set()
+        spaced = space
         if op is None:
             break
         literals = _item_literals(op, av, c)
         if literals:
             options.append(literals)
-    if not options:
-        return None
-    # The most selective: the longest shortest string, then the fewest alternatives.
-    return max(options, key=lambda o: (min(len(x) for x in o), -len(o)))
+    return options
+
+
+def _is_space(op: Any, av: Any, c: Any) -> bool:
+    """Whether an item is whitespace that must be there: `\\s`, or `\\s+` (at least once)."""
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1 and len(av[2]) == 1:
+        op, av = next(iter(av[2]))
+    return op is c.IN and list(av) == [(c.CATEGORY, c.CATEGORY_SPACE)]
 
 
 def _item_literals(op: Any, av: Any, c: Any) -> set[str] | None:
@@ -846,6 +867,8 @@ def _mask_inline_code(text: str) -> str:
     when no run closes it: quadratic in a memory full of unpaired backticks (as generated or
     truncated text is). Here each run is looked at once, its closer found in a table of runs by length.
     """
+    if "``" not in text:
+        return _mask_single_ticks(text)
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
     by_length: dict[int, list[int]] = {}
     for k, (start, end) in enumerate(runs):
@@ -871,6 +894,19 @@ def _mask_inline_code(text: str) -> str:
         pos = end
     parts.append(text[pos:])
     return "".join(parts)
+
+
+def _mask_single_ticks(text: str) -> str:
+    """`_mask_inline_code` for a text whose backtick runs are all single (most memories): each
+    backtick closes the one before it, so the spans are every other piece between backticks, and
+    one split finds them all (a last backtick left without a partner opens nothing)."""
+    pieces = text.split("`")
+    pairs = (len(pieces) - 1) // 2
+    if not pairs:
+        return text
+    code = [_MASK * (len(piece) + 2) for piece in pieces[1 : 2 * pairs : 2]]
+    kept = pieces[0 : 2 * pairs : 2]
+    return "".join(itertools.chain.from_iterable(zip(kept, code, strict=True))) + "`".join(pieces[2 * pairs :])
 
 
 # --- public API ------------------------------------------------------------------------------
@@ -972,6 +1008,11 @@ def _seen(items: list[Any], chars: frozenset[str], fold: bool) -> set[str]:
     return out
 
 
+# What `\s` matches beyond the ASCII space (str.isspace), for the prefilter's one-byte copy.
+_ASCII_SPACES = bytes.maketrans(b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", b" " * 9)
+_WIDE_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+
+
 class _Prefilter:
     """Where the required literals occur in many texts at once.
 
@@ -982,8 +1023,10 @@ class _Prefilter:
 
     def __init__(self, lowered: Sequence[str]) -> None:
         self.joined = "\x00".join(lowered)  # no literal holds a NUL, so none spans two texts
-        # Same offsets, other characters as "?", which no literal holds.
-        self.ascii = self.joined.encode("ascii", "replace")
+        # Same offsets, other characters as "?", which no literal holds, and every whitespace
+        # character (all that `\s` matches) as a space: a literal's spaces stand for `\s`.
+        wide = self.joined if _WIDE_SPACE.search(self.joined) is None else _WIDE_SPACE.sub(" ", self.joined)
+        self.ascii = wide.encode("ascii", "replace").translate(_ASCII_SPACES)
         self.starts = list(itertools.accumulate((len(t) + 1 for t in lowered), initial=0))
         self._hits: dict[str, dict[int, list[int]]] = {}
 
