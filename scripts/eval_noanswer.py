@@ -90,9 +90,9 @@ def memdir_ranker(root: Path) -> Ranker:
 
 
 def bm25_ranker(root: Path, floor: float) -> Ranker:
+    fields = ("name", "description", "body")
     memories = [
-        {"id": m.path, "name": m.name, "description": m.description, "body": m.body,
-         "superseded": m.status != "active"}  # fmt: skip
+        {"id": m.path, "superseded": m.status != "active"} | {key: getattr(m, key) for key in fields}
         for m in MemoryDir(root).list()
     ]
     score = bm25_baseline(memories)

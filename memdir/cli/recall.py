@@ -49,9 +49,10 @@ def recall(
     """Print the memories most worth bringing up for QUERY, best first.
 
     score = 0.6 x relevance + 0.25 x recency + 0.15 x importance (configurable under [recall]).
-    Relevance is lexical and offline; a query about something the folder does not know (its best match
-    is no better than chance would give, and weak) recalls nothing, however new or important a memory is. Superseded, expired, quarantined and archived
-    memories are never recalled. Every recall is logged to .memdir/recall.jsonl. See docs/recall.md.
+    Relevance is lexical and offline; a query about something the folder does not know (its best
+    match no better than chance would give, and weak) recalls nothing, however new or important a
+    memory is. Superseded, expired, quarantined and archived memories are never recalled. Every
+    recall is logged to .memdir/recall.jsonl. See docs/recall.md.
     """
     from memdir.read import recall as recalling
     from memdir.read import recall_llm

@@ -47,10 +47,10 @@ def recall(
     """The memories of `folder` most worth bringing up for `query`, best first (at most `k`).
 
     `settings` default to the folder's config (`[recall]`); `k` and `min_score` override theirs. Nothing
-    is returned when the query does not pass the gate (scoring.Gate: the folder does not know it). `already` names memories the
-    reader has in full anyway (the pinned ones of a context): they are never chosen, so they take no
-    slot. The recall is appended to `.memdir/recall.jsonl` unless `log` (default: the `recall.log`
-    setting) is false.
+    is returned when the query does not pass the gate (scoring.Gate: the folder does not know it).
+    `already` names memories the reader has in full anyway (the pinned ones of a context): they are
+    never chosen, so they take no slot. The recall is appended to `.memdir/recall.jsonl` unless `log`
+    (default: the `recall.log` setting) is false.
     """
     settings = settings or folder.config.recall
     k = settings.k if k is None else k
