@@ -49,7 +49,7 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,7 +154,7 @@ class _Evidence:
 
     shown: str
     pair: bool
-    values: dict[int, float]  # memory -> the slot's part of its normalised BM25F sum
+    values: dict[int, tuple[float, str]]  # memory -> (the slot's part of its normalised BM25F sum, word shown)
     general: bool  # a word common in any text (the general-language prior damps it)
 
 
@@ -184,7 +184,7 @@ class Gate:
         common = tuple(e.shown for e in words if len(e.values) > _COMMON_SHARE * size)
         sums: dict[int, float] = defaultdict(float)
         for e in weighed:
-            for i, value in e.values.items():
+            for i, (value, _) in e.values.items():
                 sums[i] += value
         shown = tuple(e.shown for e in weighed)
         if not sums:
@@ -228,10 +228,9 @@ def _chance(weighed: Sequence[_Evidence], best: float, size: int) -> float:
     width = best / _CHANCE_BINS
     dist = [1.0] + [0.0] * _CHANCE_BINS
     for e in weighed:
-        outcomes: dict[int, float] = defaultdict(float)
-        outcomes[0] = 1 - len(e.values) / size
-        for value in e.values.values():
-            outcomes[min(_CHANCE_BINS, round(value / width))] += 1 / size
+        held = Counter(min(_CHANCE_BINS, int(value / width + 0.5)) for value, _ in e.values.values())
+        outcomes = {step: count / size for step, count in held.items()}
+        outcomes[0] = outcomes.get(0, 0.0) + 1 - len(e.values) / size
         shifted = [0.0] * (_CHANCE_BINS + 1)
         for b, p in enumerate(dist):
             if p:
@@ -280,9 +279,8 @@ def _relevance(
             scores[i] += value
             matched[i].append(shown)
         if evidence is not None and best:
-            values = {i: value for i, (value, _) in best.items()}
             general = next(iter(slot.alternatives.values()))[0] < 1  # damped by the general-language prior
-            evidence.append(_Evidence(slot.shown, slot.pair, values, general))
+            evidence.append(_Evidence(slot.shown, slot.pair, best, general))
     return scores, matched
 
 
