@@ -35,7 +35,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,9 +84,14 @@ def own_queries(root: Path, most: int) -> list[tuple[str, str]]:
     return found[::step][:most]
 
 
-def memdir_ranker(root: Path) -> Ranker:
+def memdir_ranker(root: Path, gates: tuple[float | None, float | None] = (None, None)) -> Ranker:
+    """Recall with the folder's settings, but for `gates`: (gate, gate-chance), each None to keep it."""
     folder = MemoryDir(root)
-    return lambda q: [r.path for r in recall(folder, q, log=False).results]
+    settings = folder.config.recall
+    gate, chance = gates
+    settings = replace(settings, gate=settings.gate if gate is None else gate)
+    settings = replace(settings, gate_chance=settings.gate_chance if chance is None else chance)
+    return lambda q: [r.path for r in recall(folder, q, settings=settings, log=False).results]
 
 
 def bm25_ranker(root: Path, floor: float) -> Ranker:
@@ -149,9 +154,15 @@ def real_folders(corpus: Path, into: Path) -> list[Folder]:
 
 
 def evaluate(
-    sizes: Sequence[int], corpus: Path, dev: Path, seed: int = 7, bm25: bool = True
+    sizes: Sequence[int],
+    corpus: Path,
+    dev: Path,
+    seed: int = 7,
+    bm25: bool = True,
+    gates: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, tuple[Tally, Tally | None]]:
-    """label -> (memdir's tally, plain BM25's or None): the real folders, then each generated size."""
+    """label -> (memdir's tally, plain BM25's or None): the real folders, then each generated size.
+    `gates` overrides recall's gate and gate-chance (None: the default) to compare other gates."""
     floor = dev_floor(dev) if bm25 else None
     results: dict[str, tuple[Tally, Tally | None]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,7 +171,7 @@ def evaluate(
         ours, theirs = Tally(), Tally()
         for at, folder in enumerate(real):
             cross = [q for q, _ in real[(at + 1) % len(real)].own]
-            ours.add(run(memdir_ranker(folder.root), folder.own, cross))
+            ours.add(run(memdir_ranker(folder.root, gates), folder.own, cross))
             if floor is not None:
                 theirs.add(run(bm25_ranker(folder.root, floor), folder.own, cross))
         results[f"{len(real)} real folders"] = (ours, theirs if floor is not None else None)
@@ -176,7 +187,7 @@ def evaluate(
             write_folder(root, size, seed, seen)
             own = own_queries(root, OWN_GENERATED)
             cross = pool[:: max(1, len(pool) // OWN_GENERATED)][:OWN_GENERATED]
-            mine = run(memdir_ranker(root), own, cross)
+            mine = run(memdir_ranker(root, gates), own, cross)
             plain = run(bm25_ranker(root, floor), own, cross) if floor is not None else None
             results[f"generated, {size:,} memories"] = (mine, plain)
     return results
@@ -188,12 +199,15 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--dev", type=Path, default=DEV)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--gate", type=float, help="recall's gate instead of the default")
+    parser.add_argument("--gate-chance", type=float, help="recall's gate-chance instead of the default")
+    parser.add_argument("--no-bm25", action="store_true", help="skip the plain BM25 baseline")
     args = parser.parse_args()
     if not args.corpus.is_dir():
         print(f"eval_noanswer: {args.corpus} not found (the real folders live in ../shared); nothing to evaluate")
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    results = evaluate(sizes, args.corpus, args.dev, args.seed)
+    results = evaluate(sizes, args.corpus, args.dev, args.seed, not args.no_bm25, (args.gate, args.gate_chance))
     print(f"\n  {'no-answer protocol':<44} {'answerable':>10} {'source':>9} {'cross-folder':>11}")
     print(f"  {'':<44} {'gets none':>10} {'in top 5':>9} {'injection':>11}")
     for label, (mine, plain) in results.items():
