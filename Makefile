@@ -68,9 +68,11 @@ eval-dates: $(VENV)/.installed
 	$(BIN)/python scripts/eval_dates.py
 
 ## make eval: recall@5, precision@5 and false injection of `memdir recall` on the labelled dev queries,
-## beside a plain BM25 baseline (needs ../shared/eval/dev/recall/; says so and exits 0 without it).
+## beside a plain BM25 baseline (needs ../shared/eval/dev/recall/; says so and exits 0 without it), then
+## the realistic no-answer protocol on the real folders and generated ones of 500 and 5,000 memories.
 eval: $(VENV)/.installed
 	$(BIN)/python scripts/eval_recall.py --no-timings
+	$(BIN)/python scripts/eval_noanswer.py --sizes 500,5000
 
 ## make eval-pairs: near-duplicate and contradiction detection on the labelled dev pairs.
 eval-pairs: $(VENV)/.installed

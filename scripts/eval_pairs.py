@@ -4,7 +4,9 @@ Usage: python scripts/eval_pairs.py [PATH]   (default: ../shared/eval/dev/pairs.
 
 Prints precision and recall per label (duplicate, contradiction) and a confusion matrix for `compare`
 and for a plain word-overlap baseline (Jaccard over lower-cased words of name, description and body,
-at its best-F1 threshold), then times `find_pairs` on generated folders of 1,000 and 10,000 memories.
+at its best-F1 threshold), then counts the pairs the same thresholds flag in the real folders of
+../shared/corpus/real/ (per 1,000 memories, each pair shown), then times `find_pairs` on generated
+folders of 1,000 and 10,000 memories.
 """
 
 from __future__ import annotations
@@ -120,12 +122,39 @@ def _timed(items: Sequence[MemoryText]) -> tuple[float, list[PairVerdict]]:
     return time.perf_counter() - start, pairs
 
 
+# --- the same thresholds on the real folders ----------------------------------------------------------
+
+REAL = ROOT.parent / "shared" / "corpus" / "real"
+
+
+def flag_real(corpus: Path = REAL) -> None:
+    """The pairs find_pairs flags in each real folder, per 1,000 memories, each shown as a user would
+    read it (the two descriptions): the thresholds are not re-fitted, and a false "merge them" is a defect."""
+    from memdir.folder import MemoryDir  # a folder is read as memdir reads it; nothing is written
+
+    total, flagged = 0, []
+    for folder in sorted(p for p in corpus.iterdir() if p.is_dir()):
+        memories = MemoryDir(folder, cache=False).list()
+        total += len(memories)
+        by_path = {m.path: m for m in memories}
+        items = [MemoryText(m.path, m.name, m.description, m.body, m.type.value if m.type else None) for m in memories]
+        flagged += [(folder.name, verdict, by_path) for verdict in find_pairs(items)]
+    kinds = Counter(verdict.label for _, verdict, _ in flagged)
+    rates = ", ".join(f"{kinds[k] * 1000 / max(total, 1):.1f} {k}" for k in ("duplicate", "contradiction"))
+    print(f"\n{corpus}: {total} memories; per 1,000 memories: {rates}")
+    for name, verdict, by_path in flagged:
+        a, b = by_path[verdict.a].description, by_path[verdict.b].description
+        print(f"  {verdict.label} ({name}, {verdict.score:.2f}): {a[:60]!r} / {b[:60]!r}")
+
+
 def main(argv: list[str]) -> int:
     path = Path(argv[1]) if len(argv) > 1 else DEFAULT
     if not path.is_file():
         print(f"eval_pairs: no labelled pairs at {path} (pass the path to a pairs.jsonl)", file=sys.stderr)
         return 2
     evaluate(path)
+    if REAL.is_dir():
+        flag_real()
     time_find_pairs((1_000, 10_000))
     return 0
 

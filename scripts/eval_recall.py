@@ -188,8 +188,8 @@ def main() -> int:
 
         def ablated(synonyms: bool = True, successors: bool = True, neighbours: bool = True) -> System:
             def run(q: str) -> list[str]:
-                candidates, _ = _score(index, q, default, today, synonyms, successors, neighbours)
-                return [ids[r.path] for r in _choose(candidates, default, K, default.min_score)[0]]
+                candidates, _, gate = _score(index, q, default, today, synonyms, successors, neighbours)
+                return [ids[r.path] for r in _choose(candidates, gate, default, K, default.min_score)[0]]
 
             return run
 
@@ -206,15 +206,21 @@ def main() -> int:
         fitting = lowest_fitting_floor(baseline, queries)
 
         print(f"\n  {'system':<52} {'recall@5':>9} {'precision@5':>12} {'false injection':>16}")
-        print(row(f"memdir recall (defaults: gate {default.gate:g})", mine))
+        print(row(f"memdir recall (defaults: gate-chance {default.gate_chance:g}, gate {default.gate:g})", mine))
         if fitting is not None:
             print(row(f"plain BM25, floor {fitting:.2f} (lowest with FI <= 10%)", evaluate(at_floor(fitting + 1e-9),
                                                                                            queries)))  # fmt: skip
         print(row("plain BM25, no floor", plain))
 
         print("\n  trade-off: memdir recall at other gates")
-        for gate in (0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9):
-            print(row(f"gate {gate:g}", evaluate(ours(replace(default, gate=gate)), queries)))
+        for chance in (0.0, 0.01, 0.02, 0.1, 0.3, 1.0):
+            print(row(f"gate-chance {chance:g} (gate {default.gate:g})",
+                      evaluate(ours(replace(default, gate_chance=chance)), queries)))  # fmt: skip
+        for gate in (0.0, 0.7, 0.75, 0.85, 0.9, 1.0):
+            print(row(f"gate {gate:g} (gate-chance {default.gate_chance:g})",
+                      evaluate(ours(replace(default, gate=gate)), queries)))  # fmt: skip
+        print(row("a fixed relevance gate alone: gate 0.75, gate-chance 0",
+                  evaluate(ours(replace(default, gate=0.75, gate_chance=0.0)), queries)))  # fmt: skip
         print("\n  trade-off: plain BM25 at other floors")
         for floor in (4.0, 6.0, 8.0, 10.0, 12.0):
             print(row(f"floor {floor:g}", evaluate(at_floor(floor), queries)))

@@ -232,7 +232,7 @@ def test_a_symlinked_recall_index_and_log_are_not_used(setup: Path, outside: Pat
     _link(setup / ".memdir" / "recall-index", outside / "secret.txt")
     _link(setup / ".memdir" / "recall.jsonl", outside / "x.json")
     before = _snapshot(outside)
-    result = invoke_memdir("--dir", str(setup), "recall", "kubernetes")
+    result = invoke_memdir("--dir", str(setup), "recall", "kubernetes deploys")  # one word alone never passes the gate
     assert result.exit_code == 0, result.output
     assert "user_fine.md" in result.stdout
     assert "recall not logged" in result.stderr and "symlink" in result.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import random
 import sys
 import time
 from dataclasses import replace
@@ -149,7 +150,8 @@ def test_a_weak_best_match_recalls_nothing(folder: Path, deploys: None) -> None:
     result = recall(_dir(folder), "Which CPU should the new laptop have?")
     assert [c.path for c in result.candidates] == ["reference_grafana.md"]
     assert result.results == [] and not result.passed_gate
-    assert result.why_not(result.candidates[0]).startswith("the best relevance")
+    assert result.why_not(result.candidates[0]).startswith("the folder does not know the query")
+    assert result.gate is not None and result.gate.chance >= 1 and not result.gate.passed
     # ... but the gate is a setting
     opened = recall(_dir(folder, gate=0.0), "Which CPU should the new laptop have?")
     assert [r.path for r in opened.results] == ["reference_grafana.md"]
@@ -441,9 +443,10 @@ def test_cli_json_has_the_documented_shape(folder: Path, deploys: None) -> None:
 def test_cli_json_explain_says_why_and_why_not(folder: Path, deploys: None) -> None:
     result = invoke_memdir("--dir", str(folder), "recall", "laptop cpu", "--format", "json", "--explain")
     payload = json.loads(result.stdout)
-    assert payload["results"] == [] and payload["passed_gate"] is False and payload["gate"] == 0.75
+    assert payload["results"] == [] and payload["passed_gate"] is False and payload["gate"] == 0.8
     assert payload["near_misses"][0]["path"] == "reference_grafana.md"
     assert "below the gate" in payload["near_misses"][0]["why_not"]
+    assert payload["gate_figures"]["passed"] is False and payload["gate_figures"]["chance"] >= 1
 
 
 def test_cli_explain_shows_the_sum_and_the_matched_words(folder: Path, deploys: None) -> None:
@@ -455,7 +458,7 @@ def test_cli_explain_shows_the_sum_and_the_matched_words(folder: Path, deploys: 
 def test_cli_says_why_nothing_was_recalled(folder: Path, deploys: None) -> None:
     result = invoke_memdir("--dir", str(folder), "recall", "laptop cpu")
     assert result.exit_code == 0 and result.stdout == ""
-    assert "below the relevance gate" in result.stderr
+    assert "would match the query as well" in result.stderr
     result = invoke_memdir("--dir", str(folder), "recall", "zebra")
     assert "no memory shares a word with the query" in result.stderr
 
@@ -590,6 +593,74 @@ def test_recall_does_not_import_the_sdk(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# --- the query gate: calibrated to the folder --------------------------------------------------
+
+
+def _made_up_folder(root: Path, size: int = 300, everywhere: str = "") -> list[list[str]]:
+    """`size` memories of made-up words (each word in about 2% of them; `everywhere` in all of them), so
+    that which words meet by chance is known. Returns each memory's body words."""
+    syllables = ["ka", "lo", "mi", "ru", "te", "zo", "pa", "ni", "ve", "su", "do", "gi"]
+    vocabulary = [a + b + c for a in syllables for b in syllables for c in syllables]
+    rng = random.Random(3)
+    root.mkdir(parents=True)
+    bodies = []
+    for i in range(size):
+        head, body = rng.sample(vocabulary, 2), rng.sample(vocabulary, 36)
+        bodies.append(body)
+        description = " ".join(["Note", *head, everywhere]).strip()
+        (root / f"project_n{i}.md").write_text(
+            f"---\nname: n{i}\ndescription: {description}\ntype: project\n---\n{' '.join(body)}\n"
+        )
+    return bodies
+
+
+def test_the_gate_weighs_words_met_together_against_chance_in_this_folder(tmp_path: Path) -> None:
+    bodies = _made_up_folder(tmp_path / "memory")
+    folder = _dir(tmp_path / "memory", gate=1.0)  # the chance path alone
+    together = recall(folder, " ".join(bodies[7][:3]), log=False)
+    assert together.gate is not None and together.gate.passed and together.gate.chance <= 0.05
+    assert together.results[0].path == "project_n7.md"
+    # the same three kinds of word, each from another memory: what chance alone gives here
+    apart = recall(folder, " ".join(body[0] for body in bodies[:3]), log=False)
+    assert apart.gate is not None and not apart.gate.passed and apart.gate.chance > 0.05
+    assert apart.results == [] and "by chance" in apart.why_not(apart.candidates[0])  # type: ignore[operator]
+
+
+def test_a_word_in_most_of_the_folder_does_not_decide_the_gate(tmp_path: Path) -> None:
+    bodies = _made_up_folder(tmp_path / "memory", size=120, everywhere="Lantern")
+    folder = _dir(tmp_path / "memory")
+    alone = recall(folder, "Lantern", log=False)
+    assert alone.gate is not None and alone.gate.common == ("lantern",) and not alone.passed_gate
+    with_words = recall(folder, "Lantern " + " ".join(bodies[5][:3]), log=False)
+    assert with_words.gate is not None and with_words.gate.common == ("lantern",)
+    assert with_words.passed_gate and with_words.results[0].path == "project_n5.md"
+
+
+def test_the_log_says_why_recall_stayed_silent(folder: Path, deploys: None) -> None:
+    recall(_dir(folder), "Which CPU should the new laptop have?")
+    entry = read_log(folder)[-1]
+    assert entry["passed_gate"] is False and entry["settings"]["gate_chance"] == 0.05
+    assert entry["gate"]["chance"] >= 1 and entry["gate"]["weighed"] == ["cpu"]
+    assert "by chance 1 memory would match the query as well" in entry["gate"]["why"]
+
+
+@pytest.mark.slow  # about 400 recalls over the real folders, copied to a temporary folder
+@pytest.mark.skipif(not (SHARED / "corpus" / "real").is_dir(), reason="the real folders in ../shared are not here")
+def test_realistic_no_answer_protocol_on_the_real_folders() -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        from scripts import eval_noanswer
+    finally:
+        sys.path.remove(str(ROOT))
+    results = eval_noanswer.evaluate((), SHARED / "corpus" / "real", SHARED / "eval" / "dev" / "recall")
+    ((ours, plain),) = results.values()
+    # Measured (docs/recall.md): 2.0% of answerable queries get nothing, 17.3% of cross-folder queries
+    # inject something; the bounds leave room for a few queries' worth of change.
+    assert ours.silent / ours.own <= 0.05 and ours.injected / ours.cross <= 0.22
+    if plain is not None:  # plain BM25 at the dev set's floor is silent far more often
+        assert plain.silent > 5 * ours.silent
 
 
 # --- the dev-set evaluation ---------------------------------------------------------------------

@@ -122,6 +122,34 @@ def test_an_announced_change_is_a_contradiction() -> None:
     assert "no longer" in verdict.reason
 
 
+def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> None:
+    # Each head names something the other memory never mentions: two facts, not one fact changed.
+    payments = mem("p.md", "payments-owner", "The payments owner is Alice", "Alice owns the payments service.")
+    search = mem("s.md", "search-owner", "The search owner is Bob", "Bob owns the search service.")
+    assert compare(payments, search) is None
+    gateway = mem("g.md", "uart-gateway", "Debug UART on the gateway board runs at 115200 baud", "115200 8N1.")
+    sensor = mem("n.md", "uart-sensor", "Debug UART on the sensor board runs at 921600 baud", "921600 8N1.")
+    assert compare(gateway, sensor) is None
+    # ... while the same subject with another owner still is one
+    changed = mem("p2.md", "payments-owner-bob", "The payments owner is Bob", "Bob owns the payments service.")
+    verdict = compare(payments, changed)
+    assert verdict is not None and verdict.label == "contradiction"
+
+
+def test_dev_set_contradiction_precision() -> None:
+    if not DEV_PAIRS.parents[2].is_dir():
+        pytest.skip("../shared is not here; the labelled pairs live there")
+    rows = [json.loads(line) for line in DEV_PAIRS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    flagged = correct = 0
+    for row in rows:
+        a, b = (MemoryText(k, row[k]["name"], row[k]["description"], row[k]["body"], row[k]["type"]) for k in "ab")
+        verdict = compare(a, b)
+        if verdict is not None and verdict.label == "contradiction":
+            flagged += 1
+            correct += row["label"] == "contradiction"
+    assert flagged and correct / flagged >= 0.90, f"contradiction precision {correct}/{flagged}"
+
+
 @pytest.mark.parametrize(("a", "b"), [(LINTER, FORMATTER), (RENEWAL, BIRTHDAY), (RETRY_5, LINTER)])
 def test_compatible_and_unrelated_memories_are_not_flagged(a: MemoryText, b: MemoryText) -> None:
     assert compare(a, b) is None

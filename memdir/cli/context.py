@@ -81,8 +81,8 @@ def context(
             st.warn(f"recall not logged: {found.log_error}")
         recalled = recalled_memories(folder, found)
         if not recalled:
-            st.say(f"recall: nothing relevant to the task (best relevance {found.top_relevance:.2f}, "
-                   f"gate {found.settings.gate:g})")  # fmt: skip
+            why = found.gate.why(found.settings) if found.gate and not found.passed_gate else "no match is relevant"
+            st.say(f"recall: nothing relevant to the task ({why})")
     result = render_context(folder, format, budget, include_index=not no_index, recalled=recalled, scan=scan)
     st.write(result.text)
     if result.index_refused is not None:

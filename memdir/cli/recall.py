@@ -49,9 +49,10 @@ def recall(
     """Print the memories most worth bringing up for QUERY, best first.
 
     score = 0.6 x relevance + 0.25 x recency + 0.15 x importance (configurable under [recall]).
-    Relevance is lexical and offline; a query whose best match is below the relevance gate recalls
-    nothing, however new or important a memory is. Superseded, expired, quarantined and archived
-    memories are never recalled. Every recall is logged to .memdir/recall.jsonl. See docs/recall.md.
+    Relevance is lexical and offline; a query about something the folder does not know (its best
+    match no better than chance would give, and weak) recalls nothing, however new or important a
+    memory is. Superseded, expired, quarantined and archived memories are never recalled. Every
+    recall is logged to .memdir/recall.jsonl. See docs/recall.md.
     """
     from memdir.read import recall as recalling
     from memdir.read import recall_llm
@@ -80,7 +81,9 @@ def _explain_json(result: RecallResult) -> dict[str, object]:
         "method": result.method,
         "top_relevance": round(result.top_relevance, 4),
         "gate": result.settings.gate,
+        "gate_chance": result.settings.gate_chance,
         "passed_gate": result.passed_gate,
+        "gate_figures": None if result.gate is None else result.gate.to_json(),
         "near_misses": [r.to_json(True) | {"why_not": result.why_not(r)} for r in _near_misses(result)],
         "excluded": [{"path": path, "why": why} for path, why in result.excluded],
     }
@@ -102,11 +105,8 @@ def _print_text(st: State, result: RecallResult, explain: bool) -> None:
         elif result.method == "llm":
             st.say("nothing recalled: the model picked no memory")
         elif not result.passed_gate:
-            best = result.candidates[0]
-            st.say(
-                f"nothing recalled: the best match, {best.path} (relevance {result.top_relevance:.2f}), "
-                f"is below the relevance gate {settings.gate:g}"
-            )
+            why = result.gate.why(settings) if result.gate else "the query did not pass the gate"
+            st.say(f"nothing recalled: the best match is {result.candidates[0].path}, but {why}")
         else:
             st.say("nothing recalled: every match is below min-relevance or --min-score")
     width = max((len(r.path) for r in result.results), default=0)

@@ -36,7 +36,7 @@ ENTRY_TEXTS = ("frontmatter", "keep")
 _EXTRACT_KEYS = {"model", "every", "on-stop", "refresh-duplicates"}
 _CONTEXT_KEYS = {"pin-importance", "budget", "recall-on-start", "recall-on-prompt"}
 _RECALL_KEYS = {
-    "relevance-weight", "recency-weight", "importance-weight", "half-life-days", "gate", "min-relevance",
+    "relevance-weight", "recency-weight", "importance-weight", "half-life-days", "gate", "gate-chance", "min-relevance",
     "min-score", "k", "synonyms", "model", "log",
 }  # fmt: skip
 _LINT_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "stale-project-days", "claude-md"}
@@ -90,7 +90,10 @@ class RecallSettings:
     recency_weight: float = 0.25
     importance_weight: float = 0.15
     half_life_days: float = 30.0  # recency halves every this many days since `updated` (else `created`)
-    gate: float = 0.75  # nothing is recalled unless the best memory's relevance reaches this
+    # The query gate (docs/recall.md): recall speaks when at most `gate_chance` memories would match the
+    # query as well as its best match does by chance, or when the best match alone reaches `gate`.
+    gate: float = 0.8
+    gate_chance: float = 0.05
     min_relevance: float = 0.3  # and no memory is recalled whose own relevance is below this
     min_score: float = 0.0
     k: int = 5
@@ -337,6 +340,7 @@ def _recall_settings(path: Path, table: Any) -> tuple[RecallSettings, tuple[str,
         importance_weight=weights[2],
         half_life_days=half_life,
         gate=section.number("gate", defaults.gate, 0, 1),
+        gate_chance=section.number("gate-chance", defaults.gate_chance, 0),
         min_relevance=section.number("min-relevance", defaults.min_relevance, 0, 1),
         min_score=section.number("min-score", defaults.min_score, 0),
         k=section.count("k", defaults.k, ""),

@@ -547,11 +547,25 @@ def fact_differences(a: MemoryText, b: MemoryText) -> list[str]:
     return _differences(_Profile.of(a), _Profile.of(b))
 
 
+def _own_subject(a: _Profile, b: _Profile) -> set[str]:
+    """The ordinary words of `a`'s head that `b` never uses: not a stated value (number, date, weekday,
+    cadence), not a month, not part of a name or identifier. Such a word is what `a` is about."""
+    told = set(a.values.values()) | set(a.names.values()) | set(_MONTHS)
+    stated = _terms(" ".join(told))
+    return {t for t in a.head - b.terms - stated if not any(c.isdigit() for c in t) and not is_cjk(t)}
+
+
 def _verdict(a: _Profile, b: _Profile, whole: float | None = None) -> PairVerdict | None:
     score = _score(a, b, whole)
     if score < TOPIC_SCORE:
         return None
     differences = _differences(a, b)
+    # Two memories that share a template but not a subject ("payments owner is Alice", "search owner
+    # is Bob"; the gateway board's baud rate and the sensor board's) differ in values because they
+    # are about different things. Each head then names something the other memory never mentions. An
+    # update announcing a change ("moved to the handbook") is exempt: it may well rename its subject.
+    if differences and not (a.change or b.change) and _own_subject(a, b) and _own_subject(b, a):
+        return None
     if differences:
         return PairVerdict(a.memory.key, b.memory.key, "contradiction", score, "same topic; " + "; ".join(differences))
     if score < DUPLICATE_SCORE:

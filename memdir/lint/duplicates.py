@@ -96,7 +96,9 @@ def near_duplicate(ctx: LintContext) -> Iterator[Hit]:
     why="""Two memories about the same thing that disagree (Net 30 vs Net 45, Fly.io vs Render) mean
     one of them is out of date, and the agent cannot tell which. Usually the newer one should
     supersede the older: set `superseded_by:` on the old one or delete it. Info only: two
-    memories can share a topic and differ on purpose.""",
+    memories can share a topic and differ on purpose. Two memories that share a template but
+    not a subject ("payments owner is Alice", "search owner is Bob"), each naming in its
+    description something the other never mentions, are two facts and are not flagged.""",
     example="""project_invoices.md:  Client invoices use Net 30 terms.
     project_terms.md:     Invoices are due 45 days after issue.""",
     instead="project_terms.md alone, and `superseded_by: project_terms.md` (or deletion) for the old one.",

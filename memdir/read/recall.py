@@ -20,7 +20,7 @@ from memdir.core.store import (
     load_file,
 )
 from memdir.read.recall_log import write_log
-from memdir.read.scoring import Recalled, RecallResult, _score
+from memdir.read.scoring import Gate, Recalled, RecallResult, _score
 from memdir.read.termindex import load_index
 
 if TYPE_CHECKING:
@@ -47,21 +47,21 @@ def recall(
     """The memories of `folder` most worth bringing up for `query`, best first (at most `k`).
 
     `settings` default to the folder's config (`[recall]`); `k` and `min_score` override theirs. Nothing
-    is returned when the query's best match is below the relevance gate. `already` names memories the
-    reader has in full anyway (the pinned ones of a context): they are never chosen, so they take no
-    slot. The recall is appended to `.memdir/recall.jsonl` unless `log` (default: the `recall.log`
-    setting) is false.
+    is returned when the query does not pass the gate (scoring.Gate: the folder does not know it).
+    `already` names memories the reader has in full anyway (the pinned ones of a context): they are
+    never chosen, so they take no slot. The recall is appended to `.memdir/recall.jsonl` unless `log`
+    (default: the `recall.log` setting) is false.
     """
     settings = settings or folder.config.recall
     k = settings.k if k is None else k
     min_score = settings.min_score if min_score is None else min_score
     _check(query, k)
     index = load_index(folder)
-    candidates, excluded = _score(index, query, settings, folder.today)
+    candidates, excluded, gate = _score(index, query, settings, folder.today)
     skip = frozenset(already)
-    chosen, top, passed = _choose(candidates, settings, k, min_score, skip)
+    chosen, top, passed = _choose(candidates, gate, settings, k, min_score, skip)
     result = RecallResult(query, chosen, candidates, excluded, top, passed, settings, "lexical", k, min_score,
-                          unreadable=index.unreadable, already=skip)  # fmt: skip
+                          unreadable=index.unreadable, already=skip, gate=gate)  # fmt: skip
     return _logged(folder, result, settings.log if log is None else log)
 
 
@@ -74,15 +74,16 @@ def _check(query: str, k: int) -> None:
 
 def _choose(
     candidates: Sequence[Recalled],
+    gate: Gate,
     settings: RecallSettings,
     k: int,
     min_score: float,
     skip: frozenset[str] = frozenset(),
 ) -> tuple[list[Recalled], float, bool]:
-    """The gates and the cut: (chosen, best relevance, whether it reached the gate). The gate weighs every
-    candidate; those in `skip` (already in the reader's context) are never chosen."""
+    """The gates and the cut: (chosen, best relevance, whether the query passed the gate). The gate weighs
+    every memory; those in `skip` (already in the reader's context) are never chosen."""
     top = max((c.direct for c in candidates), default=0.0)
-    if top <= 0 or top < settings.gate:
+    if top <= 0 or not gate.passed:
         return [], top, False
     chosen = [
         c

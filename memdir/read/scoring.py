@@ -31,19 +31,25 @@ the two gates that keep recall silent when the folder does not know the task.
 # - Raw BM25 grows with log(folder size); it is divided by the largest IDF the folder can give, so that
 #   one rare word matched in a head scores about 1 whatever the size, then mapped to 0..1 as
 #   relevance = 1 - exp(-score).
-# - Two gates. A query whose best memory has relevance below `gate` (0.75: about one and a half rare
-#   words) recalls nothing: it is about something the folder does not know, and recency and importance
-#   must not inject a memory into it. And each recalled memory needs a relevance of its own of at least
-#   `min-relevance` (0.3: one rare word in a body), however new or important it is, and some of it
-#   from the query's own words. The query gate looks at `direct`: the relevance from the query's own
-#   words and their synonyms, before any names are lent.
+# - Two gates. The query gate asks whether the folder knows anything about the query, against a null
+#   model of the folder itself (Gate, _chance): scatter the query's words over the folder at their own
+#   rates, independently, and count the memories that would match as well as the best match does. When
+#   at most `gate-chance` (0.05) would, the best match holds the query's words together beyond chance
+#   (and one of them is not common English: "explain" and "example" meet in any text); when its
+#   relevance alone reaches `gate` (0.8), one match is strong enough by itself. Adjacent-word pairs,
+#   single CJK characters and words in more than a fifth of the folder do not count: the first two
+#   repeat their words' evidence, the last is the folder's own subject (a project's name in every
+#   memory). Otherwise nothing is recalled: recency and importance must not inject a memory into a
+#   query about something the folder does not know. And each recalled memory needs a relevance of its
+#   own of at least `min-relevance` (0.3: one rare word in a body), however new or important it is,
+#   and some of it from the query's own words.
 
 from __future__ import annotations
 
 import datetime as dt
 import heapq
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,6 +126,7 @@ class RecallResult:
     already: frozenset[str] = frozenset()  # paths in the reader's context already (pinned): never chosen
     log_path: Path | None = None
     log_error: str | None = None  # why the log could not be written (recall itself went on)
+    gate: Gate | None = None  # the query gate's verdict and its figures (None for method "llm")
 
     def why_not(self, candidate: Recalled) -> str | None:
         """Why a candidate was not chosen; None when it was."""
@@ -130,7 +137,8 @@ class RecallResult:
         if self.method == "llm":
             return "not picked by the model"
         if not self.passed_gate:
-            return f"the best relevance, {self.top_relevance:.2f}, is below the gate {self.settings.gate:g}"
+            why = self.gate.why(self.settings) if self.gate else "the query did not pass the gate"
+            return f"the folder does not know the query: {why}"
         if candidate.direct <= 0:
             return "no word of the query matches it, only names lent by the best matches"
         if candidate.relevance < self.settings.min_relevance:
@@ -138,6 +146,98 @@ class RecallResult:
         if candidate.score < self.min_score:
             return f"score {candidate.score:.2f} below min-score {self.min_score:g}"
         return f"not in the top {self.k}"
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What one query slot gives the memories it matches, for the gate."""
+
+    shown: str
+    pair: bool
+    values: dict[int, tuple[float, str]]  # memory -> (the slot's part of its normalised BM25F sum, word shown)
+    general: bool  # a word common in any text (the general-language prior damps it)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Whether the folder knows anything about a query, and why (logged with every recall).
+
+    The null model of docs/recall.md: scatter the query's words over a folder of this size, each held by
+    a memory at its own rate, independently of the others. `chance` is how many memories would then
+    match as well as the best match does. Few (at most `gate-chance`) means the best match holds the
+    query's words together more than chance would, and the folder knows the query's subject, provided
+    one of the words is not common English (or two stand side by side as in the query); or the best
+    match is strong enough alone (`gate`)."""
+
+    relevance: float  # the best match's relevance over the words the gate weighs (0..1)
+    chance: float  # memories expected to match as well as the best by chance
+    weighed: tuple[str, ...] = ()  # the query's words the gate weighs
+    common: tuple[str, ...] = ()  # query words in so large a share of the folder that they do not count
+    specific: bool = False  # whether the best match holds a weighed word that is not common English, or a pair
+    passed: bool = False
+
+    @classmethod
+    def of(cls, index: _Index, evidence: Sequence[_Evidence], settings: RecallSettings) -> Gate:
+        size = max(index.n, _MIN_FOLDER)  # as for IDF: a folder of three is not a place where all is common
+        words = [e for e in evidence if not e.pair and not (len(e.shown) == 1 and is_cjk(e.shown))]
+        weighed = [e for e in words if len(e.values) <= _COMMON_SHARE * size]
+        common = tuple(e.shown for e in words if len(e.values) > _COMMON_SHARE * size)
+        sums: dict[int, float] = defaultdict(float)
+        for e in weighed:
+            for i, (value, _) in e.values.items():
+                sums[i] += value
+        shown = tuple(e.shown for e in weighed)
+        if not sums:
+            return cls(0.0, float(size), shown, common)
+        top = min(sums, key=lambda i: (-sums[i], i))
+        relevance, chance = _bounded(sums[top]), _chance(weighed, sums[top], size)
+        # Common English words meet in any text; an uncommon one, or two query words side by side as
+        # in the query ("green tea"), is what says the match is about the query's subject.
+        specific = any(top in e.values for e in evidence if e.pair or (e in weighed and not e.general))
+        passed = (chance <= settings.gate_chance and specific) or relevance >= settings.gate
+        return cls(relevance, chance, shown, common, specific, passed)
+
+    def why(self, settings: RecallSettings) -> str:
+        """Why the query passed or not, in a phrase for people."""
+        count = f"{self.chance:.2g} {'memory' if f'{self.chance:.2g}' == '1' else 'memories'}"
+        odds = f"by chance {count} would match the query as well (gate-chance {settings.gate_chance:g})"
+        if not self.weighed:
+            return "no word of the query that the gate weighs matches"
+        if self.passed:
+            strong = self.relevance >= settings.gate
+            return f"the best match's relevance {self.relevance:.2f} reaches the gate" if strong else odds
+        if self.chance <= settings.gate_chance:
+            odds = "its only words in common with the best match are common English"
+        return f"{odds}, and the best match's relevance {self.relevance:.2f} is below the gate {settings.gate:g}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"relevance": round(self.relevance, 4), "chance": round(self.chance, 4), "weighed": list(self.weighed),
+                "common": list(self.common), "specific": self.specific, "passed": self.passed}  # fmt: skip
+
+
+_COMMON_SHARE = 0.2  # a word in more than this share of the folder is the folder's subject, not the query's
+_CHANCE_BINS = 64  # resolution of the null distribution, in fractions of the best match's evidence
+
+
+def _chance(weighed: Sequence[_Evidence], best: float, size: int) -> float:
+    """How many memories of a folder of `size` would reach `best` over the `weighed` words by chance: each
+    word held by a memory at its folder rate (memories holding it / size), independently of the other
+    words, and worth what it is worth in one of the memories that really hold it, drawn at random."""
+    # The null distribution of one memory's sum, in bins of best / _CHANCE_BINS, the last bin holding
+    # "at least best": a convolution, one distribution per word.
+    width = best / _CHANCE_BINS
+    dist = [1.0] + [0.0] * _CHANCE_BINS
+    for e in weighed:
+        held = Counter(min(_CHANCE_BINS, int(value / width + 0.5)) for value, _ in e.values.values())
+        outcomes = {step: count / size for step, count in held.items()}
+        outcomes[0] = outcomes.get(0, 0.0) + 1 - len(e.values) / size
+        shifted = [0.0] * (_CHANCE_BINS + 1)
+        for b, p in enumerate(dist):
+            if p:
+                for step, q in outcomes.items():
+                    shifted[min(_CHANCE_BINS, b + step)] += p * q
+        dist = shifted
+    return size * dist[-1]
 
 
 def _recency(date: str, today: dt.date, half_life: float) -> float:
@@ -152,8 +252,12 @@ def _bounded(score: float) -> float:
     return 1 - math.exp(-score)
 
 
-def _relevance(index: _Index, slots: Sequence[_Slot]) -> tuple[dict[int, float], dict[int, list[str]]]:
-    """Normalised BM25F score of every memory that matches, and the query words it matched."""
+def _relevance(
+    index: _Index, slots: Sequence[_Slot], evidence: list[_Evidence] | None = None
+) -> tuple[dict[int, float], dict[int, list[str]]]:
+    """Normalised BM25F score of every memory that matches, and the query words it matched. With
+    `evidence`, appends what each slot tells the gate: how many memories it matched, and how much it
+    gives a memory on average (see _chance)."""
     scores: dict[int, float] = defaultdict(float)
     matched: dict[int, list[str]] = defaultdict(list)
     for slot in slots:
@@ -174,6 +278,9 @@ def _relevance(index: _Index, slots: Sequence[_Slot]) -> tuple[dict[int, float],
         for i, (value, shown) in best.items():
             scores[i] += value
             matched[i].append(shown)
+        if evidence is not None and best:
+            general = next(iter(slot.alternatives.values()))[0] < 1  # damped by the general-language prior
+            evidence.append(_Evidence(slot.shown, slot.pair, best, general))
     return scores, matched
 
 
@@ -209,12 +316,15 @@ def _score(
     synonyms: bool = True,
     successors: bool = True,
     neighbours: bool = True,
-) -> tuple[list[Recalled], list[tuple[str, str]]]:
-    """Every live memory with some relevance to `query`, best first, and the excluded ones that matched."""
+) -> tuple[list[Recalled], list[tuple[str, str]], Gate]:
+    """Every live memory with some relevance to `query`, best first, the excluded ones that matched, and
+    the gate's verdict on the query."""
     slots = _query_slots(query, settings.synonyms, synonyms)
-    direct, matched = _relevance(index, slots)
+    evidence: list[_Evidence] = []
+    direct, matched = _relevance(index, slots, evidence)
+    gate = Gate.of(index, evidence, settings)
     scores = dict(direct)
-    if neighbours and direct and _bounded(max(direct.values())) >= settings.gate:
+    if neighbours and gate.passed:
         lent, lent_matched = _relevance(index, _neighbours(index, slots, direct))
         for i, value in lent.items():
             scores[i] = scores.get(i, 0.0) + value
@@ -254,4 +364,4 @@ def _score(
                             words, index.doc(via).path if via >= 0 else None, _bounded(own)))  # fmt: skip
     out.sort(key=lambda r: (-r.score, -r.relevance, r.path))
     excluded.sort()
-    return out, excluded
+    return out, excluded, gate

@@ -294,6 +294,7 @@ class _Slot:
     # whose name or description carries it is about it, one that mentions it in passing is not.
     heads_only: bool = False
     lenders: frozenset[int] = frozenset()  # and never for the memories that lent it
+    pair: bool = False  # two adjacent query words: evidence the gate already has from the words apart
 
 
 def _query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synonyms: bool = True) -> list[_Slot]:
@@ -317,5 +318,5 @@ def _query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synony
             for other, (word, factor) in glossary.get(term, {}).items():
                 if other not in weights and other not in alternatives:
                     alternatives[other] = (weight * factor, word)
-        slots.append(_Slot(shown[term], alternatives))
+        slots.append(_Slot(shown[term], alternatives, pair="_" in term))
     return slots
