@@ -763,3 +763,19 @@ def test_a_folder_where_no_memory_has_a_body_is_searched(folder: Path, make_memo
     flags = [] if cache else ["--no-cache"]
     result = invoke_memdir("--dir", str(folder), *flags, "recall", "when do deploys go out")
     assert result.exit_code == 0 and "project_deploy.md" in result.stdout, result.output
+
+
+def test_a_one_word_query_finds_the_memory_filed_under_it(tmp_path: Path, make_memory: MakeMemory) -> None:
+    """One word cannot beat chance by co-occurrence: the null model gives it one memory by chance in
+    any folder. It is a look-up, answered when a memory names the word in its name or description."""
+    root = tmp_path / "memory"
+    make_memory("user_fine.md", "Deploys go through the cluster.", root, description="Prefers kubernetes")
+    make_memory("project_misc.md", "The kubernetes dashboard is slow on Mondays.", root, description="Misc notes")
+    make_memory("user_other.md", "Writes Go.", root, description="Backend developer")
+    found = recall(_dir(root), "kubernetes", log=False)
+    assert found.gate is not None and found.gate.lookup and found.passed_gate
+    assert found.results[0].path == "user_fine.md"
+    assert "one uncommon word" in found.gate.why(_dir(root).config.recall)
+    # in a body only, or among other words, the word must still beat chance
+    assert not recall(_dir(root), "dashboard", log=False).passed_gate
+    assert not recall(_dir(root), "kubernetes laptop budget", log=False).gate.lookup  # type: ignore[union-attr]

@@ -156,6 +156,7 @@ class _Evidence:
     pair: bool
     values: dict[int, tuple[float, str]]  # memory -> (the slot's part of its normalised BM25F sum, word shown)
     general: bool  # a word common in any text (the general-language prior damps it)
+    heads: frozenset[int] = frozenset()  # the memories that hold it in their name or description
 
 
 @dataclass(frozen=True)
@@ -175,9 +176,10 @@ class Gate:
     common: tuple[str, ...] = ()  # query words in so large a share of the folder that they do not count
     specific: bool = False  # whether the best match holds a weighed word that is not common English, or a pair
     passed: bool = False
+    lookup: bool = False  # the query is one uncommon word, in the best match's name or description
 
     @classmethod
-    def of(cls, index: _Index, evidence: Sequence[_Evidence], settings: RecallSettings) -> Gate:
+    def of(cls, index: _Index, evidence: Sequence[_Evidence], settings: RecallSettings, query_words: int = 0) -> Gate:
         size = max(index.n, _MIN_FOLDER)  # as for IDF: a folder of three is not a place where all is common
         words = [e for e in evidence if not e.pair and not (len(e.shown) == 1 and is_cjk(e.shown))]
         weighed = [e for e in words if len(e.values) <= _COMMON_SHARE * size]
@@ -194,8 +196,12 @@ class Gate:
         # Common English words meet in any text; an uncommon one, or two query words side by side as
         # in the query ("green tea"), is what says the match is about the query's subject.
         specific = any(top in e.values for e in evidence if e.pair or (e in weighed and not e.general))
-        passed = (chance <= settings.gate_chance and specific) or relevance >= settings.gate
-        return cls(relevance, chance, shown, common, specific, passed)
+        # A query of one word ("kubernetes") is a look-up: no co-occurrence can beat chance with one
+        # word, so the folder knows the subject when the best match files under it, with the word, an
+        # uncommon one, in its name or description. A longer query must hold its words together.
+        lookup = query_words == 1 and len(weighed) == 1 and not weighed[0].general and top in weighed[0].heads
+        passed = (chance <= settings.gate_chance and specific) or relevance >= settings.gate or lookup
+        return cls(relevance, chance, shown, common, specific, passed, lookup)
 
     def why(self, settings: RecallSettings) -> str:
         """Why the query passed or not, in a phrase for people."""
@@ -204,15 +210,19 @@ class Gate:
         if not self.weighed:
             return "no word of the query that the gate weighs matches"
         if self.passed:
-            strong = self.relevance >= settings.gate
-            return f"the best match's relevance {self.relevance:.2f} reaches the gate" if strong else odds
+            if self.relevance >= settings.gate:
+                return f"the best match's relevance {self.relevance:.2f} reaches the gate"
+            if self.chance > settings.gate_chance:
+                return "the query is one uncommon word, in the best match's name or description"
+            return odds
         if self.chance <= settings.gate_chance:
             odds = "its only words in common with the best match are common English"
         return f"{odds}, and the best match's relevance {self.relevance:.2f} is below the gate {settings.gate:g}"
 
     def to_json(self) -> dict[str, Any]:
         return {"relevance": round(self.relevance, 4), "chance": round(self.chance, 4), "weighed": list(self.weighed),
-                "common": list(self.common), "specific": self.specific, "passed": self.passed}  # fmt: skip
+                "common": list(self.common), "specific": self.specific, "lookup": self.lookup,
+                "passed": self.passed}  # fmt: skip
 
 
 _COMMON_SHARE = 0.2  # a word in more than this share of the folder is the folder's subject, not the query's
@@ -262,6 +272,7 @@ def _relevance(
     matched: dict[int, list[str]] = defaultdict(list)
     for slot in slots:
         best: dict[int, tuple[float, str]] = {}  # per memory, the slot's best alternative
+        heads: set[int] = set()
         for term, (weight, word) in slot.alternatives.items():
             postings = index.postings(term)
             if not postings:
@@ -273,6 +284,8 @@ def _relevance(
                         continue
                     in_body = 0
                 value = factor * index.weight(i, in_head, in_body)
+                if in_head:
+                    heads.add(i)
                 if value > best.get(i, (0.0, ""))[0]:
                     best[i] = (value, slot.shown if word == slot.shown else f"{slot.shown}={word}")
         for i, (value, shown) in best.items():
@@ -280,7 +293,7 @@ def _relevance(
             matched[i].append(shown)
         if evidence is not None and best:
             general = next(iter(slot.alternatives.values()))[0] < 1  # damped by the general-language prior
-            evidence.append(_Evidence(slot.shown, slot.pair, best, general))
+            evidence.append(_Evidence(slot.shown, slot.pair, best, general, frozenset(heads)))
     return scores, matched
 
 
@@ -322,7 +335,7 @@ def _score(
     slots = _query_slots(query, settings.synonyms, synonyms)
     evidence: list[_Evidence] = []
     direct, matched = _relevance(index, slots, evidence)
-    gate = Gate.of(index, evidence, settings)
+    gate = Gate.of(index, evidence, settings, query_words=sum(not slot.pair for slot in slots))
     scores = dict(direct)
     if neighbours and gate.passed:
         lent, lent_matched = _relevance(index, _neighbours(index, slots, direct))
