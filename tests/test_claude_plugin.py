@@ -86,6 +86,16 @@ def test_plugin_commands_are_the_three_slash_commands() -> None:
     assert _json(PLUGIN / ".mcp.json") == {"mcpServers": {"memdir": {"command": "memdir", "args": ["mcp"]}}}
 
 
+def test_the_install_the_plugin_asks_for_has_the_extra_its_mcp_server_needs() -> None:
+    """.mcp.json runs `memdir mcp`, which needs `memdir[mcp]`: a plain `pipx install memdir` leaves
+    the plugin's server failing to connect while its hooks work."""
+    manifest = _json(PLUGIN / ".claude-plugin" / "plugin.json")
+    assert "pipx install 'memdir[mcp]'" in manifest["description"]
+    guide = (REPO / "docs" / "claude-code.md").read_text(encoding="utf-8")
+    plugin_section = guide[guide.index("## The plugin") : guide.index("## Without the plugin")]
+    assert "pipx install 'memdir[mcp]'" in plugin_section
+
+
 # --- the real client -----------------------------------------------------------------------------
 
 
