@@ -109,6 +109,9 @@ def report_failure(exc: BaseException, also: Callable[[str, int], None] | None =
 
 
 def usage_error_line(message: str, command_path: str | None) -> str:
-    """A usage error as one line, like every other error: what is wrong, then where help is."""
+    """A usage error as one line, like every other error: what is wrong, then where help is. Typer
+    words a bad value as pydantic does (`Invalid value for 'type': Value error, 'x' is not ...`):
+    the "Value error, " says nothing to a user, so it goes."""
     hint = f" (try '{command_path} --help')" if command_path else ""
-    return " ".join(message.split()).removesuffix(".") + hint
+    line = " ".join(message.split()).removesuffix(".").replace(": Value error, ", ": ", 1)
+    return line + hint
