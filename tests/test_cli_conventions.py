@@ -131,7 +131,7 @@ def test_help_shows_every_option_whole_and_flags_without_a_type(width: int) -> N
             ["list", "--type", "nope"],
             "Invalid value for '--type' / '-t': 'nope' is not one of 'user', 'feedback', 'project', "
             "'reference' (try 'memdir list --help')",
-        ),  # fmt: skip
+        ),
         (["hooks", "install", "--scope", "x"], "Invalid value for '--scope': 'x' is not one of"),
         (["context", "-k", "3"], "Invalid value for -k: -k only applies with --for TASK (try 'memdir context --help')"),
         (["--dir"], "Option '--dir' requires an argument (try 'memdir --help')"),
