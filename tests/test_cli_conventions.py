@@ -98,6 +98,23 @@ def test_lint_is_in_colour_when_forced_and_plain_otherwise(
     assert "\x1b[" not in memdir("--dir", str(folder), "lint", "-f", "json", env={"FORCE_COLOR": "1"}).stdout
 
 
+def test_an_error_line_is_red_when_colour_is_on_and_plain_otherwise(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/cli.md: colour on warnings and errors too, by the same rule as lint's report."""
+    monkeypatch.delenv("NO_COLOR")
+    plain = memdir("--dir", str(folder), "show", "nope")
+    assert plain.exit_code == 2 and plain.stderr.startswith("memdir: error: no memory matches 'nope'")
+    coloured = memdir("--dir", str(folder), "show", "nope", env={"FORCE_COLOR": "1"})
+    assert coloured.stderr == f"\x1b[31m{plain.stderr.rstrip()}\x1b[0m\n"
+    usage = memdir("bogus", env={"FORCE_COLOR": "1"})
+    assert usage.exit_code == 2 and usage.stderr.startswith("\x1b[31mmemdir: error: No such command 'bogus'")
+    for env in ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, {"FORCE_COLOR": "0"}):
+        assert "\x1b[" not in memdir("--dir", str(folder), "show", "nope", env=env).stderr
+    as_json = memdir("--dir", str(folder), "show", "nope", "-f", "json", env={"FORCE_COLOR": "1"})
+    assert "\x1b[" not in as_json.stdout and json.loads(as_json.stdout)["error"]["exit_code"] == 2
+
+
 # --- help: flags as flags, option names whole -------------------------------------------------------
 
 

@@ -35,9 +35,12 @@ class CommandFailed(MemdirError):
 
 
 def print_error(message: str) -> None:
+    """The one line of a failed command, in red where colour is on (NO_COLOR, FORCE_COLOR, a terminal)."""
+    from memdir.cli.state import paint, use_colour  # here, not above: state imports this module
     from memdir.core.outward import for_terminal  # an error can quote a name or value holding a key, or ESC
 
-    print(f"memdir: error: {for_terminal(message)}", file=sys.stderr)
+    line = f"memdir: error: {for_terminal(message)}"
+    print(paint(line, "red") if use_colour(sys.stderr) else line, file=sys.stderr)
 
 
 GLOBAL_WITH_VALUE = ("--dir", "-C")
