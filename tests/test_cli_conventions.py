@@ -324,6 +324,15 @@ def test_completion_offers_memory_names_and_rule_codes(folder: Path, make_memory
     assert complete("memdir rules missing-d")[0] == ["missing-description"]
 
 
+def test_history_completes_archived_memories_too(folder: Path, make_memory: MakeMemory) -> None:
+    """`history` finds a memory in .archive/ (its main use: what happened to one that is gone)."""
+    make_memory("feedback_lint-first.md")
+    make_memory("project_old-launch.md", root=folder / ".archive")
+    assert complete(f"memdir --dir {folder} history ")[0] == ["lint-first", "old-launch"]
+    assert complete(f"memdir --dir {folder} history o")[0] == ["old-launch"]
+    assert complete(f"memdir --dir {folder} show ")[0] == ["lint-first"]  # the others find live ones only
+
+
 def test_completion_offers_nothing_outside_a_memory_folder(tmp_path: Path) -> None:
     assert complete("memdir show ", cwd=tmp_path) == ([], "")
     assert complete(f"memdir --dir {tmp_path / 'nowhere'} rm a") == ([], "")
