@@ -112,9 +112,10 @@ def cli_reference() -> str:
         "",
         "Shell completion: `memdir --install-completion` installs it for the current shell (bash, zsh,",
         "fish, PowerShell); `memdir --show-completion` prints the script instead. It completes commands",
-        "and options, memory names (`show`, `edit`, `rm`, `history`, `add --supersedes`; quarantined ones",
-        "for `review accept/reject`), and rule codes (`rules`, `lint --select/--ignore/--extend-select`, after",
-        "a comma too). Outside a memory folder it offers no names, silently.",
+        "and options, memory names (`show`, `edit`, `rm`, `add --supersedes`; archived ones too for",
+        "`history`; quarantined ones for `review accept/reject`), and rule codes (`rules`,",
+        "`lint --select/--ignore/--extend-select`, after a comma too). Outside a memory folder it offers no",
+        "names, silently.",
         "",
     ]
     for name, command in getattr(group, "commands", {}).items():  # a typer app with commands is a group

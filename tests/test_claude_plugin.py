@@ -8,19 +8,25 @@ MEMDIR_CLAUDE_CODE=/path/to/claude uses a client already installed instead.
 The session test runs `claude -p` for real with ANTHROPIC_BASE_URL pointing at a loopback stand-in
 for the Messages API (streaming included) that records every request: memdir's SessionStart context
 and its UserPromptSubmit recall must be in the model's request, and the Stop hook's extraction (the
-same stand-in answers its `save_memories` call) must write the memory the stand-in returned.
+same stand-in answers its `save_memories` call) must write the memory the stand-in returned. In the
+same session the stand-in's model uses the plugin's MCP server as a model would: ToolSearch to load
+the deferred memdir tools, `recall`, `create_memory`, then the client's ReadMcpResourceTool on
+memdir:///MEMORY.md; the results the client sends back are asserted.
 """
 
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,7 @@ from typing import Any
 import pytest
 
 from memdir.integrations.claude_settings import memdir_hooks
+from memdir.integrations.mcp_server import INSTRUCTIONS
 from memdir.version import __version__
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,6 +44,7 @@ CLAUDE_CODE_VERSION = "2.1.332"  # exact, for reproducible runs; raise it on pur
 CACHE = REPO / ".cache" / "claude-code"
 # The real home, read before the autouse fixture swaps HOME: npm's own config and cache live there.
 REAL_HOME = os.environ.get("HOME", "")
+CALL_ID = "toolu_standin_call_"  # the ids of the tool calls the stand-in makes for the model
 
 LINT_MEMORY = (
     "---\nname: lint-first\ndescription: Run the linter before every commit\ntype: feedback\n---\n"
@@ -77,6 +85,16 @@ def test_plugin_and_marketplace_name_memdirs_version() -> None:
 def test_plugin_commands_are_the_three_slash_commands() -> None:
     assert sorted(p.stem for p in (PLUGIN / "commands").glob("*.md")) == ["lint", "recall", "review"]
     assert _json(PLUGIN / ".mcp.json") == {"mcpServers": {"memdir": {"command": "memdir", "args": ["mcp"]}}}
+
+
+def test_the_install_the_plugin_asks_for_has_the_extra_its_mcp_server_needs() -> None:
+    """.mcp.json runs `memdir mcp`, which needs `memdir[mcp]`: a plain `pipx install memdir` leaves
+    the plugin's server failing to connect while its hooks work."""
+    manifest = _json(PLUGIN / ".claude-plugin" / "plugin.json")
+    assert "pipx install 'memdir[mcp]'" in manifest["description"]
+    guide = (REPO / "docs" / "claude-code.md").read_text(encoding="utf-8")
+    plugin_section = guide[guide.index("## The plugin") : guide.index("## Without the plugin")]
+    assert "pipx install 'memdir[mcp]'" in plugin_section
 
 
 # --- the real client -----------------------------------------------------------------------------
@@ -176,11 +194,18 @@ def test_the_clients_validator_accepts_the_plugin_and_the_marketplace(claude: Pa
 class MessagesStandIn:
     """POST /v1/messages answered as the API would (SSE when `stream` is true): a short text reply,
     or, when the request forces a tool (memdir's extraction), a call to it with `memories`. Every
-    request is recorded as (method, path, body); count_tokens is answered, anything else is a 404."""
+    request is recorded as (method, path, body); count_tokens is answered, anything else is a 404.
 
-    def __init__(self, memories: list[dict[str, Any]]) -> None:
+    `calls` makes the model use tools first, as (name, input): the session's n-th request (n counted
+    by the stand-in's calls already in its messages, so a retried request gets the same answer) calls
+    the n-th, named by its full name or by a `__suffix` that finds the MCP tool among the `mcp__`
+    names the request carries (its tools, what ToolSearch returned); the request after the last gets
+    the text reply."""
+
+    def __init__(self, memories: list[dict[str, Any]], calls: Sequence[tuple[str, dict[str, Any]]] = ()) -> None:
         self.requests: list[tuple[str, str, Any]] = []
         self.memories = memories
+        self.calls = list(calls)
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -201,10 +226,13 @@ class MessagesStandIn:
     def answer(self, body: Any) -> dict[str, Any]:
         choice = body.get("tool_choice") if isinstance(body, dict) else None
         forced = choice.get("name") if isinstance(choice, dict) else None
+        call = None if forced or not isinstance(body, dict) else self._next_call(body)
         if forced:
             tool_input = {"memories": self.memories} if forced == "save_memories" else {}
             content: list[dict[str, Any]] = [{"type": "tool_use", "id": "toolu_standin", "name": forced,
                                               "input": tool_input}]  # fmt: skip
+        elif call is not None:
+            content = [call]
         else:
             content = [{"type": "text", "text": "Noted."}]
         return {
@@ -213,10 +241,24 @@ class MessagesStandIn:
             "role": "assistant",
             "model": body.get("model", "claude") if isinstance(body, dict) else "claude",
             "content": content,
-            "stop_reason": "tool_use" if forced else "end_turn",
+            "stop_reason": "tool_use" if forced or call is not None else "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": 10, "output_tokens": 5},
         }
+
+    def _next_call(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The tool_use block for this point of the session, or None when the calls are done."""
+        if not body.get("tools"):  # a side request of the client's (a title, a summary), not the session's turn
+            return None
+        blocks = [b for m in body.get("messages", []) if isinstance(m.get("content"), list) for b in m["content"]]
+        done = sum(1 for b in blocks if b.get("type") == "tool_use" and str(b.get("id")).startswith(CALL_ID))
+        if done >= len(self.calls):
+            return None
+        name, tool_input = self.calls[done]
+        if name.startswith("__"):  # the session's full name of an MCP tool, from what it has seen
+            known = re.findall(r"mcp__[A-Za-z0-9_-]+", json.dumps(body))
+            name = next((k for k in known if k.endswith(name)), f"mcp__unknown{name}")
+        return {"type": "tool_use", "id": f"{CALL_ID}{done}", "name": name, "input": tool_input}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         standin = self
@@ -304,8 +346,41 @@ def _run(claude: Path, args: list[str], env: dict[str, str], cwd: Path) -> subpr
     return done
 
 
+def _tool_result(requests: list[tuple[str, str, Any]], call: int) -> tuple[str, bool] | None:
+    """What the client sent back for the stand-in's `call`-th tool call (its content as JSON text, and
+    whether it is an error), from the first request that carries it."""
+    for _, _, body in requests:
+        messages = body.get("messages", []) if isinstance(body, dict) else []
+        for block in (b for m in messages if isinstance(m.get("content"), list) for b in m["content"]):
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == f"{CALL_ID}{call}":
+                return json.dumps(block.get("content"), ensure_ascii=False), bool(block.get("is_error"))
+    return None
+
+
+HAS_MCP_SDK = importlib.util.find_spec("mcp") is not None  # `memdir mcp` needs memdir[mcp]
+MCP_SERVER = "mcp__plugin_memdir_memdir__"  # Claude Code's prefix for the tools of the plugin's server `memdir`
+MCP_TOOLS = ["create_memory", "index", "lint", "list_memories", "modify_memory", "recall"]
+CREATED = {
+    "type": "reference",
+    "name": "ci-dashboard",
+    "description": "CI runs and flaky-test history are on the Buildkite dashboard, pipeline app-main",
+    "body": "CI runs are on https://buildkite.com/acme/app-main.",
+}
+MODEL_CALLS = [  # what the stand-in's model does before its answer, as a model would with deferred MCP tools
+    ("ToolSearch", {"query": "memdir", "max_results": 10}),  # loads the memdir tools' schemas
+    ("__recall", {"query": "run the linter before a commit", "k": 3}),
+    ("__create_memory", CREATED),
+    ("ToolSearch", {"query": "select:ReadMcpResourceTool"}),  # the client's own tool for MCP resources
+    ("ReadMcpResourceTool", {"server": "plugin:memdir:memdir", "uri": "memdir:///MEMORY.md"}),
+]
+
+
 @pytest.mark.slow
-def test_a_real_session_gets_the_index_and_the_recall_and_its_stop_hook_extracts(claude: Path, tmp_path: Path) -> None:
+def test_a_real_session_gets_the_index_and_the_recall_uses_the_mcp_tools_and_its_stop_hook_extracts(
+    claude: Path, tmp_path: Path
+) -> None:
+    """One session for everything the plugin gives a session (each session costs seconds): its hooks
+    and its MCP server, started by the client from the plugin's .mcp.json."""
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     memory = project / ".claude" / "memory"
@@ -314,7 +389,7 @@ def test_a_real_session_gets_the_index_and_the_recall_and_its_stop_hook_extracts
     (memory / "feedback_lint-first.md").write_text(LINT_MEMORY, encoding="utf-8")
     tools = _memdir_on_path(tmp_path / "bin")
 
-    with MessagesStandIn([EXTRACTED]) as standin:
+    with MessagesStandIn([EXTRACTED], MODEL_CALLS if HAS_MCP_SDK else []) as standin:
         env = _client_env(
             home,
             PATH=f"{tools}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -324,7 +399,9 @@ def test_a_real_session_gets_the_index_and_the_recall_and_its_stop_hook_extracts
         # Installed as a user would: the repository as a marketplace, then the plugin from it.
         _run(claude, ["plugin", "marketplace", "add", str(REPO)], env, project)
         _run(claude, ["plugin", "install", "memdir@memdir"], env, project)
-        done = _run(claude, ["-p", PROMPT, "--output-format", "json"], env, project)
+        # Headless, an MCP tool runs only when allowed; the server's prefix allows all its tools.
+        args = ["-p", PROMPT, "--output-format", "json", "--allowedTools", MCP_SERVER.rstrip("_")]
+        done = _run(claude, args, env, project)
         result = json.loads(done.stdout)
         assert result["is_error"] is False and result["result"] == "Noted.", done.stdout
 
@@ -353,3 +430,33 @@ def test_a_real_session_gets_the_index_and_the_recall_and_its_stop_hook_extracts
     text = wanted.read_text(encoding="utf-8")
     assert f"description: {EXTRACTED['description']}" in text and "type: project" in text
     assert "**Why:** Two Monday deploys broke invoicing." in text
+
+    if not HAS_MCP_SDK:  # the hooks are checked; the plugin's server could not start
+        pytest.skip("the MCP part: the MCP SDK is not installed (pip install 'memdir[mcp]')")
+    # The MCP server, started from the plugin's .mcp.json: its instructions reached the model, and
+    # ToolSearch found its six tools under the plugin server's prefix, which the next turns list ...
+    found = _tool_result(requests, 0)
+    assert found is not None and not found[1], f"ToolSearch: {found}"
+    assert sorted(set(re.findall(MCP_SERVER + r"(\w+)", found[0]))) == MCP_TOOLS, found[0]
+    listing = [b for b in turns if any(t.get("name", "").startswith(MCP_SERVER) for t in b.get("tools", []))]
+    assert listing, "no request listed the memdir tools"
+    assert sorted(t["name"] for t in listing[-1]["tools"] if t["name"].startswith(MCP_SERVER)) == [
+        MCP_SERVER + name for name in MCP_TOOLS
+    ]
+    last = json.dumps(listing[-1], ensure_ascii=False)
+    assert "## plugin:memdir:memdir" in last and json.dumps(INSTRUCTIONS)[1:-1] in last
+    # ... `recall` answered with the memory's body, its path and its score ...
+    recalled = _tool_result(requests, 1)
+    assert recalled is not None and not recalled[1], f"recall: {recalled}"
+    assert "Run `make lint` before every commit." in recalled[0] and "feedback_lint-first.md" in recalled[0]
+    assert "verify before asserting it as fact" in recalled[0] and '\\"score\\"' in recalled[0]
+    # ... and `create_memory` wrote through the write path, marked as the agent's.
+    created = _tool_result(requests, 2)
+    assert created is not None and not created[1], f"create_memory: {created}"
+    saved = (memory / "reference_ci-dashboard.md").read_text(encoding="utf-8")
+    assert "source: agent" in saved and CREATED["body"] in saved
+    assert "- [ci-dashboard](reference_ci-dashboard.md)" in (memory / "MEMORY.md").read_text(encoding="utf-8")
+    # The index as a resource, read after the write: the new memory is in it.
+    resource = _tool_result(requests, 4)
+    assert resource is not None and not resource[1], f"ReadMcpResourceTool: {resource}"
+    assert "memdir:///MEMORY.md" in resource[0] and "[ci-dashboard](reference_ci-dashboard.md)" in resource[0]

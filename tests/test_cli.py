@@ -126,6 +126,7 @@ def test_list_table_and_json(folder: Path, make_memory: MakeMemory) -> None:
     memdir("--dir", str(folder), "index")
     table = memdir("--dir", str(folder), "list", "--type", "user")
     assert table.exit_code == 0 and "About a" in table.stdout and "About b" not in table.stdout
+    assert table.stderr.startswith("1 memory; 1 file could not be read"), table.stderr  # not "1 memories"
     data = json.loads(memdir("--dir", str(folder), "list", "--format", "json").stdout)
     assert [m["path"] for m in data["memories"]] == ["feedback_b.md", "user_a.md"]
     assert data["memories"][1] | {} == {

@@ -98,6 +98,23 @@ def test_lint_is_in_colour_when_forced_and_plain_otherwise(
     assert "\x1b[" not in memdir("--dir", str(folder), "lint", "-f", "json", env={"FORCE_COLOR": "1"}).stdout
 
 
+def test_an_error_line_is_red_when_colour_is_on_and_plain_otherwise(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/cli.md: colour on warnings and errors too, by the same rule as lint's report."""
+    monkeypatch.delenv("NO_COLOR")
+    plain = memdir("--dir", str(folder), "show", "nope")
+    assert plain.exit_code == 2 and plain.stderr.startswith("memdir: error: no memory matches 'nope'")
+    coloured = memdir("--dir", str(folder), "show", "nope", env={"FORCE_COLOR": "1"})
+    assert coloured.stderr == f"\x1b[31m{plain.stderr.rstrip()}\x1b[0m\n"
+    usage = memdir("bogus", env={"FORCE_COLOR": "1"})
+    assert usage.exit_code == 2 and usage.stderr.startswith("\x1b[31mmemdir: error: No such command 'bogus'")
+    for env in ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, {"FORCE_COLOR": "0"}):
+        assert "\x1b[" not in memdir("--dir", str(folder), "show", "nope", env=env).stderr
+    as_json = memdir("--dir", str(folder), "show", "nope", "-f", "json", env={"FORCE_COLOR": "1"})
+    assert "\x1b[" not in as_json.stdout and json.loads(as_json.stdout)["error"]["exit_code"] == 2
+
+
 # --- help: flags as flags, option names whole -------------------------------------------------------
 
 
@@ -126,8 +143,13 @@ def test_help_shows_every_option_whole_and_flags_without_a_type(width: int) -> N
         (["lint", "--foo"], "No such option: --foo (Possible options: --fix, --format) (try 'memdir lint --help')"),
         (["bogus"], "No such command 'bogus' (try 'memdir --help')"),
         (["show"], "Missing argument 'name' (try 'memdir show --help')"),
-        (["list", "--type", "nope"], "Invalid value for '--type'"),
-        (["hooks", "install", "--scope", "x"], "Invalid value for '--scope'"),
+        # typer passes on pydantic's "Value error, " before the message: the line drops it.
+        (
+            ["list", "--type", "nope"],
+            "Invalid value for '--type' / '-t': 'nope' is not one of 'user', 'feedback', 'project', "
+            "'reference' (try 'memdir list --help')",
+        ),
+        (["hooks", "install", "--scope", "x"], "Invalid value for '--scope': 'x' is not one of"),
         (["context", "-k", "3"], "Invalid value for -k: -k only applies with --for TASK (try 'memdir context --help')"),
         (["--dir"], "Option '--dir' requires an argument (try 'memdir --help')"),
     ],
@@ -300,6 +322,15 @@ def test_completion_offers_memory_names_and_rule_codes(folder: Path, make_memory
     assert complete("memdir lint --ignore F001,S00")[0][0] == "F001,S001"
     assert "ALL" in complete("memdir lint --extend-select ")[0]
     assert complete("memdir rules missing-d")[0] == ["missing-description"]
+
+
+def test_history_completes_archived_memories_too(folder: Path, make_memory: MakeMemory) -> None:
+    """`history` finds a memory in .archive/ (its main use: what happened to one that is gone)."""
+    make_memory("feedback_lint-first.md")
+    make_memory("project_old-launch.md", root=folder / ".archive")
+    assert complete(f"memdir --dir {folder} history ")[0] == ["lint-first", "old-launch"]
+    assert complete(f"memdir --dir {folder} history o")[0] == ["old-launch"]
+    assert complete(f"memdir --dir {folder} show ")[0] == ["lint-first"]  # the others find live ones only
 
 
 def test_completion_offers_nothing_outside_a_memory_folder(tmp_path: Path) -> None:

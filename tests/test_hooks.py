@@ -1001,3 +1001,23 @@ def test_session_bodies_say_when_none_fits_the_room_left(recalling: Path) -> Non
     folder = MemoryDir(recalling / ".claude" / "memory", today=TODAY)
     assert claude_runtime.session_bodies(folder, None, 60, notes) == ""  # room, but not for the pinned one
     assert notes == ["1 memory to load in full left out: the index leaves the hook no room for them"]
+
+
+@pytest.mark.parametrize("output_format", ["json", "yaml"])
+def test_the_stop_hooks_extraction_speaks_text_whatever_memdir_output_format_says(
+    project: Path, monkeypatch: pytest.MonkeyPatch, output_format: str
+) -> None:
+    """MEMDIR_OUTPUT_FORMAT set in the shell Claude Code started from reaches the detached extraction:
+    its log is for people, and a value no command has must not stop the extraction from running."""
+    folder = MemoryDir(project / ".claude" / "memory")
+    transcript = project / "session.jsonl"
+    transcript.write_text("")
+    started: list[tuple[list[str], dict[str, str]]] = []
+    monkeypatch.setattr("subprocess.Popen", lambda command, **kwargs: started.append((command, kwargs["env"])))
+    env = {"ANTHROPIC_API_KEY": "k", "MEMDIR_OUTPUT_FORMAT": output_format}
+    assert claude_runtime.spawn_extraction(folder, str(transcript), env, project)
+    ((command, child_env),) = started
+    assert command[:3] == [sys.executable, "-m", "memdir"]
+    result = invoke_memdir(*command[3:], env=child_env, cwd=project)
+    assert result.exit_code == 0 and result.stdout == "", result.output
+    assert "nothing new to extract" in result.stderr

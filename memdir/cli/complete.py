@@ -32,19 +32,32 @@ def _matching(choices: list[tuple[str, str]], incomplete: str) -> list[tuple[str
     return [(value, help) for value, help in choices if value.startswith(incomplete)]
 
 
-def memory_names(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    """Names of the folder's memories (with the description as help where the shell shows it);
-    their file paths when no name starts with what was typed."""
+def _names(ctx: typer.Context, incomplete: str, archived: bool) -> list[tuple[str, str]]:
     folder = _folder(ctx)
     if folder is None:
         return []
     try:
         with contextlib.redirect_stderr(io.StringIO()):
-            memories = folder.scan().memories
+            memories = list(folder.scan().memories)
+            if archived:
+                from memdir.lifecycle.prune import archive_scan
+
+                memories += archive_scan(folder).memories
     except Exception:
         return []
     names = _matching(sorted({(m.name, m.description) for m in memories if m.name}), incomplete)
-    return names or _matching(sorted((m.path, m.description) for m in memories), incomplete)
+    return names or _matching(sorted({(m.path, m.description) for m in memories}), incomplete)
+
+
+def memory_names(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """Names of the folder's memories (with the description as help where the shell shows it);
+    their file paths when no name starts with what was typed."""
+    return _names(ctx, incomplete, archived=False)
+
+
+def memory_names_archived_too(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """The same, with the memories in .archive/: `history` finds those too."""
+    return _names(ctx, incomplete, archived=True)
 
 
 def quarantined_names(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:

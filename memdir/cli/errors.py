@@ -35,9 +35,12 @@ class CommandFailed(MemdirError):
 
 
 def print_error(message: str) -> None:
+    """The one line of a failed command, in red where colour is on (NO_COLOR, FORCE_COLOR, a terminal)."""
+    from memdir.cli.state import paint, use_colour  # here, not above: state imports this module
     from memdir.core.outward import for_terminal  # an error can quote a name or value holding a key, or ESC
 
-    print(f"memdir: error: {for_terminal(message)}", file=sys.stderr)
+    line = f"memdir: error: {for_terminal(message)}"
+    print(paint(line, "red") if use_colour(sys.stderr) else line, file=sys.stderr)
 
 
 GLOBAL_WITH_VALUE = ("--dir", "-C")
@@ -109,6 +112,9 @@ def report_failure(exc: BaseException, also: Callable[[str, int], None] | None =
 
 
 def usage_error_line(message: str, command_path: str | None) -> str:
-    """A usage error as one line, like every other error: what is wrong, then where help is."""
+    """A usage error as one line, like every other error: what is wrong, then where help is. Typer
+    words a bad value as pydantic does (`Invalid value for 'type': Value error, 'x' is not ...`):
+    the "Value error, " says nothing to a user, so it goes."""
     hint = f" (try '{command_path} --help')" if command_path else ""
-    return " ".join(message.split()).removesuffix(".") + hint
+    line = " ".join(message.split()).removesuffix(".").replace(": Value error, ", ": ", 1)
+    return line + hint

@@ -42,7 +42,9 @@ def report_index(st: State, write: IndexWrite, verb: str, done: str | None = Non
             "fits, dropped first when the caps bind; `memdir index --drop-missing` removes them now"
         )
     if result.left_out:
-        st.warn(f"left out {len(result.left_out)} memories to fit the caps (least valuable first):")
+        st.warn(
+            f"left out {plural(len(result.left_out), 'memory', 'memories')} to fit the caps (least valuable first):"
+        )
         # A hook's log is no place for ten thousand lines; the JSON output lists every one.
         for left in result.left_out[:LEFT_OUT_SHOWN]:
             st.say(f"  {left.memory.path} ({left.reason}, importance {left.memory.importance:g})")

@@ -14,7 +14,7 @@ import typer
 from memdir.cli.errors import REFUSED, USAGE
 from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
-from memdir.cli.typer_app import FormatOption, MemoryName, app, state
+from memdir.cli.typer_app import AnyMemoryName, FormatOption, app, state
 from memdir.core.model import plural
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ def _show(st: State, plan: ConsolidationPlan, format: OutputFormat) -> None:
 @app.command()
 def history(
     ctx: typer.Context,
-    name: MemoryName,
+    name: AnyMemoryName,
     format: FormatOption = OutputFormat.text,
 ) -> None:
     """What happened to a memory: created, updated, superseded, archived, and every logged decision.

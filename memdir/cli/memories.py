@@ -22,6 +22,7 @@ from memdir.core.model import (
     NewMemory,
     absolutize_text,
     parse_document,
+    plural,
 )
 from memdir.core.outward import dumps
 from memdir.core.reports import memory_list
@@ -313,8 +314,12 @@ def list_memories(
         table.add_row(m.raw_type or "?", m.title + flag, changed, m.description)
     st.out.print(table)
     st.say(
-        f"{len(memories)} memories"
-        + (f"; {len(scan.problems)} files could not be read (see `memdir lint`)" if scan.problems else "")
+        plural(len(memories), "memory", "memories")
+        + (
+            f"; {plural(len(scan.problems), 'file', 'files')} could not be read (see `memdir lint`)"
+            if scan.problems
+            else ""
+        )
     )
 
 

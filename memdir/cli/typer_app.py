@@ -18,7 +18,7 @@ from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
 from memdir.cli import command_started
-from memdir.cli.complete import memory_names, quarantined_names
+from memdir.cli.complete import memory_names, memory_names_archived_too, quarantined_names
 from memdir.cli.errors import USAGE, hoist_global_options, print_error, report_failure, usage_error_line
 from memdir.cli.state import FORMAT_ENV, OutputFormat, State, chosen_format
 from memdir.version import __version__
@@ -45,6 +45,9 @@ FormatOption = Annotated[
 _NAME_HELP = "Name, file name or path of the memory."
 MemoryName = Annotated[str, typer.Argument(help=_NAME_HELP, show_default=False, autocompletion=memory_names)]
 QuarantinedName = Annotated[str, typer.Argument(help=_NAME_HELP, show_default=False, autocompletion=quarantined_names)]
+AnyMemoryName = Annotated[  # archived ones too, for `history`
+    str, typer.Argument(help=_NAME_HELP, show_default=False, autocompletion=memory_names_archived_too)
+]
 
 
 def _usage_failed(exc: typer.TyperException, ctx: Any) -> typer.Exit:

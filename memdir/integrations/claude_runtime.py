@@ -398,7 +398,7 @@ EXTRACT_HOOK_LOG = "extract-hook.log"
 
 
 def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str], cwd: Path) -> bool:
-    """Start `memdir extract TRANSCRIPT --yes` detached from the hook, and return at once.
+    """Start `memdir extract TRANSCRIPT --yes --format text` detached from the hook, and return at once.
 
     The child gets its own session and no terminal: its output goes to `.memdir/extract-hook.log`
     (its decisions to `.memdir/log.jsonl`), never into the agent's session; past 10 MiB that log
@@ -413,7 +413,20 @@ def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str],
 
     if not folder.config.extract.on_stop or not has_api_key(env):
         return False
-    command = [sys.executable, "-m", "memdir", "--dir", str(folder.root), "extract", transcript, "--yes"]
+    # --format text: the log is for people, and MEMDIR_OUTPUT_FORMAT from the user's shell (json, or a
+    # value no command has, which would stop the run) must not decide it.
+    command = [
+        sys.executable,
+        "-m",
+        "memdir",
+        "--dir",
+        str(folder.root),
+        "extract",
+        transcript,
+        "--yes",
+        "--format",
+        "text",
+    ]
     log = ensure_state_dir(folder.root) / EXTRACT_HOOK_LOG
     rotate_log(log)
     with open_state_file(log, append=True) as output:

@@ -427,7 +427,7 @@ def history(folder: MemoryDir, query: str) -> History:
             )
         return History(query, None, query.strip(), "not stored", [], [], _sorted(_log_event(e, wanted) for e in logged))
 
-    live, archive = folder.scan(), _archive_scan(folder)
+    live, archive = folder.scan(), archive_scan(folder)
     everyone = {**{m.path: m for m in live.memories}, **{f"{ARCHIVE_DIR}/{m.path}": m for m in archive.memories}}
     by_file: dict[str, str] = {}
     for path in everyone:  # a file name points at the live copy before an archived one
@@ -496,7 +496,8 @@ def _own_log(log: list[dict[str, Any]], me: str, path: str, in_archive: set[str]
     return origin, log[earlier[-1] + 1 if earlier else 0 : end + 1]
 
 
-def _archive_scan(folder: MemoryDir) -> Scan:
+def archive_scan(folder: MemoryDir) -> Scan:
+    """The memories in the folder's .archive/ (none when it is absent)."""
     root = archive_dir(folder.root)
     return scan_folder(root) if root.is_dir() else Scan(root=root)
 
