@@ -3,6 +3,7 @@
 
     python scripts/bench.py [--runs 5] [--sizes 50,1000,10000] [--generator realistic|synthetic]
                             [--corpus ../shared/corpus/real] [--output BENCHMARKS.md]
+                            [--only PATTERN] [--folders DIR]
 
 Generates memory folders of each size (scripts/realistic.py: words, lengths, languages, types and
 frontmatter shapes drawn from the statistics of the real folders in ../shared/corpus/real, or
@@ -13,6 +14,12 @@ same run it measures the two floors: `python -c "import typer"` (the start-up of
 and a plain-Python script of a few lines that reads every file and writes an index (the work
 floor). Then it writes the tables, the ratios to the floors, the targets of issue 7 and the
 machine into --output, and prints them.
+
+`--only PATTERN` times only the commands whose row label matches the regular expression (case
+ignored; `--only 'index, warm|hook'`), beside the floors, which always run: the ratios to the floors
+of part of the suite, for whoever is working on part of it. `--folders DIR` keeps the generated
+folders in DIR and reuses them on the next run (a 10,000-memory folder takes a while to generate).
+Write a partial run to another --output than BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -120,7 +128,9 @@ class Folder:
 
     def __init__(self, root: Path, size: int, generator: str, corpus: Path) -> None:
         self.root, self.size = root, size
-        if generator == "realistic":
+        if (root / "MEMORY.md").is_file() and (root / ".generated").is_file():  # kept by --folders
+            self.about = (root / ".generated").read_text(encoding="utf-8").splitlines()
+        elif generator == "realistic":
             # In a process of its own: the corpus models take tens of MiB, and a child forked from
             # this process would count them in its peak memory.
             script = [PYTHON, str(REPO / "scripts" / "realistic.py"), "--size", str(size), "--corpus", str(corpus)]
@@ -129,6 +139,7 @@ class Folder:
         else:
             synthetic.write_folder(root, size)
             self.about = ["`scripts/synthetic.py` (asked for with --generator synthetic)"]
+        (root / ".generated").write_text("\n".join(self.about) + "\n", encoding="utf-8")
         run_once(memdir(root, "index"))
         # The memory to change: one that is listed in the index, so that MEMORY.md changes too.
         listed = (root / "MEMORY.md").read_text(encoding="utf-8").split("](", 2)[1].split(")", 1)[0]
@@ -199,7 +210,14 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
     parser.add_argument("--generator", choices=("realistic", "synthetic"), default="realistic")
     parser.add_argument("--corpus", type=Path, default=realistic.CORPUS, help="real folders to take statistics from")
+    parser.add_argument("--only", type=re.compile, help="time only the rows matching this regular expression")
+    parser.add_argument("--folders", type=Path, help="keep the generated folders here and reuse them")
     args = parser.parse_args()
+    only: re.Pattern[str] | None = re.compile(args.only.pattern, re.IGNORECASE) if args.only else None
+
+    def wanted(what: str) -> bool:
+        return only is None or what.startswith("work floor") or only.search(what) is not None
+
     sizes = [int(s) for s in args.sizes.split(",")]
     runs = args.runs
     started = time.monotonic()
@@ -210,7 +228,9 @@ def main() -> None:
     sizes_mib: dict[int, float] = {}
     families: list[tuple[str, float]] = []
     generated: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = str(args.folders or stack.enter_context(tempfile.TemporaryDirectory()))
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         typer_floor = measure([PYTHON, "-c", "import typer"], max(runs, 9))
         rows.append(('`python -c "import typer"` (start-up floor)', None, typer_floor))
         for size in sizes:
@@ -233,18 +253,23 @@ def main() -> None:
                 ("`memdir lint`, every rule, warm parse cache", lint, _nothing),
             ]
             for what, argv, before in scenarios:
-                rows.append((what, size, measure(argv, runs, before)))
+                if wanted(what):
+                    rows.append((what, size, measure(argv, runs, before)))
             # What Claude Code sends at session start; the hook finds the folder through --dir.
             start = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(folder.root)}
             hook = [PYTHON, "-m", "memdir", "--dir", str(folder.root), "hook", "session-start"]
-            rows.append(("`memdir hook session-start`", size, measure(hook, runs, stdin=json.dumps(start).encode())))
+            if wanted(what := "`memdir hook session-start`"):
+                rows.append((what, size, measure(hook, runs, stdin=json.dumps(start).encode())))
             recall = memdir(folder.root, "recall", RECALL_QUERY, "--format", "json")
-            rows.append(("`memdir recall` (warm recall index)", size, measure(recall, runs)))
-            latencies = sorted(watch_latencies(folder.root, WATCH_SAVES))
-            rows.append((WATCH, size, Figure(statistics.median(latencies), latencies[0], latencies[-1], 0.0)))
-            if size == max(sizes):
+            if wanted(what := "`memdir recall` (warm recall index)"):
+                rows.append((what, size, measure(recall, runs)))
+            if wanted(WATCH):
+                latencies = sorted(watch_latencies(folder.root, WATCH_SAVES))
+                rows.append((WATCH, size, Figure(statistics.median(latencies), latencies[0], latencies[-1], 0.0)))
+            if size == max(sizes) and wanted("lint families"):
                 families = in_process_lint(folder.root)
-            shutil.rmtree(folder.root)
+            if args.folders is None:
+                shutil.rmtree(folder.root)
     elapsed = time.monotonic() - started
 
     text = render(rows, typer_floor, sizes, families, about, runs, elapsed, generated, sizes_mib)
@@ -309,8 +334,10 @@ def render(
     over_floor("`memdir index`, warm", f"`index` warm on {largest:,} <= 1.9 x work floor (was 0.25 s)", 1.9)
     over_floor("`memdir index`, one", f"`index`, one file changed, on {largest:,} <= 2.3 x work floor (was 0.3 s)", 2.3)
     over_floor("`memdir lint`, every rule, cold", f"`lint` (every rule, cold) on {largest:,} <= 8 x work floor", 8.0)
-    peak = max(f.peak_mib for w, s, f in rows if s == largest and w.startswith("`memdir"))  # watch has 0
-    targets.append(f"| peak memory on {largest:,} <= 150 MiB | {peak:.0f} MiB | {'yes' if peak <= 150 else '**no**'} |")
+    peak = max((f.peak_mib for w, s, f in rows if s == largest and w.startswith("`memdir")), default=0.0)  # watch: 0
+    if peak:
+        met = "yes" if peak <= 150 else "**no**"
+        targets.append(f"| peak memory on {largest:,} <= 150 MiB | {peak:.0f} MiB | {met} |")
     over_floor("`memdir recall`", f"`recall` on {largest:,} <= 2.3 x work floor (was 0.3 s)", 2.3)
     over_floor(WATCH, f"watch latency on {largest:,} <= 2.3 x work floor (was 300 ms)", 2.3)
     target(f"`hook session-start` on {smallest} files <= 1.3 x import typer", find("`memdir hook", smallest), 1.3,
