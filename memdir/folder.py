@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins  # `list` below is a method; annotations inside the class need the type
 import datetime as dt
 import os
-import shutil
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -69,7 +68,6 @@ from memdir.core.store import (
     unreadable_note,
     write_state_file,
 )
-from memdir.core.templates import render_memory
 
 if TYPE_CHECKING:
     from memdir.core.gauntlet import Candidate, Verdict
@@ -569,6 +567,7 @@ class MemoryDir:
         is logged (`stored-unscreened`), for a caller that screened it some other way.
         """
         from memdir.core.gauntlet import Candidate
+        from memdir.core.templates import render_memory  # the templates are read only by those who add
 
         if convert_dates:
             new.absolutize_dates()
@@ -616,6 +615,7 @@ class MemoryDir:
         `text` is the memory's whole file as a person wrote it (in $EDITOR, say); the verdict's
         redactions and fields are applied to it. Raises WriteRefused for a verdict that writes nothing."""
         from memdir.core.gauntlet import WriteRefused, failed_entry, screened_text, verdict_entry
+        from memdir.core.templates import render_memory
 
         if not verdict.writes:
             raise WriteRefused(verdict)
@@ -782,6 +782,8 @@ class MemoryDir:
             else:
                 folder = archive_folder_for(self.root, found.path)  # refuses a symlink on the way
                 held = destination = _free_path(folder / PurePosixPath(found.path).name)
+            import shutil  # not for every command: it imports the compressors
+
             shutil.move(source, held)  # a rename: it needs no space on the disk
             write: IndexWrite | None = None
             try:

@@ -2,7 +2,8 @@
 """memdir's benchmark suite: every figure beside the floors it is judged against, in one run.
 
     python scripts/bench.py [--runs 5] [--sizes 50,1000,10000] [--generator realistic|synthetic]
-                            [--corpus ../shared/corpus/real] [--output BENCHMARKS.md] [--only TEXT ...]
+                            [--corpus ../shared/corpus/real] [--output BENCHMARKS.md]
+                            [--only PATTERN] [--folders DIR]
 
 Generates memory folders of each size (scripts/realistic.py: words, lengths, languages, types and
 frontmatter shapes drawn from the statistics of the real folders in ../shared/corpus/real, or
@@ -12,9 +13,13 @@ as a hook or CI would run them: the median wall time of
 same run it measures the two floors: `python -c "import typer"` (the start-up of any typer CLI)
 and a plain-Python script of a few lines that reads every file and writes an index (the work
 floor). Then it writes the tables, the ratios to the floors, the targets of issue 7 and the
-machine into --output, and prints them. `--only lint` runs just the scenarios whose label holds
-"lint" (the floors always run), to measure one change without the whole suite; it prints the
-tables and writes no file unless --output is given.
+machine into --output, and prints them.
+
+`--only PATTERN` times only the commands whose row label matches the regular expression (case
+ignored; `--only 'index, warm|hook'`), beside the floors, which always run: the ratios to the floors
+of part of the suite, for whoever is working on part of it. `--folders DIR` keeps the generated
+folders in DIR and reuses them on the next run (a 10,000-memory folder takes a while to generate).
+With --only, nothing is written unless --output is given.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -122,7 +128,9 @@ class Folder:
 
     def __init__(self, root: Path, size: int, generator: str, corpus: Path) -> None:
         self.root, self.size = root, size
-        if generator == "realistic":
+        if (root / "MEMORY.md").is_file() and (root / ".generated").is_file():  # kept by --folders
+            self.about = (root / ".generated").read_text(encoding="utf-8").splitlines()
+        elif generator == "realistic":
             # In a process of its own: the corpus models take tens of MiB, and a child forked from
             # this process would count them in its peak memory.
             script = [PYTHON, str(REPO / "scripts" / "realistic.py"), "--size", str(size), "--corpus", str(corpus)]
@@ -131,6 +139,7 @@ class Folder:
         else:
             synthetic.write_folder(root, size)
             self.about = ["`scripts/synthetic.py` (asked for with --generator synthetic)"]
+        (root / ".generated").write_text("\n".join(self.about) + "\n", encoding="utf-8")
         run_once(memdir(root, "index"))
         # The memory to change: one that is listed in the index, so that MEMORY.md changes too.
         listed = (root / "MEMORY.md").read_text(encoding="utf-8").split("](", 2)[1].split(")", 1)[0]
@@ -201,13 +210,14 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=None, help="default: BENCHMARKS.md (none with --only)")
     parser.add_argument("--generator", choices=("realistic", "synthetic"), default="realistic")
     parser.add_argument("--corpus", type=Path, default=realistic.CORPUS, help="real folders to take statistics from")
-    parser.add_argument("--only", action="append", default=[], metavar="TEXT",
-                        help="only the scenarios whose label holds TEXT (repeatable; floors always run)")  # fmt: skip
+    parser.add_argument("--only", type=re.compile, help="time only the rows matching this regular expression")
+    parser.add_argument("--folders", type=Path, help="keep the generated folders here and reuse them")
     args = parser.parse_args()
     output = args.output if args.output or args.only else REPO / "BENCHMARKS.md"
+    only: re.Pattern[str] | None = re.compile(args.only.pattern, re.IGNORECASE) if args.only else None
 
     def wanted(what: str) -> bool:
-        return not args.only or what.startswith("work floor") or any(text in what for text in args.only)
+        return only is None or what.startswith("work floor") or only.search(what) is not None
 
     sizes = [int(s) for s in args.sizes.split(",")]
     runs = args.runs
@@ -219,7 +229,9 @@ def main() -> None:
     sizes_mib: dict[int, float] = {}
     families: list[tuple[str, float]] = []
     generated: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = str(args.folders or stack.enter_context(tempfile.TemporaryDirectory()))
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         typer_floor = measure([PYTHON, "-c", "import typer"], max(runs, 9))
         rows.append(('`python -c "import typer"` (start-up floor)', None, typer_floor))
         for size in sizes:
@@ -247,24 +259,23 @@ def main() -> None:
             # What Claude Code sends at session start; the hook finds the folder through --dir.
             start = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(folder.root)}
             hook = [PYTHON, "-m", "memdir", "--dir", str(folder.root), "hook", "session-start"]
-            if wanted("`memdir hook session-start`"):
-                stdin = json.dumps(start).encode()
-                rows.append(("`memdir hook session-start`", size, measure(hook, runs, stdin=stdin)))
+            if wanted(what := "`memdir hook session-start`"):
+                rows.append((what, size, measure(hook, runs, stdin=json.dumps(start).encode())))
             # What Claude Code sends before each prompt: the prompt hook recalls for it (recall index warm).
-            if wanted("`memdir hook user-prompt-submit`"):
+            if wanted(what := "`memdir hook user-prompt-submit`"):
                 prompt = {"hook_event_name": "UserPromptSubmit", "prompt": RECALL_QUERY, "cwd": str(folder.root)}
-                hook = [PYTHON, "-m", "memdir", "--dir", str(folder.root), "hook", "user-prompt-submit"]
-                asked = measure(hook, runs, stdin=json.dumps(prompt).encode())
-                rows.append(("`memdir hook user-prompt-submit`", size, asked))
+                asking = [PYTHON, "-m", "memdir", "--dir", str(folder.root), "hook", "user-prompt-submit"]
+                rows.append((what, size, measure(asking, runs, stdin=json.dumps(prompt).encode())))
             recall = memdir(folder.root, "recall", RECALL_QUERY, "--format", "json")
-            if wanted("`memdir recall` (warm recall index)"):
-                rows.append(("`memdir recall` (warm recall index)", size, measure(recall, runs)))
+            if wanted(what := "`memdir recall` (warm recall index)"):
+                rows.append((what, size, measure(recall, runs)))
             if wanted(WATCH):
                 latencies = sorted(watch_latencies(folder.root, WATCH_SAVES))
                 rows.append((WATCH, size, Figure(statistics.median(latencies), latencies[0], latencies[-1], 0.0)))
-            if size == max(sizes) and wanted("`memdir lint`"):
+            if size == max(sizes) and wanted("lint families"):
                 families = in_process_lint(folder.root)
-            shutil.rmtree(folder.root)
+            if args.folders is None:
+                shutil.rmtree(folder.root)
     elapsed = time.monotonic() - started
 
     text = render(rows, typer_floor, sizes, families, about, runs, elapsed, generated, sizes_mib)
@@ -330,9 +341,10 @@ def render(
     over_floor("`memdir index`, warm", f"`index` warm on {largest:,} <= 1.9 x work floor (was 0.25 s)", 1.9)
     over_floor("`memdir index`, one", f"`index`, one file changed, on {largest:,} <= 2.3 x work floor (was 0.3 s)", 2.3)
     over_floor("`memdir lint`, every rule, cold", f"`lint` (every rule, cold) on {largest:,} <= 8 x work floor", 8.0)
-    peaks = [f.peak_mib for w, s, f in rows if s == largest and w.startswith("`memdir")]  # watch has none
-    peak = max(peaks, default=0.0)
-    targets.append(f"| peak memory on {largest:,} <= 150 MiB | {peak:.0f} MiB | {'yes' if peak <= 150 else '**no**'} |")
+    peak = max((f.peak_mib for w, s, f in rows if s == largest and w.startswith("`memdir")), default=0.0)  # watch: 0
+    if peak:
+        met = "yes" if peak <= 150 else "**no**"
+        targets.append(f"| peak memory on {largest:,} <= 150 MiB | {peak:.0f} MiB | {met} |")
     over_floor("`memdir recall`", f"`recall` on {largest:,} <= 2.3 x work floor (was 0.3 s)", 2.3)
     over_floor(WATCH, f"watch latency on {largest:,} <= 2.3 x work floor (was 300 ms)", 2.3)
     target(f"`hook session-start` on {smallest} files <= 1.3 x import typer", find("`memdir hook session", smallest),

@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 from conftest import invoke_memdir
 
+import memdir.core.index
 import memdir.core.store
 from memdir import MemoryDir
 from memdir.core.cache import CACHE_FILE, ParseCache
 from memdir.core.store import STATE_DIR, Scan
 
 HOUR_AGO = time.time() - 3600
+KEY = "sk-ant-api03-" + "Q7x9Lm2Pz4Rt8Vb1" * 6  # the shape of an Anthropic key; not a real one
 
 FILES = {
     "user_role.md": "---\nname: role\ndescription: Data scientist\ntype: user\ncreated: 2026-01-02\n---\nBody.\n",
@@ -138,7 +140,9 @@ def test_a_removed_file_leaves_the_cache(tmp_path: Path) -> None:
     assert "user_role.md" not in ParseCache.load(folder / STATE_DIR)._toc
 
 
-ROW = b'["user","role","Data scientist",0.5,"2026-01-02","active",false,null]'
+ENTRY = "- [role](user_role.md) — Data scientist"
+ROW = f'["user","role","Data scientist",0.5,"2026-01-02","active",false,null,"{ENTRY}"]'.encode()
+FORGED = ROW.replace(b"\xe2\x80\x94 Data scientist", b"\xe2\x80\x94 forged")
 
 
 @pytest.mark.parametrize(
@@ -147,39 +151,36 @@ ROW = b'["user","role","Data scientist",0.5,"2026-01-02","active",false,null]'
         b"",
         b"garbage",
         b"\x00\xff\xfe binary",
-        b"memdir parse cache 2\n{not json\n",
-        b"memdir parse cache 2\n[]\n",
+        b"@M\n{not json\n",
+        b"@M\n[]\n",
         b'memdir parse cache 1\n{"memdir":"@V","files":{}}\n',  # an older format
-        b'memdir parse cache 2\n{"memdir":"0.0.1","files":{}}\n',  # another version
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":"x"}}\n',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[1,2,3,4,5,6]}}\n',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,"row",0,0,0,0]}}\n',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,[1,2,3,4,5,6,7,8],0,0,0,0]}}\n',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":'
-        b'[@K,["nope","a","b",1,null,"s",0,null],0,0,0,0]}}\n',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":'
-        b'[@K,["user","a","b","x",null,"s",0,null],0,0,0,0]}}\n',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,5,5,9]}}\nabcdeXXXX',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,5,5,9]}}\n[1,2]XXXX',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,36,36,40]}}\n'
-        b'[{"a":"x"},[0,0,0,1],[["b","date"]]]XXXX',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,36,36,40]}}\n'
-        b'[{"a":"x"},[0,0,0,1],[["a","date"]]]XXXX',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,24,24,28]}}\n'
-        b'[{"a":"x"},[0,0,0,1],[]]\xff\xfe\xfd\xfc',
-        b'memdir parse cache 2\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,99,99,999]}}\nshort',
+        b'@M\n{"memdir":"0.0.1","files":{}}\n',  # another version
+        b'@M\n{"memdir":"@V0","files":{"user_role.md":[@K,@F,-1,-1,-1,-1]}}\n',  # other code for the lines
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,["user","a","b",1,null,"s",0,null],-1,-1,-1,-1]}}\n',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":"x"}}\n',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[1,2,3,4,5,6]}}\n',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,"row",0,0,0,0]}}\n',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,[1,2,3,4,5,6,7,8],0,0,0,0]}}\n',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,["nope","a","b",1,null,"s",0,null],0,0,0,0]}}\n',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,["user","a","b","x",null,"s",0,null],0,0,0,0]}}\n',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,5,5,9]}}\nabcdeXXXX',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,5,5,9]}}\n[1,2]XXXX',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,36,36,40]}}\n[{"a":"x"},[0,0,0,1],[["b","date"]]]XXXX',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,36,36,40]}}\n[{"a":"x"},[0,0,0,1],[["a","date"]]]XXXX',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,24,24,28]}}\n[{"a":"x"},[0,0,0,1],[]]\xff\xfe\xfd\xfc',
+        b'@M\n{"memdir":"@V","files":{"user_role.md":[@K,@R,0,99,99,999]}}\nshort',
     ],
 )
 def test_a_corrupt_cache_is_ignored_and_replaced(tmp_path: Path, content: bytes) -> None:
-    from memdir import __version__
-
     folder = make_folder(tmp_path)
     expected = as_data(MemoryDir(folder, cache=False).scan())
     expected_index = MemoryDir(folder, cache=False).plan_index().text
     key = json.dumps(list(memdir.core.cache.file_key((folder / "user_role.md").stat())))
     state = folder / STATE_DIR
     state.mkdir()
-    corrupt = content.replace(b"@V", __version__.encode()).replace(b"@K", key.encode()).replace(b"@R", ROW)
+    version = memdir.core.cache.code_version().encode()
+    corrupt = content.replace(b"@M", memdir.core.cache._MAGIC).replace(b"@V", version)
+    corrupt = corrupt.replace(b"@K", key.encode()).replace(b"@R", ROW).replace(b"@F", FORGED)
     for _ in range(2):  # and the rewritten cache is good
         (state / CACHE_FILE).write_bytes(corrupt)
         assert as_data(MemoryDir(folder).scan()) == expected
@@ -206,6 +207,46 @@ def test_a_warm_index_reads_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert [str(e.path) for e in planned.entries] == [str(e.path) for e in expected.entries]
     # Not even the file whose frontmatter JSON cannot carry (a numeric key): its row is cached.
     assert not [name for name in opened if name.endswith(".md") and "MEMORY" not in name]
+
+
+def test_a_warm_index_renders_no_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each row carries its memory's index line, masked: a warm index neither renders nor masks one,
+    and a cold run renders each memory's line once."""
+    files = {**FILES, "project_key.md": "---\nname: key\ndescription: " + KEY + "\ntype: project\n---\n"}
+    folder = make_folder(tmp_path, files)
+    expected = MemoryDir(folder, cache=False).plan_index().text
+    assert KEY not in expected  # masked
+    rendered: list[str] = []
+    real = memdir.core.index.render_entry
+
+    def counting(memory):  # type: ignore[no-untyped-def]
+        rendered.append(memory.path)
+        return real(memory)
+
+    monkeypatch.setattr(memdir.core.index, "render_entry", counting)
+    assert MemoryDir(folder).write_index().result.text == expected
+    assert sorted(rendered) == sorted(files)  # cold: once each, by the rows the cache made
+    rendered.clear()
+    assert MemoryDir(folder).write_index().result.text == expected
+    assert rendered == []
+
+
+def test_the_cache_is_dropped_when_the_code_that_draws_lines_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new secret pattern (core/sensitive.py) must mask every line at once, not only the lines of
+    files changed since: the cache is written for a checksum of that code and ignored under another."""
+    code = tmp_path / "code"
+    code.mkdir()
+    for name in memdir.core.cache._LINE_SOURCES:
+        (code / name).write_bytes((Path(memdir.core.cache.__file__).parent / name).read_bytes())
+    monkeypatch.setattr(memdir.core.cache, "__file__", str(code / "cache.py"))
+    folder = make_folder(tmp_path / "memory")
+    MemoryDir(folder).write_index()
+    assert ParseCache.load(folder / STATE_DIR)._toc
+    with (code / "sensitive.py").open("a") as sensitive:
+        sensitive.write("# a new pattern\n")
+    assert not ParseCache.load(folder / STATE_DIR)._toc
 
 
 def test_a_file_in_place_of_the_state_folder_is_refused(tmp_path: Path) -> None:

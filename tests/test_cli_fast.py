@@ -119,6 +119,72 @@ def test_fast_path_imports_neither_typer_nor_rich_nor_yaml(tmp_path: Path) -> No
     assert done.stdout.strip() == "0 []", done.stdout + done.stderr
 
 
+# What a warm `memdir index` may import of memdir: the command line, the folder, the cache and the
+# index. A module added here costs every session start its import; so does one of _NOT_AT_START.
+_WARM_INDEX_MODULES = {
+    "memdir", "memdir.version", "memdir.cli", "memdir.cli.fast", "memdir.cli.errors", "memdir.cli.state",
+    "memdir.cli.index", "memdir.core", "memdir.core.errors", "memdir.core.config", "memdir.core.model",
+    "memdir.core.index", "memdir.core.cache", "memdir.core.store", "memdir.core.bulk", "memdir.folder",
+}  # fmt: skip
+# The secret scanner and the masking (each cached row carries its masked line), YAML (nothing is
+# parsed), the temporary files of a write with the compressors shutil brings (nothing is written),
+# OpenSSL, the memory templates.
+_NOT_AT_START = (
+    "memdir.core.sensitive", "memdir.core.outward", "yaml", "tempfile", "shutil", "bz2", "lzma", "hashlib",
+    "memdir.core.templates", "importlib.resources", "typer", "rich", "click", "pydantic",
+)  # fmt: skip
+_PROBE = (
+    "import sys\nfrom memdir.cli import main\nsys.argv = ['memdir', *sys.argv[1:]]\n"
+    "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+    "print(code, sorted(m for m in sys.modules if m.startswith('memdir')), file=sys.stderr)\n"
+    "heavy = {_NOT_AT_START!r}\n"
+    "print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy), file=sys.stderr)\n"
+)
+
+
+def _imported(tmp_path: Path, *argv: str, stdin: str = "") -> tuple[str, set[str], set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(_NOT_AT_START=set(_NOT_AT_START)), *argv],
+        input=stdin, capture_output=True, text=True, env=_env(tmp_path), timeout=60,
+    )  # fmt: skip
+    code, _, ours = done.stderr.strip().splitlines()[-2].partition(" ")
+    heavy = done.stderr.strip().splitlines()[-1]
+    return code, set(json.loads(ours.replace("'", '"'))), set(json.loads(heavy.replace("'", '"')))
+
+
+def _warm_folder(tmp_path: Path) -> Path:
+    """A folder indexed once, whose files are old enough for the parse cache to keep them."""
+    from memdir import MemoryDir
+
+    folder = _folder(tmp_path, "memory")
+    (folder / "broken.md").unlink()
+    for path in folder.glob("*.md"):
+        os.utime(path, (path.stat().st_mtime - 3600, path.stat().st_mtime - 3600))
+    MemoryDir(folder).write_index()
+    return folder
+
+
+def test_a_warm_index_imports_only_what_it_needs(tmp_path: Path) -> None:
+    """Start-up is most of a session-start index: a warm, quiet run imports the modules it needs
+    and none of the ones it used to (figures in BENCHMARKS.md; here, what is imported)."""
+    folder = _warm_folder(tmp_path)
+    code, ours, heavy = _imported(tmp_path, "-q", "--dir", str(folder), "index")
+    assert code == "0"
+    assert ours <= _WARM_INDEX_MODULES, ours - _WARM_INDEX_MODULES
+    assert heavy == set()
+
+
+def test_the_session_start_hook_imports_no_writer_and_no_parser(tmp_path: Path) -> None:
+    """The hook masks what it sends (so it needs the secret scanner), but on a warm folder it
+    parses nothing and writes nothing."""
+    folder = _warm_folder(tmp_path)
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(folder)})
+    code, _, heavy = _imported(tmp_path, "--dir", str(folder), "hook", "session-start", stdin=start)
+    assert code == "0"
+    assert "memdir.core.sensitive" in heavy
+    assert heavy - {"memdir.core.sensitive", "memdir.core.outward"} == set()
+
+
 def test_fast_path_json_is_the_typer_json(tmp_path: Path) -> None:
     folder = _folder(tmp_path, "memory")
     done = subprocess.run(

@@ -15,6 +15,11 @@ The cache is only ever a shortcut, never a source of truth. It is safe when it i
 
 It is JSON and text, not pickle: a cache committed to a repository by someone else must not be
 able to run code when a hook loads it.
+
+Each index row carries the memory's index line as memdir renders it, secrets masked. Which
+secrets are masked, and how a line is drawn, is code (core/index.py, core/outward.py,
+core/sensitive.py); the cache records a checksum of those files and is ignored whole when it
+differs, so a new secret pattern reaches every index line at once, not only the files changed since.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import datetime as dt
 import json
 import os
 import time
+import zlib
 from copy import copy
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -32,8 +38,9 @@ from memdir.core.index import IndexRow
 from memdir.core.model import Document, LenientRead, Memory
 
 CACHE_FILE = "parse-cache"
-_MAGIC = b"memdir parse cache 3"  # bump the number when an entry's layout or what parsing produces changes
+_MAGIC = b"memdir parse cache 4"  # bump the number when an entry's layout or what parsing produces changes
 RACY_SECONDS = 2.0
+_LINE_SOURCES = ("index.py", "outward.py", "sensitive.py")  # the code that draws and masks an index line
 
 Key = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 _ROW_ONLY = (b"", b"")  # a file whose frontmatter JSON cannot carry: its index row is cached, not its data
@@ -62,6 +69,7 @@ class ParseCache:
         self._blob_read: bytes | None = None if handle else b""
         self._new: dict[str, tuple[bytes, bytes]] = {}  # rel -> (encoded data, encoded text), or _ROW_ONLY
         self._version = version
+        self._made: dict[str, IndexRow] = {}  # rel -> the row `put` made, for the scan that loaded the file
         self._seen: set[str] = set()
         self._changed = False
         self._racy_after = time.time_ns() - int(RACY_SECONDS * 1e9)
@@ -77,7 +85,6 @@ class ParseCache:
         replaces either). None at all when `state_dir` is a symlink or not a folder."""
         from memdir.core.errors import StateRefused
         from memdir.core.store import checked_folder, open_state_file
-        from memdir.version import __version__
 
         try:
             checked_folder(state_dir)
@@ -89,13 +96,14 @@ class ParseCache:
             handle = open_state_file(path)  # kept open until the blob is read or the cache saved
             magic, header = handle.readline(), handle.readline()
             raw = json.loads(header)
-            if magic != _MAGIC + b"\n" or raw.get("memdir") != __version__ or not isinstance(raw.get("files"), dict):
+            version = code_version()
+            if magic != _MAGIC + b"\n" or raw.get("memdir") != version or not isinstance(raw.get("files"), dict):
                 raise ValueError("not this version's cache")
-            return cls(path, raw["files"], __version__, handle)
+            return cls(path, raw["files"], version, handle)
         except (OSError, ValueError, AttributeError):
             if handle is not None:
                 handle.close()
-            return cls(path, {}, __version__)
+            return cls(path, {}, code_version())
 
     @property
     def _blob(self) -> bytes:
@@ -136,6 +144,10 @@ class ParseCache:
         except (TypeError, ValueError, LookupError):
             return None
 
+    def made_row(self, rel: str) -> IndexRow | None:
+        """The row `put` made for `rel` in this run, if it made one: what `row` will return next time."""
+        return self._made.get(rel)
+
     def get(self, rel: str, key: Key) -> Document | None:
         """The document parsed from `rel` last time, if the file still has the same key."""
         entry = self._entry(rel, key)
@@ -168,7 +180,8 @@ class ParseCache:
             self._new[rel] = (data, doc.text.encode("utf-8"))
         except _Uncacheable:
             self._new[rel] = _ROW_ONLY  # the index row still spares the next `memdir index` a read
-        self._toc[rel] = [list(key), IndexRow.of(memory).to_json(), 0, 0, 0, 0]
+        row = self._made[rel] = IndexRow.of(memory)
+        self._toc[rel] = [list(key), row.to_json(), 0, 0, 0, 0]
         self._seen.add(rel)
         self._changed = True
 
@@ -207,6 +220,22 @@ class ParseCache:
         except (OSError, FolderNotFound, StateRefused):
             pass  # a read-only folder, a full disk, a folder removed: the next run parses again
         self._blob_read, self._new, self._changed = b"".join(parts), {}, False
+
+
+def code_version() -> str:
+    """What a cache must have been written by to be read: this memdir version, and a checksum of
+    the code that renders and masks an index line (see the module's doc)."""
+    from memdir.version import __version__
+
+    here = os.path.dirname(__file__)
+    code = 0
+    for name in _LINE_SOURCES:
+        try:
+            with open(os.path.join(here, name), "rb") as source:
+                code = zlib.crc32(source.read(), code)
+        except OSError:  # no source beside the bytecode: the version alone tells the code apart
+            code = zlib.crc32(name.encode(), code)
+    return f"{__version__} {code:08x}"
 
 
 def _lenient_read(stored: Any) -> LenientRead:

@@ -34,7 +34,6 @@ from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
-from memdir.core.outward import one_field
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -70,7 +69,12 @@ class Indexable(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class IndexRow:
-    """A memory as the index sees it, without its text."""
+    """A memory as the index sees it, without its text.
+
+    `entry` is the memory's line, `render_entry(memory)`, rendered once when the row is made and
+    kept with it in the parse cache: a warm `memdir index` neither masks nor escapes ten thousand
+    names and descriptions again (nor imports the secret scanner to do it). Make a row with `of`;
+    a row copied with other fields (dataclasses.replace) keeps the old line."""
 
     path: str
     type: MemoryType | None
@@ -81,12 +85,13 @@ class IndexRow:
     status: str
     superseded: bool
     expires: dt.date | None
+    entry: str
 
     @classmethod
     def of(cls, memory: Memory) -> IndexRow:
         return cls(
             memory.path, memory.type, memory.title, memory.description, memory.importance,
-            memory.last_changed, memory.status, memory.superseded, memory.expires,
+            memory.last_changed, memory.status, memory.superseded, memory.expires, render_entry(memory),
         )  # fmt: skip
 
     def exclusion(self, today: dt.date) -> str | None:
@@ -97,18 +102,20 @@ class IndexRow:
         day = self.last_changed.isoformat() if self.last_changed else None
         until = self.expires.isoformat() if self.expires else None
         kind = self.type.value if self.type else None
-        return [kind, self.title, self.description, self.importance, day, self.status, self.superseded, until]
+        return [
+            kind, self.title, self.description, self.importance, day, self.status, self.superseded, until, self.entry,
+        ]  # fmt: skip
 
     @classmethod
     def from_json(cls, path: str, row: list[Any]) -> IndexRow:
         """Raises ValueError or TypeError for a row that is not what to_json wrote."""
-        kind, title, description, importance, day, status, superseded, until = row
-        if not (isinstance(title, str) and isinstance(description, str) and isinstance(status, str)):
+        kind, title, description, importance, day, status, superseded, until, entry = row
+        if not all(isinstance(text, str) for text in (title, description, status, entry)):
             raise TypeError("not a cached index row")
         return cls(
             path, MemoryType(kind) if kind is not None else None, title, description, float(importance),
             dt.date.fromisoformat(day) if day else None, status, bool(superseded),
-            dt.date.fromisoformat(until) if until else None,
+            dt.date.fromisoformat(until) if until else None, entry,
         )  # fmt: skip
 
 
@@ -242,6 +249,8 @@ def render_entry(memory: Indexable) -> str:
     A long description is shortened on a word boundary (the file keeps it whole); a title so long
     that it leaves the description less than a few words is shortened too. Only a path longer than
     the limit makes a longer line, since the link must reach the file."""
+    from memdir.core.outward import one_field  # not for a warm index, whose rows carry their lines
+
     target = _link_target(memory.path)
     # MEMORY.md is committed and loaded into every session: a key in a memory never reaches it, nor
     # an ESC or NUL byte from a hand-written file, nor a line break from a file name (memdir.core.outward).
@@ -262,6 +271,11 @@ def render_entry(memory: Indexable) -> str:
         short = shorten(title, len(short) - 2)
     room = ENTRY_MAX - len(_entry(short, target, "")) - len(_SEPARATOR)
     return _entry(short, target, shorten(description, room) if description and room >= _MIN_TITLE else "")
+
+
+def entry_line(memory: Indexable) -> str:
+    """`render_entry(memory)`, taken from the row when the memory is an IndexRow."""
+    return memory.entry if isinstance(memory, IndexRow) else render_entry(memory)
 
 
 def _entry(title: str, target: str, description: str) -> str:
@@ -449,7 +463,7 @@ def _slot_text(line: _Line, keep_wording: bool) -> str:
     assert line.slot is not None
     if keep_wording and not line.renamed:
         return line.text
-    return line.indent + render_entry(line.slot)
+    return line.indent + entry_line(line.slot)
 
 
 def _render(
@@ -466,7 +480,7 @@ def _render(
     rewritten: list[str] = []
 
     def emit(memory: Indexable) -> None:
-        out.append(render_entry(memory))
+        out.append(entry_line(memory))
         shown.append(memory)
 
     for i, line in enumerate(lines):
@@ -630,23 +644,32 @@ def _fill(
     only entries that fit the measured room are tried."""
     misses = 0
     out = sum(1 for m in candidates if m.path not in keep)
+    # What the rendered index and the note take, measured once per change rather than once per entry
+    # tried: with ten thousand memories left out, splitting and encoding the index for each of them
+    # was most of what a warm `memdir index` did.
+    lines_used, bytes_used, priced_out = count_lines(rendered.text), len(rendered.text.encode()), -1
+    note: str | None = None
+    room_for_note = 0
     for memory in candidates:
         if memory.path in keep or memory.path not in cost:  # unpriced: there was no line for it
             continue
         left = out - 1  # once this one is in
-        note = left_out_note(left, caps) if left else None
-        # The note shrinks ("1 more memory"), or goes when this is the last one out.
-        room_lines = caps.max_lines - count_lines(rendered.text) + (note is None)
+        if priced_out != out:
+            note = left_out_note(left, caps) if left else None
+            # The note shrinks ("1 more memory"), or goes when this is the last one out.
+            room_for_note = len(left_out_note(left + 1, caps).encode()) - (len(note.encode()) if note else -1)
+            priced_out = out
+        room_lines = caps.max_lines - lines_used + (note is None)
         if room_lines < 1:
             break  # not a line free, and the note stays: nothing more can fit
-        room_bytes = limit - len(rendered.text.encode()) + len(left_out_note(left + 1, caps).encode())
-        room_bytes -= len(note.encode()) if note else -1
+        room_bytes = limit - bytes_used + room_for_note
         if cost[memory.path] > room_bytes:  # its line as _pack priced it (the kept wording, say)
             continue
         trial = render(keep | {memory.path}, note, False)
         if fits(trial):
             keep.add(memory.path)
             rendered, out = trial, out - 1
+            lines_used, bytes_used = count_lines(rendered.text), len(rendered.text.encode())
         else:
             misses += 1
             if misses >= _FILL_MISSES:
@@ -692,9 +715,7 @@ def _pack(
             reason_for[memory.path] = f"{caps.max_lines}-line cap"
             continue
         slot = slot_line.get(memory.path)
-        cost = costs[memory.path] = (
-            len((_slot_text(slot, keep_wording) if slot else render_entry(memory)).encode()) + nl
-        )
+        cost = costs[memory.path] = len((_slot_text(slot, keep_wording) if slot else entry_line(memory)).encode()) + nl
         if cost > room:
             reason_for[memory.path] = (
                 f"too long to ever fit: its line is {cost:,} bytes and the hand-written text leaves {max(room, 0):,}"

@@ -11,7 +11,6 @@ must agree, and byte-keeping edits.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
@@ -232,7 +231,9 @@ _INT = re.compile(r"0|[1-9][0-9]*")
 _INT_DIGITS_MAX = 300
 _INT_BOUND = 10**_INT_DIGITS_MAX
 _FLOAT = re.compile(r"(?:0|[1-9][0-9]*)\.[0-9]+")
-_YAML_REJECTS = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What YAML refuses: anything outside [\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff],
+# written as the characters refused: the negated class takes milliseconds to compile at every start.
+_YAML_REJECTS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 # A bare CR, NEL, U+2028 and U+2029 are line breaks to YAML but not to the line-by-line reading
 # below: a value holding one goes to YAML.
 _YAML_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
@@ -946,5 +947,7 @@ def control_problem(key: str, value: str, *, one_line: bool) -> str | None:
 def said_digest(memory: Memory) -> str:
     """A short digest of what a memory says (type, name, description, body), not of its dates or
     importance: `review accept` compares it to tell whether the memory to supersede was changed."""
+    import hashlib  # loading OpenSSL costs every command a few milliseconds; only `review` needs it
+
     said = "\n".join([memory.raw_type or "", memory.name, memory.description, memory.body])
     return hashlib.sha256(said.encode("utf-8")).hexdigest()[:16]

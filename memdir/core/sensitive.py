@@ -730,15 +730,14 @@ def _anchor_pattern(words: dict[str, frozenset[int]]) -> tuple[str, dict[str, fr
     return "|".join(f"{re.escape(c)}(?:{'|'.join(by_char[c])})" for c in chars), tails
 
 
-_ANCHORS_SOURCE, _RULES_OF_TAIL = _anchor_pattern(
-    {w: frozenset(i for i, r in enumerate(_RULES) if w in r.words) for r in _RULES for w in r.words}
-)
-
-
 @functools.cache
-def _instruction_anchors() -> re.Pattern[str]:
-    """Compiled on first use: a large pattern that only lint S004 and the write path's screen need."""
-    return re.compile(_ANCHORS_SOURCE)
+def _instruction_anchors() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
+    """The anchor pattern and what each match calls for. Built and compiled on first use: a large
+    pattern that only lint S004 and the write path's screen need, not a hook that masks secrets."""
+    source, rules_of_tail = _anchor_pattern(
+        {w: frozenset(i for i, r in enumerate(_RULES) if w in r.words) for r in _RULES for w in r.words}
+    )
+    return re.compile(source), rules_of_tail
 
 
 _EVERY_RULE = frozenset(range(len(_RULES)))
@@ -753,7 +752,8 @@ def _windows(text: str) -> Iterator[tuple[int, int, set[int]]]:
     """Disjoint stretches of `text` around anchor words, widened so no word is cut, with the rules to try."""
     start = end = -1
     rules: set[int] = set()
-    for m in _instruction_anchors().finditer(text):
+    anchors, rules_of_tail = _instruction_anchors()
+    for m in anchors.finditer(text):
         lo, hi = max(0, m.start() - _RADIUS), min(len(text), m.end() + _RADIUS)
         if lo > end >= 0:
             yield start, end, rules
@@ -766,7 +766,7 @@ def _windows(text: str) -> Iterator[tuple[int, int, set[int]]]:
         while end < len(text) and end - hi < 32 and text[end].isalnum():
             end += 1
         # A case-insensitive match can lower-case differently (`İ`): then try every rule.
-        rules |= _RULES_OF_TAIL.get(m.group().lower(), _EVERY_RULE)
+        rules |= rules_of_tail.get(m.group().lower(), _EVERY_RULE)
     if start >= 0:
         yield start, end, rules
 

@@ -15,7 +15,6 @@ import errno
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -125,8 +124,10 @@ def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[F
         loaded = row or load_file(path, rel, cache, status)
         if isinstance(loaded, FileProblem):
             problems.append(loaded)
+        elif isinstance(loaded, Memory):  # the row the cache made of it, else one made here: rendered once
+            rows.append(cache.made_row(rel) or IndexRow.of(loaded))
         else:
-            rows.append(IndexRow.of(loaded) if isinstance(loaded, Memory) else loaded)
+            rows.append(loaded)
     cache.save()
     return rows, problems
 
@@ -354,6 +355,8 @@ def atomic_write(
     if exclusive and status is not None:
         raise FileExistsError(errno.EEXIST, "file exists", str(path))
     mode = status.st_mode & 0o7777 if status is not None and stat.S_ISREG(status.st_mode) else None
+    import tempfile  # with shutil, random and the compressors: not for a run that writes nothing
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -135,8 +135,21 @@ class _Index:
 
 
 def _adjacent(terms: Sequence[str], first: str, second: str) -> int:
-    words = [t for t in terms if not is_cjk(t)]
-    return sum(1 for a, b in itertools.pairwise(words) if a == first and b == second)
+    """How often `second` is the next word after `first` in `terms`, CJK terms (characters and
+    bigrams, which sit between the words of a mixed text) skipped. Only the terms after each
+    `first` are looked at: a pair in a query is checked against every memory holding both words."""
+    if is_cjk(first):
+        return 0
+    count, at, end = 0, -1, len(terms)
+    while True:
+        try:
+            at = terms.index(first, at + 1)
+        except ValueError:
+            return count
+        after = at + 1
+        while after < end and is_cjk(terms[after]):
+            after += 1
+        count += after < end and terms[after] == second
 
 
 class _Built(_Index):
