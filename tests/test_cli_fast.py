@@ -125,6 +125,7 @@ _WARM_INDEX_MODULES = {
     "memdir", "memdir.version", "memdir.cli", "memdir.cli.fast", "memdir.cli.errors", "memdir.cli.state",
     "memdir.cli.index", "memdir.core", "memdir.core.errors", "memdir.core.config", "memdir.core.model",
     "memdir.core.index", "memdir.core.cache", "memdir.core.store", "memdir.core.bulk", "memdir.folder",
+    "memdir.core.reports",  # the run's summary, as text or JSON; no imports of its own beyond the above
 }  # fmt: skip
 # The secret scanner and the masking (each cached row carries its masked line), YAML (nothing is
 # parsed), the temporary files of a write with the compressors shutil brings (nothing is written),
