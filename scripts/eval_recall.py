@@ -44,10 +44,10 @@ sys.path.insert(0, str(ROOT))
 from memdir.core.config import RecallSettings  # noqa: E402
 from memdir.core.model import slugify, yaml_scalar  # noqa: E402
 from memdir.folder import MemoryDir  # noqa: E402
+from memdir.read import tables  # noqa: E402
 from memdir.read.recall import _choose, recall  # noqa: E402
 from memdir.read.scoring import _score  # noqa: E402
 from memdir.read.termindex import load_index  # noqa: E402
-from memdir.read.terms import _Lazy  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "recall"
 K = 5
@@ -229,9 +229,9 @@ def main() -> int:
         print(row("without the glossary of synonyms and translations", evaluate(ablated(synonyms=False), queries)))
         print(row("without passing matches on to successors", evaluate(ablated(successors=False), queries)))
         print(row("without the names the best matches lend", evaluate(ablated(neighbours=False), queries)))
-        prior, _Lazy.prior = _Lazy.prior, {}  # every query word weighs 1
+        prior, tables.PRIOR = tables.PRIOR, {}  # every query word weighs 1 (terms._prior reads it at each call)
         print(row("without the general-language prior", evaluate(ablated(), queries)))
-        _Lazy.prior = prior
+        tables.PRIOR = prior
         print(f"\n  in-process recall: {per_query_ms:.1f} ms a query on this folder")
 
     if not args.no_timings:

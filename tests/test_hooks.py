@@ -779,13 +779,21 @@ def test_prompt_hook_loads_no_more_than_import_typer_does(project: Path, tmp_pat
     """The prompt hook runs before every prompt: issue 19 holds it to 1.3 x `import typer`. Counted
     in modules imported beyond a bare interpreter's, not in seconds (make bench has the clock)."""
 
+    # Each of these cost the hook a tenth of `import typer` or more, and it needs none of them.
+    unneeded = ("typer", "rich", "click", "yaml", "hashlib", "anthropic", "memdir.write", "memdir.lint")
+    heavy: list[str] = []
+
     def count(code: str, stdin: str = "") -> int:
-        probe = f"import sys\n{code}\nprint(len(sys.modules), file=sys.stderr)\n"
+        probe = (
+            f"import sys\n{code}\nprint(len(sys.modules), file=sys.stderr)\n"
+            f"print(sorted(m for m in sys.modules if m.startswith({unneeded!r})), file=sys.stderr)\n"
+        )
         done = subprocess.run(
             [sys.executable, "-c", probe], input=stdin, capture_output=True, text=True, env=_env(tmp_path),
             cwd=tmp_path, timeout=60,
         )  # fmt: skip
-        return int(done.stderr.strip().splitlines()[-1])
+        heavy[:] = json.loads(done.stderr.strip().splitlines()[-1].replace("'", '"'))
+        return int(done.stderr.strip().splitlines()[-2])
 
     bare = count("pass")
     typer = count("import typer")
@@ -794,6 +802,7 @@ def test_prompt_hook_loads_no_more_than_import_typer_does(project: Path, tmp_pat
         "try:\n    main()\nexcept SystemExit:\n    pass",
         _prompt(project, LINT_PROMPT),
     )
+    assert heavy == []
     assert hook - bare <= 1.3 * (typer - bare), (bare, typer, hook)
 
 

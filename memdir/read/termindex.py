@@ -5,13 +5,13 @@ runs and rebuilt per changed file.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import itertools
 import json
 import math
 import mmap
 import os
 import time
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -407,8 +407,11 @@ def _listed(root: Path) -> tuple[Listed, list[tuple[str, str]]]:
 
 
 def _digest(listed: Listed) -> str:
-    text = "".join(f"{rel}\0{key}\n" for rel, _, key in listed)
-    return hashlib.sha1(text.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
+    """Whether the listing changed since the index was stored. Not a defence against anyone: two
+    checksums and the length tell a changed listing apart, and zlib is loaded already, where hashlib's
+    OpenSSL would cost every prompt hook a tenth of its start-up."""
+    data = "".join(f"{rel}\0{key}\n" for rel, _, key in listed).encode("utf-8", "surrogateescape")
+    return f"{len(data):x}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
 def load_index(folder: MemoryDir) -> _Index:

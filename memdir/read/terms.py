@@ -169,19 +169,25 @@ _COMMON_WORDS = {
 class _Lazy:
     """Tables built on first use: `memdir index` and friends import this module without paying for them."""
 
-    prior: ClassVar[dict[str, float] | None] = None
     glossaries: ClassVar[dict[tuple[tuple[str, ...], ...], dict[str, dict[str, tuple[str, float]]]]] = {}
 
 
 def _prior() -> dict[str, float]:
-    if _Lazy.prior is None:
-        prior: dict[str, float] = {}
-        for weight, words in _COMMON_WORDS.items():
-            for word in words.split():
-                for term in term_list(word):
-                    prior[term] = min(prior.get(term, 1.0), weight)
-        _Lazy.prior = prior
-    return _Lazy.prior
+    # Stemming the word lists takes longer than the rest of a prompt hook's recall, so the tables are
+    # made once, by `make docs` (build_tables), and shipped; test_docs fails when they are stale.
+    from memdir.read.tables import PRIOR
+
+    return PRIOR
+
+
+def build_prior() -> dict[str, float]:
+    """term -> weight below 1 for the words common in any text (the general-language prior)."""
+    prior: dict[str, float] = {}
+    for weight, words in _COMMON_WORDS.items():
+        for word in words.split():
+            for term in term_list(word):
+                prior[term] = min(prior.get(term, 1.0), weight)
+    return prior
 
 
 # Everyday work vocabulary that tasks and memories put in different words or languages: one group per
@@ -251,26 +257,37 @@ def _glossary(extra: tuple[tuple[str, ...], ...]) -> dict[str, dict[str, tuple[s
     _SYNONYM_WEIGHT: general synonyms are weaker evidence than the word itself) plus `extra`, the
     folder's own `recall.synonyms` (weight 1: the folder's owner says they mean the same)."""
     if extra not in _Lazy.glossaries:
-        built_in = [(group.split(","), _SYNONYM_WEIGHT) for group in _GLOSSARY.split(";") if group.strip()]
-        groups = built_in + [(list(group), 1.0) for group in extra]
-        synonyms: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
-        for group, weight in groups:
-            keys: dict[str, str] = {}
-            for phrase in (p.strip() for p in group):
-                terms = term_list(phrase)
-                if terms and is_cjk(terms[0]):
-                    if len(phrase) == 2:  # a two-character word is one bigram term; longer ones would be several
-                        keys.setdefault(phrase, phrase)
-                elif len(terms) == 1:
-                    keys.setdefault(terms[0], phrase)
-                    if head := _compound_head(phrase):
-                        keys.setdefault(head, phrase)
-                elif len(terms) == 2:
-                    keys.setdefault(_pairs(terms)[0], phrase)
-            for key in keys:
-                synonyms[key].update({other: (word, weight) for other, word in keys.items() if other != key})
+        from memdir.read.tables import GLOSSARY
+
+        synonyms = defaultdict(dict, {key: dict(others) for key, others in GLOSSARY.items()})
+        _add_groups(synonyms, [(list(group), 1.0) for group in extra])
         _Lazy.glossaries[extra] = dict(synonyms)
     return _Lazy.glossaries[extra]
+
+
+def build_glossary() -> dict[str, dict[str, tuple[str, float]]]:
+    """The built-in glossary's table (see _glossary), as `make docs` ships it."""
+    synonyms: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
+    _add_groups(synonyms, [(group.split(","), _SYNONYM_WEIGHT) for group in _GLOSSARY.split(";") if group.strip()])
+    return dict(synonyms)
+
+
+def _add_groups(synonyms: dict[str, dict[str, tuple[str, float]]], groups: Sequence[tuple[list[str], float]]) -> None:
+    for group, weight in groups:
+        keys: dict[str, str] = {}
+        for phrase in (p.strip() for p in group):
+            terms = term_list(phrase)
+            if terms and is_cjk(terms[0]):
+                if len(phrase) == 2:  # a two-character word is one bigram term; longer ones would be several
+                    keys.setdefault(phrase, phrase)
+            elif len(terms) == 1:
+                keys.setdefault(terms[0], phrase)
+                if head := _compound_head(phrase):
+                    keys.setdefault(head, phrase)
+            elif len(terms) == 2:
+                keys.setdefault(_pairs(terms)[0], phrase)
+        for key in keys:
+            synonyms[key].update({other: (word, weight) for other, word in keys.items() if other != key})
 
 
 def _compound_head(word: str) -> str | None:
