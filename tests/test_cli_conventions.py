@@ -341,7 +341,8 @@ def test_completion_offers_nothing_outside_a_memory_folder(tmp_path: Path) -> No
 
 
 def test_show_completion_prints_the_script() -> None:
-    result = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="memdir")
-    assert result.exit_code == 0
+    # `=bash`: a value click cannot take for the next argument, whatever ran before in this process
+    result = CliRunner().invoke(app, ["--show-completion=bash"], prog_name="memdir")
+    assert result.exit_code == 0, result.output
     assert "_MEMDIR_COMPLETE=complete_bash" in result.stdout and "complete -o default -F" in result.stdout
     assert "--install-completion" in invoke_memdir("--help").stdout
