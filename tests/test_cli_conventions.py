@@ -340,9 +340,13 @@ def test_completion_offers_nothing_outside_a_memory_folder(tmp_path: Path) -> No
     assert complete("memdir show a", cwd=tmp_path) == ([], "")
 
 
-def test_show_completion_prints_the_script() -> None:
-    # `=bash`: a value click cannot take for the next argument, whatever ran before in this process
-    result = CliRunner().invoke(app, ["--show-completion=bash"], prog_name="memdir")
+def test_show_completion_prints_the_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    # typer finds the shell by walking up the process tree: under make or xdist that is sh or python,
+    # which it does not support. A user's terminal has their shell; here, say it is bash.
+    import typer.completion
+
+    monkeypatch.setattr(typer.completion, "_get_shell_name", lambda: "bash")
+    result = CliRunner().invoke(app, ["--show-completion"], prog_name="memdir")
     assert result.exit_code == 0, result.output
     assert "_MEMDIR_COMPLETE=complete_bash" in result.stdout and "complete -o default -F" in result.stdout
     assert "--install-completion" in invoke_memdir("--help").stdout
