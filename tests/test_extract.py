@@ -798,7 +798,8 @@ def test_the_stop_hook_spawns_a_detached_extraction(
         assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
     assert len(spawned) == 2
     command, kwargs = spawned[0]
-    assert command[1:] == ["-m", "memdir", "--dir", str(folder), "extract", str(transcript), "--yes", "--format", "text"]
+    extract = ["extract", str(transcript), "--yes", "--format", "text"]
+    assert command[1:] == ["-m", "memdir", "--dir", str(folder), *extract]
     assert kwargs["start_new_session"] is True and kwargs["stdin"] == subprocess.DEVNULL
     hook_log = os.stat(folder / ".memdir" / "extract-hook.log")
     assert kwargs["stdout"] == (hook_log.st_dev, hook_log.st_ino)
