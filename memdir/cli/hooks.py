@@ -18,11 +18,9 @@ from memdir.cli.fast import run_hook
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
 from memdir.core.errors import FolderNotFound
+from memdir.integrations.claude_runtime import SESSION_START, STOP, USER_PROMPT_SUBMIT
 from memdir.integrations.claude_settings import (
     DEFAULT_COMMAND,
-    SESSION_START,
-    STOP,
-    USER_PROMPT_SUBMIT,
     SettingsChange,
     SettingsConflict,
     SettingsScope,

@@ -35,10 +35,11 @@ from memdir.core.store import (
     state_dir,
 )
 from memdir.folder import IndexWrite, MemoryDir
-from memdir.integrations.claude_settings import SESSION_START, STOP, USER_PROMPT_SUBMIT
 
 # --- the hooks themselves -------------------------------------------------------------------
 
+# `memdir hook X`: the events memdir runs for (claude_settings maps them to Claude Code's names)
+SESSION_START, USER_PROMPT_SUBMIT, STOP = "session-start", "user-prompt-submit", "stop"
 # Claude Code keeps a hook's additionalContext inline only up to 10,000 characters; past that the
 # model gets a 2 KB preview and a file path instead. Stay under it with room for the JSON around it.
 CONTEXT_LIMIT = 9_000
@@ -305,7 +306,6 @@ def prompt_recall(
     outcome = HookOutcome(notes=notes)
     if folder is None or not folder.config.context.recall_on_prompt:
         return outcome
-    from memdir.read.context import recalled_in_full
     from memdir.read.recall import recall, recalled_memories
 
     try:
@@ -320,6 +320,8 @@ def prompt_recall(
     memories = recalled_memories(folder, found, parsed)
     if not memories:
         return outcome
+    from memdir.read.context import recalled_in_full  # only now: most prompts recall nothing
+
     header = (
         "# Memories recalled for this prompt (memdir)\n\n"
         f"From this project's memory folder, {folder.root}: the memories whose text bears most on what "

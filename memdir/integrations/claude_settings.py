@@ -24,10 +24,10 @@ from memdir.core.store import (
     atomic_write,
     read_text_if_exists,
 )
+from memdir.integrations.claude_runtime import SESSION_START, STOP, USER_PROMPT_SUBMIT
 
 # --- what memdir installs ------------------------------------------------------------------
 
-SESSION_START, USER_PROMPT_SUBMIT, STOP = "session-start", "user-prompt-submit", "stop"
 # `memdir hook X` -> Claude Code's event name
 EVENTS = {SESSION_START: "SessionStart", USER_PROMPT_SUBMIT: "UserPromptSubmit", STOP: "Stop"}
 # Not "resume": a resumed session replays its transcript, which already holds the context this
