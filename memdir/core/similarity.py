@@ -126,11 +126,19 @@ def _fold(text: str) -> str:
     text = text.casefold()
     if text.isascii():
         return text
+    # Almost every real memory holds some non-ASCII character (a dash, a CJK run), few an accent:
+    # without a character that decomposes to one, stripping is recomposing, a no-op on NFC text.
+    if _MAY_HOLD_ACCENTS.search(text) is None and unicodedata.is_normalized("NFC", text):
+        return text
     # Decompose, drop the combining accents, recompose: Hangul and other scripts come back unchanged.
     return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
 
 
 _ACCENTS = re.compile("[\u0300-\u036f]")
+# Every character whose canonical decomposition holds one of _ACCENTS lies in these blocks (Latin,
+# the accents themselves, Greek and Cyrillic, Latin and Greek extended, letterlike symbols, arrows and
+# mathematical operators such as U+2260): test_similarity checks it against the whole of Unicode.
+_MAY_HOLD_ACCENTS = re.compile("[\u00c0-\u024f\u0300-\u04ff\u1e00-\u1fff\u2100-\u22ff\u2adc]")
 
 
 # Longest first; each needs a stem of at least three letters left. Covers the common English
