@@ -94,6 +94,9 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 _WORD_RUN = re.compile(rf"[^\W_{_CJK}]+")
+# A word character from U+3040 up outside the CJK ranges (a full-width letter): a word starting with
+# one is split into characters and bigrams, like a CJK run.
+_ODD_WORD_CHAR = re.compile(rf"[^\W_\x00-\u303f{_CJK}]")
 
 # Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
 # of memdir's own body template ("**Why:**", "**How to apply:**"), which every feedback memory repeats.
@@ -236,14 +239,18 @@ def _terms(text: str) -> set[str]:
     # _TOKEN's two kinds of token, found apart (their characters are disjoint, so the runs are the
     # same); a token whose first character sorts from U+3040 up goes the CJK way, as in term_sequence.
     words = set(_WORD_RUN.findall(folded))
-    runs = {w for w in words if w >= "\u3040"}
-    words -= runs
-    runs.update(_CJK_RUN.findall(folded))
+    runs = set(_CJK_RUN.findall(folded))
+    if _ODD_WORD_CHAR.search(folded):  # rare (full-width letters): otherwise no word is such a token
+        odd = {w for w in words if w >= "\u3040"}
+        words -= odd
+        runs |= odd
     joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
     terms = set(joined)
     terms.discard("\x00")
     terms -= _CJK_STOP
-    terms.update(pair for pair in set(map(operator.add, joined, joined[1:])) if "\x00" not in pair)
+    pairs = set(map(operator.add, joined, joined[1:]))
+    pairs.difference_update([run[-1] + "\x00" for run in runs], ["\x00" + run[0] for run in runs])
+    terms |= pairs
     # One object per CJK character or bigram however many memories hold it (ASCII terms already
     # are, through _TERM_OF): a folder's term sets then cost their tables, not copies of the text.
     terms = set(map(sys.intern, terms))
