@@ -43,7 +43,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Literal
 
 from memdir.core.bulk import paused_gc
@@ -131,7 +131,7 @@ def _fold(text: str) -> str:
         return text
     # Almost every real memory holds some non-ASCII character (a dash, a CJK run), few an accent:
     # without a character that decomposes to one, stripping is recomposing, a no-op on NFC text.
-    if _MAY_HOLD_ACCENTS.search(text) is None and unicodedata.is_normalized("NFC", text):
+    if _may_hold_accents().search(text) is None and unicodedata.is_normalized("NFC", text):
         return text
     # Decompose, drop the combining accents, recompose: Hangul and other scripts come back unchanged.
     return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
@@ -139,9 +139,23 @@ def _fold(text: str) -> str:
 
 _ACCENTS = re.compile("[\u0300-\u036f]")
 # Every character whose canonical decomposition holds one of _ACCENTS lies in these blocks (Latin,
-# the accents themselves, Greek and Cyrillic, Latin and Greek extended, letterlike symbols, arrows and
-# mathematical operators such as U+2260): test_similarity checks it against the whole of Unicode.
-_MAY_HOLD_ACCENTS = re.compile("[\u00c0-\u024f\u0300-\u04ff\u1e00-\u1fff\u2100-\u22ff\u2adc]")
+# the accents themselves, Greek and Cyrillic, Latin and Greek extended, arrows and mathematical
+# operators such as U+2260): test_similarity checks it against the whole of Unicode.
+_ACCENT_BLOCKS = ((0x00C0, 0x0500), (0x1E00, 0x2300), (0x2ADC, 0x2ADD))
+
+
+@cache
+def _may_hold_accents() -> re.Pattern[str]:
+    """The characters that decompose to an accent (e acute, U+2260), not their blocks' others (Greek
+    letters, the multiplication sign, arrows), which real memories use freely; worked out from the
+    Unicode database on first use."""
+    chars = [
+        chr(code)
+        for first, end in _ACCENT_BLOCKS
+        for code in range(first, end)
+        if _ACCENTS.search(unicodedata.normalize("NFD", chr(code)))
+    ]
+    return re.compile("[" + re.escape("".join(chars)) + "]")
 
 
 # Longest first; each needs a stem of at least three letters left. Covers the common English
