@@ -40,7 +40,7 @@ import operator
 import re
 import sys
 import unicodedata
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -648,26 +648,56 @@ def _candidates(profiles: Sequence[_Profile]) -> list[tuple[int, int]]:
     return sorted(pairs)
 
 
+def _close_together(pairs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """`pairs` reordered so that each memory's pairs come close together, and each memory's rank in
+    that order: breadth first through the graph the pairs make, low degrees first (Cuthill-McKee).
+    A memory's terms are held from its first pair to its last: in index order the realistic folder
+    of 10,000 memories held 2,400 memories' terms at once, in this order 700."""
+    neighbours: dict[int, list[int]] = defaultdict(list)
+    for i, j in pairs:
+        neighbours[i].append(j)
+        neighbours[j].append(i)
+
+    def degree(k: int) -> tuple[int, int]:
+        return len(neighbours[k]), k
+
+    rank: dict[int, int] = {}
+    for start in sorted(neighbours, key=degree):
+        if start in rank:
+            continue
+        rank[start] = len(rank)
+        queue = deque([start])
+        while queue:
+            for k in sorted(neighbours[queue.popleft()], key=degree):
+                if k not in rank:
+                    rank[k] = len(rank)
+                    queue.append(k)
+    return sorted(pairs, key=lambda pair: sorted((rank[pair[0]], rank[pair[1]]))), rank
+
+
 def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
-    candidates = _candidates(profiles)
+    candidates, rank = _close_together(_candidates(profiles))
     # A body's terms take tens of kilobytes in a CJK memory: keep each only while a pair still needs it.
     last = {k: n for n, pair in enumerate(candidates) for k in pair}
     for k in set(range(len(profiles))) - last.keys():
         profiles[k].forget()  # a lone copy's terms, read to find its copies
     out = []
-    current, terms_i = -1, set[str]()
+    current, terms_current = -1, set[str]()
     for n, (i, j) in enumerate(candidates):
-        # Pairs come in order of i: one set of i's terms serves all its pairs; j's are a tuple.
-        if i != current:
-            current, terms_i = i, set(profiles[i].listed_terms)
-        terms_j = profiles[j].listed_terms
-        whole = _cosine_of(len(terms_i.intersection(terms_j)), len(terms_i), len(terms_j))
+        # Pairs come in order of their lower-ranked memory: one set of its terms serves all its
+        # pairs; the other's are a tuple.
+        anchor, other = (i, j) if rank[i] < rank[j] else (j, i)
+        if anchor != current:
+            current, terms_current = anchor, set(profiles[anchor].listed_terms)
+        terms_other = profiles[other].listed_terms
+        whole = _cosine_of(len(terms_current.intersection(terms_other)), len(terms_current), len(terms_other))
         verdict = _verdict(profiles[i], profiles[j], whole)
         if verdict is not None:
             out.append((i, j, verdict))
         for k in (i, j):
             if last[k] == n:
                 profiles[k].forget()
+    out.sort(key=lambda found: found[:2])  # in index order, whatever order they were worked out in
     return out
 
 
