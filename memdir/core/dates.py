@@ -1059,8 +1059,20 @@ class _Prefilter:
             if not _in_one_byte(literal):
                 self._find_wide()
                 return self._hits[literal]
-            hits = self._hits[literal] = {}
             needle = literal.encode("ascii")
+            inner = _inner_literals().get(literal)
+            if inner is not None:  # where it starts is a few bytes before each place of its inner literal
+                found, offset = self._places_of(inner), literal.find(inner)
+                hits = self._hits[literal] = {}
+                for which, places in found.items():
+                    start = self.starts[which]
+                    here = [
+                        p - offset for p in places if p >= offset and self.ascii.startswith(needle, start + p - offset)
+                    ]
+                    if here:
+                        hits[which] = here
+                return hits
+            hits = self._hits[literal] = {}
             starts = self.starts
             at = self.ascii.find(needle)
             while at >= 0:
@@ -1090,6 +1102,19 @@ class _Prefilter:
 def _in_one_byte(literal: str) -> bool:
     """Whether a literal is searched in the prefilter's one-byte copy of the text."""
     return literal.isascii() and "?" not in literal
+
+
+@cache
+def _inner_literals() -> dict[str, str]:
+    """A one-byte literal -> the longest other one inside it ("tomorrow" in " tomorrow", "tag" in
+    "dienstag"): its places are found among the inner one's, not by another pass over the text."""
+    narrow = {lit for needs in _needs() if needs for lit in needs if _in_one_byte(lit)}
+    inner: dict[str, str] = {}
+    for literal in narrow:
+        inside = [other for other in narrow if other != literal and other in literal]
+        if inside:
+            inner[literal] = max(inside, key=lambda other: (len(other), other))
+    return inner
 
 
 @cache
