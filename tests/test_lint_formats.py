@@ -16,7 +16,7 @@ from conftest import TODAY, MakeMemory, invoke_memdir
 from memdir import MemoryDir
 from memdir.lint import RULES, Applicability, LintReport, Severity
 from memdir.lint.registry import Finding
-from memdir.lint.report import render_github, render_text
+from memdir.lint.report import json_pieces, render_github, render_json, render_text
 
 FIXTURES = Path(__file__).parent / "lint_fixtures"
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-2.1.0-subset.schema.json"
@@ -339,3 +339,16 @@ def test_summary_counts_agree_with_their_nouns(folder: Path, make_memory: MakeMe
     make_memory("project_b.md", expires="2026-02-30", body="Facts.\n\n**Why:** x.\n\n**How to apply:** y.\n")
     report = MemoryDir(folder, today=TODAY).lint(select=["F011"])
     assert render_text(report).splitlines()[-1] == "Found 1 issue (1 error, 0 warnings, 0 info); 2 files checked."
+
+
+def test_json_pieces_make_the_report_of_thousands_of_findings(tmp_path: Path) -> None:
+    # The CLI writes --format json as it is made, a thousand findings a piece: the pieces joined are
+    # the report, commas right across the pieces' seams, and no piece holds more than its thousand.
+    findings = [Finding("B003", "relative-date", Severity.WARNING, f"m{n}.md", n, f"明天 {n}") for n in range(2_500)]
+    report = LintReport(findings, files=2_500, memories=2_500)
+    pieces = list(json_pieces(report, tmp_path))
+    assert "".join(pieces) == render_json(report, tmp_path)
+    assert json.loads("".join(pieces)) == {"folder": str(tmp_path), **report.to_dict()}
+    assert len(pieces) == 4 and max(piece.count('"code"') for piece in pieces) == 1_000
+    empty = LintReport([], files=0, memories=0)
+    assert json.loads("".join(json_pieces(empty, tmp_path)))["findings"] == []

@@ -79,7 +79,7 @@ def lint(
     --diff: when there is something to fix), 2 on a usage or configuration error. Settings come
     from `[tool.memdir.lint]` in pyproject.toml or `[lint]` in .memdir.toml; options add to them.
     """
-    from memdir.lint.report import render_concise, render_github, render_json, render_sarif, render_text
+    from memdir.lint.report import json_pieces, render_concise, render_github, render_json, render_sarif, render_text
 
     st = state(ctx)
     folder = st.folder()
@@ -108,7 +108,10 @@ def lint(
 
     coloured = format is LintFormat.text and output_file is None and st.colour_stdout
 
-    if format is LintFormat.json:
+    if format is LintFormat.json and output_file is None:  # written as it is made: megabytes on a large folder
+        st.write_raw(json_pieces(report, folder.root))
+        text = None
+    elif format is LintFormat.json:
         text = render_json(report, folder.root)
     elif format is LintFormat.sarif:
         from memdir.lint import RULES
@@ -120,7 +123,9 @@ def lint(
         text = render_concise(report, show)
     else:
         text = render_text(report, show, fixed, _in_colour) if coloured else render_text(report, show, fixed)
-    if output_file is None:  # every reporter escapes what it quotes; json, sarif and github must stay as made
+    if text is None:
+        pass  # written already
+    elif output_file is None:  # every reporter escapes what it quotes; json, sarif and github must stay as made
         machine = (LintFormat.json, LintFormat.sarif, LintFormat.github)
         st.write_raw(text) if format in machine or coloured else st.write(text)
     else:

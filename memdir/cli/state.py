@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -205,9 +205,11 @@ class State:
         if self.output_format == OutputFormat.json and not self.json_written:
             self.write_json({"error": {"message": message, "exit_code": code}})
 
-    def write_raw(self, text: str) -> None:
-        """`text` on stdout byte-exact. Only for what the user asked to see as it is (`memdir show`)."""
-        sys.stdout.write(text)
+    def write_raw(self, text: str | Iterable[str]) -> None:
+        """`text` on stdout byte-exact, or its pieces as they come. Only for what the user asked to
+        see as it is (`memdir show`, a machine-readable report)."""
+        for piece in (text,) if isinstance(text, str) else text:
+            sys.stdout.write(piece)
         sys.stdout.flush()
 
 

@@ -818,11 +818,12 @@ _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _URL = re.compile(r"\b(?:https?://|ftp://|www\.)\S+", re.IGNORECASE)
 _MASK = "\x00"  # not a word character and not whitespace, so no phrase can span a mask
+_WWW = re.compile(r"www\.", re.IGNORECASE)  # as `"www." in text.lower()` finds, without the copy
 
 
 def _mask(text: str) -> str:
     """text with fenced blocks, inline code and URLs blotted out, keeping every offset."""
-    has_url = "://" in text or "www." in text.lower()
+    has_url = "://" in text or _WWW.search(text) is not None
     if "`" not in text and "~~~" not in text and not has_url:
         return text  # nothing to blot out, the common case: skip the line walk
     masked = _mask_fences(text) if "```" in text or "~~~" in text else text
@@ -835,13 +836,16 @@ def _mask(text: str) -> str:
 
 def _mask_fences(text: str) -> str:
     """Fenced blocks blotted out, line by line (a fence needs three backticks or tildes)."""
-    chars = list(text)
+    masked: list[tuple[int, int]] = []  # the blotted-out stretches, each a run of whole lines
     fence: str | None = None  # the opening fence while inside a fenced block
     pos = 0
     for line in text.splitlines(keepends=True):
         opener = _FENCE.match(line)
         if fence is not None or opener:
-            chars[pos : pos + len(line)] = _MASK * len(line)
+            if masked and masked[-1][1] == pos:
+                masked[-1] = (masked[-1][0], pos + len(line))
+            else:
+                masked.append((pos, pos + len(line)))
             if fence is None and opener:
                 fence = opener.group(1)
             elif (
@@ -853,7 +857,13 @@ def _mask_fences(text: str) -> str:
             ):
                 fence = None
         pos += len(line)
-    return "".join(chars)
+    parts: list[str] = []
+    pos = 0
+    for start, end in masked:
+        parts += [text[pos:start], _MASK * (end - start)]
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 _TICKS = re.compile("`+")
@@ -1046,16 +1056,76 @@ class _Prefilter:
     def _places_of(self, literal: str) -> dict[int, list[int]]:
         hits = self._hits.get(literal)
         if hits is None:
+            if not _in_one_byte(literal):
+                self._find_wide()
+                return self._hits[literal]
+            needle = literal.encode("ascii")
+            inner = _inner_literals().get(literal)
+            if inner is not None:  # where it starts is a few bytes before each place of its inner literal
+                found, offset = self._places_of(inner), literal.find(inner)
+                hits = self._hits[literal] = {}
+                for which, places in found.items():
+                    start = self.starts[which]
+                    here = [
+                        p - offset for p in places if p >= offset and self.ascii.startswith(needle, start + p - offset)
+                    ]
+                    if here:
+                        hits[which] = here
+                return hits
             hits = self._hits[literal] = {}
-            find = self.ascii.find if literal.isascii() and "?" not in literal else self.joined.find
-            needle: Any = literal.encode("ascii") if find == self.ascii.find else literal
             starts = self.starts
-            at = find(needle)
+            at = self.ascii.find(needle)
             while at >= 0:
                 which = bisect.bisect_right(starts, at) - 1
                 hits.setdefault(which, []).append(at - starts[which])
-                at = find(needle, at + 1)
+                at = self.ascii.find(needle, at + 1)
         return hits
+
+    def _find_wide(self) -> None:
+        """The places of every literal that is not searched in the one-byte copy (the CJK ones,
+        those with accents), in one pass of a regular expression over the text rather than a pass
+        of str.find per literal, which is slow on a text of two or four bytes a character."""
+        pattern, by_first = _wide_literals()
+        for literal in itertools.chain.from_iterable(by_first.values()):
+            self._hits[literal] = {}
+        text, starts, search = self.joined, self.starts, pattern.search
+        found = search(text)
+        while found is not None:  # every offset where a literal starts, overlapping ones too
+            at = found.start()
+            which = bisect.bisect_right(starts, at) - 1
+            for literal in by_first[text[at]]:
+                if text.startswith(literal, at):
+                    self._hits[literal].setdefault(which, []).append(at - starts[which])
+            found = search(text, at + 1)
+
+
+def _in_one_byte(literal: str) -> bool:
+    """Whether a literal is searched in the prefilter's one-byte copy of the text."""
+    return literal.isascii() and "?" not in literal
+
+
+@cache
+def _inner_literals() -> dict[str, str]:
+    """A one-byte literal -> the longest other one inside it ("tomorrow" in " tomorrow", "tag" in
+    "dienstag"): its places are found among the inner one's, not by another pass over the text."""
+    narrow = {lit for needs in _needs() if needs for lit in needs if _in_one_byte(lit)}
+    inner: dict[str, str] = {}
+    for literal in narrow:
+        inside = [other for other in narrow if other != literal and other in literal]
+        if inside:
+            inner[literal] = max(inside, key=lambda other: (len(other), other))
+    return inner
+
+
+@cache
+def _wide_literals() -> tuple[re.Pattern[str], dict[str, list[str]]]:
+    """The rules' literals searched in the text itself: one pattern finding where any of them
+    starts, and the literals by their first character."""
+    wide = sorted({lit for needs in _needs() if needs for lit in needs if not _in_one_byte(lit)})
+    by_first: dict[str, list[str]] = {}
+    for literal in wide:
+        by_first.setdefault(literal[0], []).append(literal)
+    return re.compile("|".join(map(re.escape, wide)) or "(?!)"), by_first
 
 
 def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:

@@ -21,6 +21,10 @@ HASHES_MIN = 3
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.MULTILINE)
 _TREE = re.compile(r"^[ \t│|]*(?:├──|└──|├─|└─|\|--|`--)", re.MULTILINE)
 _HASH = re.compile(r"(?<![\w/.#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w/-])(?!\.\w)")
+# Where a hash can start: a _HASH match is a whole run of hex digits (one before it or after it is a
+# word character), so only runs of seven or more need its test. This pattern, starting with a
+# character class, is scanned for quickly; _HASH, starting with a lookbehind, is tried at every offset.
+_HEX_RUN = re.compile(r"[0-9a-f]{7,}")
 _TRACE = re.compile(
     r"^(?:Traceback \(most recent call last\):"  # Python
     r"|[ \t]+File \"[^\"]+\", line \d+"  # Python frames
@@ -35,6 +39,7 @@ _COMMAND = re.compile(
     r"wget|cargo|go|terraform|bash|sh|brew|apt|apt-get|systemctl|psql|ssh|scp|rm|mv|cp|gh|aws|gcloud|az)\s)"
 )
 _STEP = re.compile(r"^[ \t]{0,3}(?:(?P<n>\d{1,2})[.)]|Step (?P<s>\d{1,2}):?)[ \t]+\S", re.IGNORECASE)
+_STEP_LINE = re.compile(_STEP.pattern, re.IGNORECASE | re.MULTILINE)  # _STEP at any line's start
 
 
 def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
@@ -108,7 +113,8 @@ def file_tree(ctx: LintContext) -> Iterator[Hit]:
 )  # fmt: skip
 def commit_log(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
-        found = list(_HASH.finditer(memory.body))
+        body = memory.body
+        found = [m for run in _HEX_RUN.finditer(body) if (m := _HASH.match(body, run.start()))]
         distinct = {m.group(0)[:7] for m in found}
         if len(distinct) >= HASHES_MIN:
             line = _body_line(memory, found[0].start())
@@ -151,6 +157,8 @@ def _recipes(body: str) -> Iterator[tuple[int, int]]:
     """(first line, steps) of each numbered list that reads as a procedure: one list counting up
     1, 2, 3... for RECIPE_MIN_STEPS steps or more, at least half of them running a command
     (`git ...`, `npm ...`). A long numbered list of facts or options is not a recipe."""
+    if len(_STEP_LINE.findall(body)) < RECIPE_MIN_STEPS:
+        return  # too few numbered lines for a procedure (most memories): no line walk
     run: list[bool] = []  # per step: has a code span
     start = 0
     for number, line in enumerate([*body.split("\n"), "END"]):
