@@ -584,7 +584,9 @@ def _own_subject(a: _Profile, b: _Profile) -> set[str]:
     cadence), not a month, not part of a name or identifier. Such a word is what `a` is about."""
     told = set(a.values.values()) | set(a.names.values()) | set(_MONTHS)
     stated = _terms(" ".join(told))
-    return {t for t in a.head - b.terms - stated if not any(c.isdigit() for c in t) and not is_cjk(t)}
+    return {
+        t for t in a.head if t not in b.terms and t not in stated and not any(c.isdigit() for c in t) and not is_cjk(t)
+    }
 
 
 def _verdict(a: _Profile, b: _Profile, whole: float | None = None) -> PairVerdict | None:
