@@ -34,6 +34,7 @@ tuned together on the dev pairs.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import operator
@@ -91,12 +92,31 @@ class PairVerdict:
 # --- text normalisation and terms ---------------------------------------------------------------
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-_CJK_RUN = re.compile(rf"[{_CJK}]+")
-_WORD_RUN = re.compile(rf"[^\W_{_CJK}]+")
-# A word character from U+3040 up outside the CJK ranges (a full-width letter): a word starting with
-# one is split into characters and bigrams, like a CJK run.
-_ODD_WORD_CHAR = re.compile(rf"[^\W_\x00-\u303f{_CJK}]")
+
+
+# Compiled on first use: a class of "word characters but not ..." is built over all of Unicode, about
+# 10 ms for the four, which every prompt hook would pay at import though most use one or two.
+@functools.cache
+def _token() -> re.Pattern[str]:
+    return re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+
+
+@functools.cache
+def _cjk_run() -> re.Pattern[str]:
+    return re.compile(rf"[{_CJK}]+")
+
+
+@functools.cache
+def _word_run() -> re.Pattern[str]:
+    return re.compile(rf"[^\W_{_CJK}]+")
+
+
+@functools.cache
+def _odd_word_char() -> re.Pattern[str]:
+    """A word character from U+3040 up outside the CJK ranges (a full-width letter): a word starting
+    with one is split into characters and bigrams, like a CJK run."""
+    return re.compile(rf"[^\W_\x00-\u303f{_CJK}]")
+
 
 # Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
 # of memdir's own body template ("**Why:**", "**How to apply:**"), which every feedback memory repeats.
@@ -191,7 +211,7 @@ class _TermCache(dict[str, str]):
 
 _TERM_OF = _TermCache()
 # Everything in ASCII that is not a letter or digit becomes a space, so that split() finds the same
-# tokens as _TOKEN, several times faster (ASCII-only text is the common case).
+# tokens as _token(), several times faster (ASCII-only text is the common case).
 _ASCII_SEPARATORS = bytes.maketrans(
     bytes(c for c in range(128) if not chr(c).isalnum()), b" " * sum(not chr(c).isalnum() for c in range(128))
 )
@@ -212,7 +232,7 @@ def term_sequence(text: str) -> Iterator[tuple[str, str]]:
             if term:
                 yield term, token
         return
-    for token in _TOKEN.findall(folded):
+    for token in _token().findall(folded):
         if is_cjk(token):
             for char in token:
                 if char not in _CJK_STOP:
@@ -231,7 +251,7 @@ def plain_words(text: str) -> list[str]:
     folded = _fold(text)
     if folded.isascii():
         return folded.encode().translate(_ASCII_SEPARATORS).decode().split()
-    return _TOKEN.findall(folded)
+    return _token().findall(folded)
 
 
 def term_list(text: str) -> list[str]:
@@ -250,11 +270,11 @@ def _terms(text: str) -> set[str]:
         terms = set(map(_TERM_OF.__getitem__, set(folded.encode().translate(_ASCII_SEPARATORS).decode().split())))
         terms.discard("")
         return terms
-    # _TOKEN's two kinds of token, found apart (their characters are disjoint, so the runs are the
+    # _token()'s two kinds of token, found apart (their characters are disjoint, so the runs are the
     # same); a token whose first character sorts from U+3040 up goes the CJK way, as in term_sequence.
-    words = set(_WORD_RUN.findall(folded))
-    runs = set(_CJK_RUN.findall(folded))
-    if _ODD_WORD_CHAR.search(folded):  # rare (full-width letters): otherwise no word is such a token
+    words = set(_word_run().findall(folded))
+    runs = set(_cjk_run().findall(folded))
+    if _odd_word_char().search(folded):  # rare (full-width letters): otherwise no word is such a token
         odd = {w for w in words if w >= "\u3040"}
         words -= odd
         runs |= odd
@@ -322,7 +342,7 @@ class _Profile:
     def words(self) -> frozenset[str]:
         """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
         text = _fold(f"{self.memory.name}\n{self.memory.description}\n{self.memory.body}")
-        return frozenset(_TOKEN.findall(text)) | frozenset(
+        return frozenset(_token().findall(text)) | frozenset(
             _SQUASH.sub("", m[0]) for m in _NAME_CANDIDATE.finditer(text)
         )
 
@@ -525,7 +545,7 @@ def _mentions(memory: _Profile, key: str, shown: str) -> bool:
     quoted phrase) word by word."""
     if key in memory.words or _stem(key) in memory.terms:
         return True
-    words = _TOKEN.findall(_fold(shown))
+    words = _token().findall(_fold(shown))
     return len(words) > 1 and all(word in memory.words for word in words)
 
 
