@@ -440,8 +440,9 @@ def build_server(workspace: Workspace) -> Server[Any]:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         except (MemdirError, OSError) as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=_reason(exc)) from None
-        contents = [types.TextResourceContents(uri=found.uri, text=found.text, mime_type=found.mime_type)]
-        return types.ReadResourceResult(contents=contents)  # type: ignore[arg-type]
+        text = types.TextResourceContents(uri=found.uri, text=found.text, mime_type=found.mime_type)
+        contents: list[types.TextResourceContents | types.BlobResourceContents] = [text]
+        return types.ReadResourceResult(contents=contents)
 
     return Server(
         SERVER_NAME,
