@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir, recorded_client
+from test_extract import FROM_A_PAGE  # what a tool read: extraction quarantines it
 
 from memdir import MemoryDir
 from memdir.core.rejections import REJECTED_FILE, remembered
@@ -19,13 +20,6 @@ from memdir.write.review import quarantined, reject, reject_all
 
 pytest.importorskip("anthropic")
 
-FROM_A_PAGE = {
-    "type": "reference",
-    "name": "deploy-runbook",
-    "description": "The deploy runbook lives in the ops wiki under Deploys/Production",
-    "body": "The deploy runbook is in the ops wiki, page Deploys/Production.",
-    "source": "tool",
-}
 REWORDED = dict(FROM_A_PAGE, body="Production deploys: see the runbook page Deploys/Production on the ops wiki.")
 STATUS_PAGE = dict(
     FROM_A_PAGE,

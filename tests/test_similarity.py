@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -150,7 +151,8 @@ def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> 
     assert verdict is not None and verdict.label == "contradiction"
 
 
-def test_dev_set_contradiction_precision() -> None:
+def _dev_set_verdicts(label: str) -> tuple[list[dict[str, Any]], int, int]:
+    """The labelled dev pairs, how many `compare` gives `label`, and how many of those are labelled so."""
     if not DEV_PAIRS.parents[2].is_dir():
         pytest.skip("../shared is not here; the labelled pairs live there")
     rows = [json.loads(line) for line in DEV_PAIRS.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -158,9 +160,14 @@ def test_dev_set_contradiction_precision() -> None:
     for row in rows:
         a, b = (MemoryText(k, row[k]["name"], row[k]["description"], row[k]["body"], row[k]["type"]) for k in "ab")
         verdict = compare(a, b)
-        if verdict is not None and verdict.label == "contradiction":
+        if verdict is not None and verdict.label == label:
             flagged += 1
-            correct += row["label"] == "contradiction"
+            correct += row["label"] == label
+    return rows, flagged, correct
+
+
+def test_dev_set_contradiction_precision() -> None:
+    _, flagged, correct = _dev_set_verdicts("contradiction")
     assert flagged and correct / flagged >= 0.90, f"contradiction precision {correct}/{flagged}"
 
 
@@ -312,16 +319,7 @@ def test_duplicate_groups_never_join_different_numbers() -> None:
 
 
 def test_dev_set_duplicate_precision_and_recall() -> None:
-    if not DEV_PAIRS.parents[2].is_dir():
-        pytest.skip("../shared is not here; the labelled pairs live there")
-    rows = [json.loads(line) for line in DEV_PAIRS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    flagged = correct = 0
-    for row in rows:
-        a, b = (MemoryText(k, row[k]["name"], row[k]["description"], row[k]["body"], row[k]["type"]) for k in "ab")
-        verdict = compare(a, b)
-        if verdict is not None and verdict.label == "duplicate":
-            flagged += 1
-            correct += row["label"] == "duplicate"
+    rows, flagged, correct = _dev_set_verdicts("duplicate")
     actual = sum(row["label"] == "duplicate" for row in rows)
     assert flagged and correct / flagged >= 0.90, f"duplicate precision {correct}/{flagged}"
     assert correct / actual >= 0.60, f"duplicate recall {correct}/{actual}"
