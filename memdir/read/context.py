@@ -201,8 +201,13 @@ def recalled_entry(memory: Memory, today: dt.date) -> tuple[dict[str, Any], str]
     """One recalled memory as `memdir context --for` gives it: its entry of `--format json` (name,
     type, path, description, body, age) and its markdown section, full text and age note. For callers
     that hand recalled memories out one by one (the MCP `recall` tool)."""
-    loaded = LoadedMemory(memory, RECALLED, age_note(memory, today))
-    return _json_entry(memory, loaded), _clean(_markdown_body(memory, loaded))
+    return _json_entry(memory, LoadedMemory(memory, RECALLED, age_note(memory, today))), recalled_in_full(memory, today)
+
+
+def recalled_in_full(memory: Memory, today: dt.date) -> str:
+    """One recalled memory's full text as the markdown context shows it (title, type, file, age, body),
+    for a caller that adds memories to a session one prompt at a time (the UserPromptSubmit hook)."""
+    return _clean(_markdown_body(memory, LoadedMemory(memory, RECALLED, age_note(memory, today))))
 
 
 def _fit(
@@ -371,12 +376,6 @@ class _Renderer:
             "left_out": {"entries": entries_out + self.capped, "bodies": bodies_out, "budget": self.budget},
         }
         return dumps(payload, indent=None) + "\n"
-
-
-def recalled_in_full(memory: Memory, today: dt.date) -> str:
-    """One recalled memory's full text as the markdown context shows it (title, type, file, age, body),
-    for a caller that adds memories to a session one prompt at a time (the UserPromptSubmit hook)."""
-    return _markdown_body(memory, LoadedMemory(memory, RECALLED, age_note(memory, today)))
 
 
 def _markdown_body(memory: Memory, loaded: LoadedMemory | None) -> str:
