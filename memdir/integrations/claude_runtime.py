@@ -315,6 +315,8 @@ def prompt_recall(
         return outcome
     if found.log_error:
         outcome.notes.append(f"recall not logged: {found.log_error}")
+    if not found.results:  # most prompts: then the parse cache (every file's row) need not be read
+        return outcome
     # Through the parse cache: the session's start has parsed these files, so YAML need not load.
     parsed = ParseCache.load(state_dir(folder.root)) if folder.cache else None
     memories = recalled_memories(folder, found, parsed)
