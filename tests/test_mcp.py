@@ -81,7 +81,8 @@ def test_recall_gives_what_context_for_injects(memories: Path) -> None:
 def test_recall_of_nothing_relevant_says_so(memories: Path) -> None:
     answer = _server(memories).call_tool("recall", {"query": "quantum chromodynamics"})
     assert not answer.is_error and answer.data is not None
-    assert answer.data["results"] == [] and "nothing recalled" in answer.text
+    assert answer.data["results"] == []
+    assert answer.text == "nothing recalled for 'quantum chromodynamics': no memory shares a word with the query"
 
 
 def test_list_lint_and_index_match_the_cli_json(memories: Path) -> None:

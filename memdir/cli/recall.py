@@ -98,17 +98,8 @@ def _near_misses(result: RecallResult) -> list[Recalled]:
 
 
 def _print_text(st: State, result: RecallResult, explain: bool) -> None:
-    settings = result.settings
     if not result.results:
-        if not result.candidates:
-            st.say("nothing recalled: no memory shares a word with the query")
-        elif result.method == "llm":
-            st.say("nothing recalled: the model picked no memory")
-        elif not result.passed_gate:
-            why = result.gate.why(settings) if result.gate else "the query did not pass the gate"
-            st.say(f"nothing recalled: the best match is {result.candidates[0].path}, but {why}")
-        else:
-            st.say("nothing recalled: every match is below min-relevance or --min-score")
+        st.say(f"nothing recalled: {result.why_nothing()}")
     width = max((len(r.path) for r in result.results), default=0)
     for r in result.results:
         st.write(f"{r.score:.3f}  {r.path:<{width}}  {r.description}\n")

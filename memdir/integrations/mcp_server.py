@@ -178,13 +178,7 @@ class MemoryServer:
             sections.append(section)
         data = {"folder": str(folder.root), "query": query, "results": results}
         if not results:
-            why = (
-                f"nothing recalled for {query!r}: the best match is below the relevance gate "
-                f"(relevance {found.top_relevance:.2f}, gate {found.settings.gate:g})"
-                if found.candidates
-                else f"nothing recalled for {query!r}: no memory shares a word with it"
-            )
-            return Answer(for_terminal(why), data)
+            return Answer(for_terminal(f"nothing recalled for {query!r}: {found.why_nothing()}"), data)
         return Answer("# Memories loaded in full\n" + "".join(sections), data)
 
     def _write(self, folder: MemoryDir, call: Mapping[str, Any]) -> Answer:

@@ -147,6 +147,17 @@ class RecallResult:
             return f"score {candidate.score:.2f} below min-score {self.min_score:g}"
         return f"not in the top {self.k}"
 
+    def why_nothing(self) -> str:
+        """Why nothing was recalled, in a phrase for people (`memdir recall`, the MCP `recall` tool)."""
+        if not self.candidates:
+            return "no memory shares a word with the query"
+        if self.method == "llm":
+            return "the model picked no memory"
+        if not self.passed_gate:
+            why = self.gate.why(self.settings) if self.gate else "the query did not pass the gate"
+            return f"the best match is {self.candidates[0].path}, but {why}"
+        return "every match is below min-relevance or --min-score"
+
 
 @dataclass(frozen=True)
 class _Evidence:
