@@ -414,9 +414,9 @@ def _payload(project: Path, **extra: str) -> str:
     )
 
 
-def _context(output: str) -> str:
+def _context(output: str, event: str = "SessionStart") -> str:
     payload = json.loads(output)
-    assert payload["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert payload["hookSpecificOutput"]["hookEventName"] == event
     context = payload["hookSpecificOutput"]["additionalContext"]
     assert isinstance(context, str)
     return context
@@ -612,11 +612,7 @@ LINT_PROMPT = "should I run the linter before this commit?"
 
 
 def _prompt_context(output: str) -> str:
-    payload = json.loads(output)
-    assert payload["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
-    context = payload["hookSpecificOutput"]["additionalContext"]
-    assert isinstance(context, str)
-    return context
+    return _context(output, "UserPromptSubmit")
 
 
 def _prompt(project: Path, prompt: str) -> str:
