@@ -857,9 +857,14 @@ def _mask_fences(text: str) -> str:
             ):
                 fence = None
         pos += len(line)
+    return _blotted(text, masked)
+
+
+def _blotted(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """`text` with each of the ordered, disjoint `spans` replaced by as many _MASK characters."""
     parts: list[str] = []
     pos = 0
-    for start, end in masked:
+    for start, end in spans:
         parts += [text[pos:start], _MASK * (end - start)]
         pos = end
     parts.append(text[pos:])
@@ -895,15 +900,7 @@ def _mask_inline_code(text: str) -> str:
             k = closer + 1
         else:
             k += 1
-    if not spans:
-        return text
-    parts: list[str] = []
-    pos = 0
-    for start, end in spans:
-        parts += [text[pos:start], _MASK * (end - start)]
-        pos = end
-    parts.append(text[pos:])
-    return "".join(parts)
+    return _blotted(text, spans) if spans else text
 
 
 def _mask_single_ticks(text: str) -> str:
