@@ -26,6 +26,7 @@ from memdir.core.model import Memory, NewMemory, Status, name_key
 
 if TYPE_CHECKING:
     from memdir.core.rejections import Rejection
+    from memdir.core.similarity import MemoryText
 
 SOURCES = ("user", "agent", "tool")
 SAME_TOPIC_FLOOR = 0.3
@@ -149,7 +150,7 @@ def _screen_provenance(verdict: Verdict) -> None:
             break
 
 
-def memory_text(key: str, new: NewMemory) -> Any:
+def memory_text(key: str, new: NewMemory) -> MemoryText:
     from memdir.core.similarity import MemoryText
 
     body = "\n".join(part for part in (new.body, new.why, new.how) if part.strip())
@@ -161,8 +162,8 @@ def live_memories(memories: Iterable[Memory], today: dt.date) -> list[Memory]:
     return [m for m in memories if m.type is not None and m.exclusion(today) is None]
 
 
-def _says_the_same(other: Any, mine: Any) -> str | None:
-    """How `mine` repeats `other` (both similarity.MemoryText), or None: a near-duplicate, or the
+def _says_the_same(other: MemoryText, mine: MemoryText) -> str | None:
+    """How `mine` repeats `other`, or None: a near-duplicate, or the
     same name on the same topic (a rewording that moved a date or a number, say). For the memories
     that are not live: a quarantined one, or one a person rejected."""
     from memdir.core.similarity import compare, similarity
@@ -176,7 +177,7 @@ def _says_the_same(other: Any, mine: Any) -> str | None:
     return None
 
 
-def _rejection(new: NewMemory, mine: Any, rejected: Sequence[Rejection]) -> tuple[Rejection, str] | None:
+def _rejection(new: NewMemory, mine: MemoryText, rejected: Sequence[Rejection]) -> tuple[Rejection, str] | None:
     """The rejection `new` repeats, and how: the same text (its digest: all a purged rejection
     keeps), or by `_says_the_same` with the rejected memory's text."""
     from memdir.core.model import parse_document
@@ -218,7 +219,7 @@ def screen(
         for m in existing
         if m.type is not None and m.status == Status.QUARANTINED.value
     ]
-    accepted: list[tuple[str, Any]] = []  # earlier candidates of the batch that will be written
+    accepted: list[tuple[str, MemoryText]] = []  # earlier candidates of the batch that will be written
     verdicts: list[Verdict] = []
     for candidate in candidates:
         verdict = Verdict(candidate, Action.STORE)
