@@ -1,5 +1,5 @@
 """`memdir review`: rejections are remembered so extraction does not bring them back, quarantined
-memories count for the duplicate screen, and `review reject --all`. The API is recorded responses
+memories count for the duplicate screen, `review reject --all` and `review accept --all`. The API is recorded responses
 through the SDK's own mock transport (conftest.recorded_client), one session a messages file."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from memdir import MemoryDir
 from memdir.core.rejections import REJECTED_FILE, remembered
 from memdir.core.store import read_decisions
 from memdir.write.extract import Extractor
-from memdir.write.review import quarantined, reject, reject_all
+from memdir.write.review import accept_all, quarantined, reject, reject_all
 
 pytest.importorskip("anthropic")
 
@@ -206,3 +206,69 @@ def test_reject_all_reports_json(folder: Path) -> None:
     assert all(r["archived_to"] for r in report["rejected"]) and "index" in report
     none = invoke_memdir("--dir", str(folder), "review", "reject", "--all", "--format", "json")
     assert none.exit_code == 0 and json.loads(none.stdout) == {"rejected": []}
+
+
+# --- review accept: several names, --all, all or nothing ---------------------------------------------
+
+
+def test_accept_all_lets_every_quarantined_memory_in(folder: Path) -> None:
+    _session(folder, 1, FROM_A_PAGE, STATUS_PAGE)
+    result = invoke_memdir("--dir", str(folder), "review", "accept", "--all")
+    assert result.exit_code == 0, result.output
+    assert "Accepted reference_deploy-runbook.md" in result.stderr
+    assert "Accepted reference_status-page.md" in result.stderr
+    assert quarantined(_folder(folder)) == []
+    index = (folder / "MEMORY.md").read_text()
+    assert "deploy-runbook" in index and "status-page" in index
+    assert [e["decision"] for e in read_decisions(folder)][-2:] == ["accepted", "accepted"]
+    none = invoke_memdir("--dir", str(folder), "review", "accept", "--all", "--format", "json")
+    assert none.exit_code == 0 and json.loads(none.stdout) == {"accepted": []}
+    assert accept_all(_folder(folder)) == []
+
+
+def test_accept_several_names_reports_json(folder: Path) -> None:
+    _session(folder, 1, FROM_A_PAGE, STATUS_PAGE)
+    result = invoke_memdir(
+        "--dir", str(folder), "review", "accept", "status-page", "deploy-runbook", "status-page", "--format", "json"
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["accepted"] == [
+        {"path": "reference_status-page.md", "superseded": None},
+        {"path": "reference_deploy-runbook.md", "superseded": None},
+    ]  # in the order given, once each
+    assert "index" in report and quarantined(_folder(folder)) == []
+
+
+def test_accept_usage_errors_and_an_unknown_name_accept_nothing(folder: Path) -> None:
+    _session(folder, 1, FROM_A_PAGE, STATUS_PAGE)
+    both = invoke_memdir("--dir", str(folder), "review", "accept", "--all", "deploy-runbook")
+    assert both.exit_code == 2 and "not both" in both.stderr and both.stderr.count("\n") == 1
+    neither = invoke_memdir("--dir", str(folder), "review", "accept")
+    assert neither.exit_code == 2 and "--all" in neither.stderr
+    unknown = invoke_memdir("--dir", str(folder), "review", "accept", "status-page", "nope")
+    assert unknown.exit_code == 2 and "nope" in unknown.stderr
+    assert len(quarantined(_folder(folder))) == 2  # the first name was not let in either
+
+
+def test_two_accepted_memories_that_supersede_one_memory_are_refused_before_any_is_written(
+    folder: Path, make_memory: MakeMemory
+) -> None:
+    make_memory(
+        "reference_staging-url.md", name="staging-url", description="Staging is at staging.example.com",
+        body="Staging is at staging.example.com.\n", created="2026-10-01",
+    )  # fmt: skip
+    for name, place in (("deploy-target", "Frankfurt"), ("deploy-region", "Dublin")):
+        added = invoke_memdir(
+            "--dir", str(folder), "add", "reference", name, "-d", f"Deploys go to the new cluster in {place}",
+            "--body", f"The {place} cluster takes the deploys now.", "--source", "tool",
+            "--supersedes", "reference_staging-url.md",
+        )  # fmt: skip
+        assert added.exit_code == 0, added.output
+    before = {p.name: p.read_bytes() for p in folder.glob("*.md")}
+    result = invoke_memdir("--dir", str(folder), "review", "accept", "--all")
+    assert result.exit_code != 0 and "would both supersede reference_staging-url.md" in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.glob("*.md")} == before
+    one = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-region")
+    assert one.exit_code == 0 and "reference_staging-url.md is superseded" in one.stderr

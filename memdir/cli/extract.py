@@ -9,13 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
-from memdir.cli.complete import quarantined_names
 from memdir.cli.errors import REFUSED, USAGE
 from memdir.cli.memories import _after_write
 from memdir.cli.state import OutputFormat, State, fail
-from memdir.cli.typer_app import FormatOption, QuarantinedName, app, state
+from memdir.cli.typer_app import FormatOption, QuarantinedNames, app, state
 from memdir.core.model import plural
-from memdir.folder import MemoryDir
+from memdir.folder import IndexWrite, MemoryDir
 
 review_app = typer.Typer(
     help="List the quarantined memories (the default), or accept or reject one. "
@@ -183,36 +182,37 @@ def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None
 @review_app.command("accept")
 def accept(
     ctx: typer.Context,
-    name: QuarantinedName,
+    names: QuarantinedNames = None,
+    all_: Annotated[bool, typer.Option("--all", help="Accept every quarantined memory.")] = False,
     format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Let a quarantined memory in: its `status` is removed and it is indexed."""
-    from memdir.write.review import accept as accept_memory
+    """Let quarantined memories in: their `status` is removed and they are indexed.
+
+    All of them are checked before any is written; one that cannot be accepted leaves the quarantine
+    as it was.
+    """
+    from memdir.write.review import accept_all, accept_many
 
     st = state(ctx)
+    names = _names_or_all(names, all_)
     folder = st.folder()
-    memory, write = accept_memory(folder, name)
-    replaced = memory.fields.get("supersedes")
+    accepted = accept_all(folder) if all_ else accept_many(folder, names)
+    if not accepted:
+        _nothing_in_quarantine(st, "accepted", format)
+        return
+    rows = [(memory.path, memory.fields.get("supersedes") or None) for memory, _ in accepted]
     if format is OutputFormat.text:
-        st.say(
-            f"Accepted {memory.path}; it is indexed now" + (f", and {replaced} is superseded by it" if replaced else "")
-        )
-    payload = {"path": memory.path, "superseded": replaced or None}
-    _after_write(st, write, f"{memory.path} is accepted", payload if format is OutputFormat.json else None)
+        for path, replaced in rows:
+            superseding = f", and {replaced} is superseded by it" if replaced else ""
+            st.say(f"Accepted {path}; it is indexed now{superseding}")
+    payload = {"accepted": [{"path": path, "superseded": replaced} for path, replaced in rows]}
+    _after_writes(st, [write for _, write in accepted], "accepted", payload if format is OutputFormat.json else None)
 
 
 @review_app.command("reject")
 def reject(
     ctx: typer.Context,
-    names: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Names, file names or paths of the memories.",
-            metavar="NAME",
-            show_default=False,
-            autocompletion=quarantined_names,
-        ),
-    ] = None,
+    names: QuarantinedNames = None,
     all_: Annotated[bool, typer.Option("--all", help="Reject every quarantined memory.")] = False,
     purge: Annotated[bool, typer.Option("--purge", help="Delete the files instead of archiving them.")] = False,
     format: FormatOption = OutputFormat.text,
@@ -225,27 +225,35 @@ def reject(
     from memdir.write.review import reject_all, reject_many
 
     st = state(ctx)
-    if all_ and names:
-        fail("give NAME... or --all, not both")
-    if not all_ and not names:
-        fail("give the NAME of a quarantined memory, or --all")
+    names = _names_or_all(names, all_)
     folder = st.folder()
-    rejected = reject_all(folder, purge=purge) if all_ else reject_many(folder, names or [], purge=purge)
+    rejected = reject_all(folder, purge=purge) if all_ else reject_many(folder, names, purge=purge)
     if not rejected:
-        if format is OutputFormat.json:
-            st.write_json({"rejected": []})
-        else:
-            st.say("Nothing in quarantine.")
+        _nothing_in_quarantine(st, "rejected", format)
         return
     if format is OutputFormat.text:
         for path, destination, _ in rejected:
             st.say(f"Rejected {path}" + (f" -> {st.show_path(destination)}" if destination else " (deleted)"))
     payload = {"rejected": [{"path": path, "archived_to": str(dest) if dest else None} for path, dest, _ in rejected]}
-    writes = [write for _, _, write in rejected]
+    _after_writes(st, [write for _, _, write in rejected], "rejected", payload if format is OutputFormat.json else None)
+
+
+def _names_or_all(names: list[str] | None, all_: bool) -> list[str]:
+    if all_ and names:
+        fail("give NAME... or --all, not both")
+    if not all_ and not names:
+        fail("give the NAME of a quarantined memory, or --all")
+    return names or []
+
+
+def _nothing_in_quarantine(st: State, key: str, format: OutputFormat) -> None:
+    if format is OutputFormat.json:
+        st.write_json({key: []})
+    else:
+        st.say("Nothing in quarantine.")
+
+
+def _after_writes(st: State, writes: list[IndexWrite], done: str, payload: dict[str, Any] | None) -> None:
+    """What the last index write says (or the first that was refused), after several review writes."""
     write = next((w for w in writes if w.result.refused is not None), writes[-1])
-    _after_write(
-        st,
-        write,
-        f"{plural(len(writes), 'memory', 'memories')} rejected",
-        payload if format is OutputFormat.json else None,
-    )
+    _after_write(st, write, f"{plural(len(writes), 'memory', 'memories')} {done}", payload)

@@ -44,7 +44,15 @@ FormatOption = Annotated[
 
 _NAME_HELP = "Name, file name or path of the memory."
 MemoryName = Annotated[str, typer.Argument(help=_NAME_HELP, show_default=False, autocompletion=memory_names)]
-QuarantinedName = Annotated[str, typer.Argument(help=_NAME_HELP, show_default=False, autocompletion=quarantined_names)]
+QuarantinedNames = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Names, file names or paths of the memories.",
+        metavar="NAME",
+        show_default=False,
+        autocompletion=quarantined_names,
+    ),
+]
 AnyMemoryName = Annotated[  # archived ones too, for `history`
     str, typer.Argument(help=_NAME_HELP, show_default=False, autocompletion=memory_names_archived_too)
 ]

@@ -70,6 +70,31 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
     return Memory(path=let_in.path, doc=parse_document(let_in.after)), write
 
 
+def accept_many(folder: MemoryDir, queries: Sequence[str]) -> list[tuple[Memory, IndexWrite]]:
+    """`accept` each memory `queries` names, once each, in the order given. Everything is checked
+    before anything is written: each must be in quarantine, each memory to supersede must still be
+    what was replaced, and no two may supersede the same one (the second would find it retired), so
+    a refusal (MemoryNotQuarantined, StaleSupersede) leaves the whole quarantine as it was."""
+    memories = list({m.path: m for m in (_quarantined_one(folder, query) for query in queries)}.values())
+    replaced: dict[str, str] = {}
+    for memory in memories:
+        if PENDING_SUPERSEDE not in memory.fields:
+            continue
+        old = _replaced(folder, memory)
+        if old.path in replaced:
+            raise StaleSupersede(
+                f"{replaced[old.path]} and {memory.path} would both supersede {old.path}; nothing was changed. "
+                f"Accept one of them, and reject or edit the other"
+            )
+        replaced[old.path] = memory.path
+    return [accept(folder, memory.path) for memory in memories]
+
+
+def accept_all(folder: MemoryDir) -> list[tuple[Memory, IndexWrite]]:
+    """`accept` every quarantined memory, in folder order; an empty list when none waits."""
+    return accept_many(folder, [memory.path for memory in quarantined(folder)])
+
+
 def would_supersede(memory: Memory) -> str | None:
     """The file a quarantined memory supersedes once accepted (its `supersedes_on_accept`), if any."""
     return _pending(memory)[0]
