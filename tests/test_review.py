@@ -272,3 +272,22 @@ def test_two_accepted_memories_that_supersede_one_memory_are_refused_before_any_
     assert {p.name: p.read_bytes() for p in folder.glob("*.md")} == before
     one = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-region")
     assert one.exit_code == 0 and "reference_staging-url.md is superseded" in one.stderr
+
+
+def test_the_rejections_file_is_rotated_and_both_generations_are_remembered(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.core import store
+    from memdir.core.rejections import Rejection, remember
+
+    def rejection(n: int) -> Rejection:
+        return Rejection(f"project_{n}.md", f"fact-{n}", "project", f"digest-{n}", description="d", body="b" * 100)
+
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 1000)  # some five rejections a generation
+    for n in range(12):
+        remember(folder, [rejection(n)])
+    state = folder / ".memdir"
+    assert (state / REJECTED_FILE).stat().st_size <= 1000 and (state / f"{REJECTED_FILE}.1").is_file()
+    names = [r.name for r in remembered(folder)]
+    assert names == [f"fact-{n}" for n in range(12 - len(names), 12)]  # the latest, oldest first
+    assert 5 < len(names) < 12  # two generations, not one and not the whole history

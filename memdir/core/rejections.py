@@ -1,6 +1,8 @@
 """Remembered rejections: what `memdir review reject` threw out, so the write path does not bring it back.
 
-`.memdir/rejected.jsonl`, one JSON object a line, appended whole or not at all (`append_lines`):
+`.memdir/rejected.jsonl`, one JSON object a line, appended whole or not at all (`append_lines`),
+and rotated as the logs are (`rotate_log`: past 10 MiB, some 5,000 rejections, it becomes
+`rejected.jsonl.1`, which is still read, so the last one or two generations are remembered):
 `at`, `file`, `name`, `type`, `digest` (what the memory said: `said_fingerprint`), and its
 `description` and `body` for the near-duplicate check, left out when it was rejected with `--purge`
 (then only the digest is kept, and only the same memory again matches). The screen
@@ -11,12 +13,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.core.model import Memory, name_key
-from memdir.core.store import STATE_DIR, append_lines, ensure_state_dir, read_jsonl, state_dir
+from memdir.core.store import STATE_DIR, append_lines, ensure_state_dir, read_jsonl, rotate_log, state_dir
 
 REJECTED_FILE = "rejected.jsonl"
 
@@ -70,7 +73,9 @@ def remember(root: Path, rejections: Iterable[Rejection], now: dt.datetime | Non
             entry |= {"description": r.description, "body": r.body}
         lines.append(dumps(entry, indent=None) + "\n")
     if lines:
-        append_lines(ensure_state_dir(root) / REJECTED_FILE, "".join(lines).encode("utf-8"), durable=True)
+        path, data = ensure_state_dir(root) / REJECTED_FILE, "".join(lines).encode("utf-8")
+        rotate_log(path, len(data))
+        append_lines(path, data, durable=True)
 
 
 def remembered(root: Path) -> list[Rejection]:
@@ -80,7 +85,8 @@ def remembered(root: Path) -> list[Rejection]:
     if not folder.is_dir() or folder.is_symlink():
         return []
     found: list[Rejection] = []
-    for entry in read_jsonl(state_dir(root) / REJECTED_FILE):
+    path = state_dir(root) / REJECTED_FILE
+    for entry in itertools.chain(read_jsonl(path.with_name(path.name + ".1")), read_jsonl(path)):
         file, name, digest = entry.get("file"), entry.get("name"), entry.get("digest")
         if not (isinstance(file, str) and isinstance(name, str) and isinstance(digest, str)):
             continue
