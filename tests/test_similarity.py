@@ -151,6 +151,37 @@ def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> 
     assert verdict is not None and verdict.label == "contradiction"
 
 
+def test_an_identifier_ending_in_a_number_after_a_hyphen_is_a_name() -> None:
+    # eu-central-1 and eu-west-1 were read as neither names nor numbers, so a moved region was a "duplicate".
+    central = mem("r1.md", "prod-region", "Production runs in eu-central-1", "All production workloads run in eu-central-1.")
+    west = mem("r2.md", "prod-region-west", "Production runs in eu-west-1", "All production workloads run in eu-west-1.")
+    verdict = compare(central, west)
+    assert verdict is not None and verdict.label == "contradiction"
+    assert "eu-central-1" in verdict.reason and "eu-west-1" in verdict.reason
+
+
+def test_latin_abbreviations_are_not_names() -> None:
+    # "e.g." and "i.e." have an inner dot like a host name; read as names, they made two wordings differ.
+    a = mem(
+        "c.md",
+        "parquet-intermediates",
+        "Keep intermediate tables as Parquet files, not CSV",
+        "Write intermediate tables as Parquet files, e.g. with to_parquet; CSV loses dtypes.",
+        "feedback",
+    )
+    b = mem(
+        "d.md",
+        "parquet-not-csv",
+        "Intermediate tables go in Parquet rather than CSV",
+        "Save intermediate tables in Parquet (i.e. a typed columnar file) rather than CSV, which loses dtypes; "
+        "use to_parquet.",
+        "feedback",
+    )
+    assert fact_differences(a, b) == []
+    verdict = compare(a, b)
+    assert verdict is not None and verdict.label == "duplicate"
+
+
 def _dev_set_verdicts(label: str) -> tuple[list[dict[str, Any]], int, int]:
     """The labelled dev pairs, how many `compare` gives `label`, and how many of those are labelled so."""
     if not DEV_PAIRS.parents[2].is_dir():

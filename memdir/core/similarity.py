@@ -466,9 +466,13 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 _WORD = re.compile(r"[^\W\d_]+")
 _NAME_CANDIDATE = re.compile(r"'[^'\n]{2,40}'|\"[^\"\n]{2,40}\"|https?://\S+|[\w./@#+'’-]*\w")
 _SQUASH = re.compile(r"[\W_]+")
-# Marks of an identifier rather than a word: a URL, a digit next to a letter (PA5, eu-west-1, 2xAA), an
-# inner dot, slash or underscore (app.qonto.com, /data/x, to_parquet), a capital after the first letter.
-_IDENTIFIER = re.compile(r"://|[^\W\d_]\d|\d[^\W\d_]|\w[./_]\w|^.+[A-Z]")
+# Marks of an identifier rather than a word: a URL, a digit next to a letter, or after a letter and a
+# hyphen (PA5, 2xAA, eu-west-1), an inner dot, slash or underscore (app.qonto.com, /data/x,
+# to_parquet), a capital after the first letter.
+_IDENTIFIER = re.compile(r"://|[^\W\d_]-?\d|\d[^\W\d_]|\w[./_]\w|^.+[A-Z]")
+# Single letters joined by dots are abbreviations of prose (e.g., i.e., a.m., U.S.), not host or file
+# names, whose parts are longer: a paraphrase may use one where the other does not.
+_ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")
 # Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh).
 _CHANGE = re.compile(
     r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|replaced|retired|"
@@ -528,7 +532,7 @@ def _names(text: str) -> dict[str, str]:
     for m in _NAME_CANDIDATE.finditer(text):
         token = m[0].rstrip(".,;:)")
         core = token.strip("'\"")
-        if len(core) < 2 or not (
+        if len(core) < 2 or _ABBREVIATION.fullmatch(core) or not (
             token[0] in "'\""
             or _IDENTIFIER.search(core)
             or (core[0].isupper() and not _starts_sentence(text, m.start()))
