@@ -137,6 +137,20 @@ def test_an_announced_change_is_a_contradiction() -> None:
     assert "no longer" in verdict.reason
 
 
+def test_a_change_in_progress_is_announced_too() -> None:
+    # "moving off" was not read as a change (only "moved off" was), so this update was a "duplicate".
+    flutter = mem("c.md", "mobile-stack", "The field app is built with Flutter", "Field app stack: Flutter, one codebase.")
+    native = mem(
+        "d.md",
+        "mobile-stack-native",
+        "The field app is moving to native Swift and Kotlin",
+        "The field app is moving off Flutter to native Swift and Kotlin apps.",
+    )
+    verdict = compare(flutter, native)
+    assert verdict is not None and verdict.label == "contradiction"
+    assert "moving to" in verdict.reason
+
+
 def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> None:
     # Each head names something the other memory never mentions: two facts, not one fact changed.
     payments = mem("p.md", "payments-owner", "The payments owner is Alice", "Alice owns the payments service.")

@@ -473,9 +473,12 @@ _IDENTIFIER = re.compile(r"://|[^\W\d_]-?\d|\d[^\W\d_]|\w[./_]\w|^.+[A-Z]")
 # Single letters joined by dots are abbreviations of prose (e.g., i.e., a.m., U.S.), not host or file
 # names, whose parts are longer: a paraphrase may use one where the other does not.
 _ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")
-# Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh).
+# Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh):
+# a move said while it happens as well as after ("moving off", "moved off"), and a quantity "raised to" or
+# "reduced to" a new value, which is "changed to" said of a number.
 _CHANGE = re.compile(
-    r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|replaced|retired|"
+    r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|moving to|moving over|"
+    r"moving off|switching to|raised to|increased to|reduced to|decreased to|lowered to|replaced|retired|"
     r"decommissioned|deprecated|superseded|took over|changed to|jetzt|nun|nicht mehr|nur noch|ab sofort|"
     r"umgestellt|ahora|ya no|a partir de|desormais|maintenant|a partir du)\b|现在|改为|改成|不再|已迁移|迁移到"
 )
