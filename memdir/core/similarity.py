@@ -469,7 +469,8 @@ _SQUASH = re.compile(r"[\W_]+")
 # Marks of an identifier rather than a word: a URL, a digit next to a letter, or after a letter and a
 # hyphen (PA5, 2xAA, eu-west-1), an inner dot, slash or underscore (app.qonto.com, /data/x,
 # to_parquet), a capital after the first letter.
-_IDENTIFIER = re.compile(r"://|[^\W\d_]-?\d|\d[^\W\d_]|\w[./_]\w|^.+[A-Z]")
+_IDENTIFIER = re.compile(r"://|[^\W\d_]\d|\d[^\W\d_]|\w[./_]\w|^.+[A-Z]")
+_HYPHEN_NUMBER = re.compile(r"[^\W\d_]-\d")  # apart: searched only in a token with a hyphen
 # Single letters joined by dots are abbreviations of prose (e.g., i.e., a.m., U.S.), not host or file
 # names, whose parts are longer: a paraphrase may use one where the other does not.
 _ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")
@@ -535,10 +536,15 @@ def _names(text: str) -> dict[str, str]:
     for m in _NAME_CANDIDATE.finditer(text):
         token = m[0].rstrip(".,;:)")
         core = token.strip("'\"")
-        if len(core) < 2 or _ABBREVIATION.fullmatch(core) or not (
-            token[0] in "'\""
-            or _IDENTIFIER.search(core)
-            or (core[0].isupper() and not _starts_sentence(text, m.start()))
+        if (
+            len(core) < 2
+            or not (
+                token[0] in "'\""
+                or _IDENTIFIER.search(core)
+                or ("-" in core and _HYPHEN_NUMBER.search(core))
+                or (core[0].isupper() and not _starts_sentence(text, m.start()))
+            )
+            or ("." in core and _ABBREVIATION.fullmatch(core))
         ):
             continue
         key = _SQUASH.sub("", _fold(core))
