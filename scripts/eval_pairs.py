@@ -122,6 +122,8 @@ def scanned(items: Sequence[MemoryText]) -> tuple[set[tuple[str, str]], list[Pai
         flagged = find_pairs(items)
     finally:
         _similarity._verdict = verdict
+    if any((v.a, v.b) not in seen for v in flagged):  # find_pairs no longer calls _verdict by its name
+        raise RuntimeError("eval_pairs: cannot see find_pairs' candidates; update scanned()")
     return seen, flagged
 
 

@@ -139,7 +139,9 @@ def test_an_announced_change_is_a_contradiction() -> None:
 
 def test_a_change_in_progress_is_announced_too() -> None:
     # "moving off" was not read as a change (only "moved off" was), so this update was a "duplicate".
-    flutter = mem("c.md", "mobile-stack", "The field app is built with Flutter", "Field app stack: Flutter, one codebase.")
+    flutter = mem(
+        "c.md", "mobile-stack", "The field app is built with Flutter", "Field app stack: Flutter, one codebase."
+    )
     native = mem(
         "d.md",
         "mobile-stack-native",
@@ -167,8 +169,12 @@ def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> 
 
 def test_an_identifier_ending_in_a_number_after_a_hyphen_is_a_name() -> None:
     # eu-central-1 and eu-west-1 were read as neither names nor numbers, so a moved region was a "duplicate".
-    central = mem("r1.md", "prod-region", "Production runs in eu-central-1", "All production workloads run in eu-central-1.")
-    west = mem("r2.md", "prod-region-west", "Production runs in eu-west-1", "All production workloads run in eu-west-1.")
+    central = mem(
+        "r1.md", "prod-region", "Production runs in eu-central-1", "All production workloads run in eu-central-1."
+    )
+    west = mem(
+        "r2.md", "prod-region-west", "Production runs in eu-west-1", "All production workloads run in eu-west-1."
+    )
     verdict = compare(central, west)
     assert verdict is not None and verdict.label == "contradiction"
     assert "eu-central-1" in verdict.reason and "eu-west-1" in verdict.reason
