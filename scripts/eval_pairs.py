@@ -4,9 +4,13 @@ Usage: python scripts/eval_pairs.py [PATH]   (default: ../shared/eval/dev/pairs.
 
 Prints precision and recall per label (duplicate, contradiction) and a confusion matrix for `compare`
 and for a plain word-overlap baseline (Jaccard over lower-cased words of name, description and body,
-at its best-F1 threshold), then counts the pairs the same thresholds flag in the real folders of
-../shared/corpus/real/ (per 1,000 memories, each pair shown), then times `find_pairs` on generated
-folders of 1,000 and 10,000 memories.
+at its best-F1 threshold). Each misclassified pair is listed with the two parts of its score (the
+head's and the whole memory's cosine) and whether a folder scan would even compare it: `find_pairs`
+scores only candidate pairs (two shared rare words of name and description), so the dev pairs are
+also scanned as one folder of their distinct memories, which shows the candidates and what the scan
+flags across pairs (memories of different pairs, unlabelled: read them). Then it counts the pairs the
+same thresholds flag in the real folders of ../shared/corpus/real/ (per 1,000 memories, each pair
+shown), then times `find_pairs` on generated folders of 1,000 and 10,000 memories.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from memdir.core import similarity as _similarity  # noqa: E402
 from memdir.core.similarity import MemoryText, PairVerdict, compare, find_pairs, similarity  # noqa: E402
 from scripts.synthetic import synthetic_folder  # noqa: E402
 
@@ -74,19 +80,72 @@ def table(title: str, gold: Sequence[str], predicted: Sequence[str]) -> None:
         print(f"  {g:<41}" + "".join(f"{confusion[g, p]:>14}" for p in PREDICTED))
 
 
+def score_parts(a: MemoryText, b: MemoryText) -> str:
+    """The two views `similarity` averages: the cosine of the heads (name + description) and of the
+    whole memories (before the factor for memories of different types)."""
+    pa, pb = _similarity._Profile.of(a), _similarity._Profile.of(b)
+    head = _similarity._cosine_of(len(set(pa.head) & set(pb.head)), len(pa.head), len(pb.head))
+    return f"head {head:.2f}, whole {_similarity._cosine(pa.terms, pb.terms):.2f}"
+
+
+def as_one_folder(rows: Sequence[dict[str, Any]]) -> tuple[list[MemoryText], list[tuple[str, str]]]:
+    """The distinct memories of the pairs, as one folder (the same memory text recurs across pairs),
+    and each row's pair of keys in it."""
+    keys: dict[tuple[str, ...], str] = {}
+    items: list[MemoryText] = []
+    pairs: list[tuple[str, str]] = []
+    for row in rows:
+        pair = []
+        for side in "ab":
+            fields = row[side]
+            text = (fields["name"], fields["description"], fields["body"], fields.get("type") or "")
+            if text not in keys:
+                keys[text] = f"m{len(items):03d}"
+                items.append(memory(keys[text], fields))
+            pair.append(keys[text])
+        pairs.append((pair[0], pair[1]))
+    return items, pairs
+
+
+def scanned(items: Sequence[MemoryText]) -> tuple[set[tuple[str, str]], list[PairVerdict]]:
+    """The pairs `find_pairs` scores in `items` (its candidates: it calls `_verdict` once for each)
+    and what it flags."""
+    seen: set[tuple[str, str]] = set()
+    verdict = _similarity._verdict
+
+    def counting(a: Any, b: Any, whole: float | None = None) -> PairVerdict | None:
+        seen.add((a.memory.key, b.memory.key))
+        return verdict(a, b, whole)
+
+    _similarity._verdict = counting
+    try:
+        flagged = find_pairs(items)
+    finally:
+        _similarity._verdict = verdict
+    if any((v.a, v.b) not in seen for v in flagged):  # find_pairs no longer calls _verdict by its name
+        raise RuntimeError("eval_pairs: cannot see find_pairs' candidates; update scanned()")
+    return seen, flagged
+
+
 def evaluate(path: Path) -> None:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     gold = [row["label"] for row in rows]
+    folder, folder_pairs = as_one_folder(rows)
+    candidates, flagged = scanned(folder)
     ours: list[str] = []
     misses: list[str] = []
-    for row in rows:
+    for row, (ka, kb) in zip(rows, folder_pairs, strict=True):
         a, b = memory("a", row["a"]), memory("b", row["b"])
         verdict = compare(a, b)
         label = verdict.label if verdict else "none"
         ours.append(label)
         if label != row["label"] and not (label == "none" and row["label"] in ("compatible", "unrelated")):
             why = f"{verdict.score:.2f} {verdict.reason}" if verdict else f"{similarity(a, b):.2f}"
-            misses.append(f"  {row['id']} ({row['difficulty']}, {row['lang']}) {row['label']} -> {label} {why}")
+            scan = "" if (ka, kb) in candidates or (kb, ka) in candidates else "; not a candidate"
+            misses.append(
+                f"  {row['id']} ({row['difficulty']}, {row['lang']}) {row['label']} -> {label} {why} "
+                f"({score_parts(a, b)}{scan})"
+            )
     overlap = [jaccard(row["a"], row["b"]) for row in rows]
     threshold = best_threshold(overlap, gold)
     baseline = ["duplicate" if s >= threshold else "none" for s in overlap]
@@ -95,6 +154,35 @@ def evaluate(path: Path) -> None:
     table(f"baseline: word-overlap Jaccard >= {threshold:.3f} (its best duplicate F1)", gold, baseline)
     print(f"\nmisclassified by compare ({len(misses)}; unrelated/compatible left unflagged are not listed):")
     print("\n".join(misses))
+    scan_report(rows, folder, folder_pairs, candidates, flagged)
+
+
+def scan_report(
+    rows: Sequence[dict[str, Any]],
+    folder: Sequence[MemoryText],
+    folder_pairs: Sequence[tuple[str, str]],
+    candidates: set[tuple[str, str]],
+    flagged: Sequence[PairVerdict],
+) -> None:
+    """What the folder scan (lint D002/D003) makes of the dev pairs as one folder."""
+    labelled = {frozenset(pair): row for pair, row in zip(folder_pairs, rows, strict=True)}
+    said = {frozenset((v.a, v.b)): v.label for v in flagged}
+    actual, met, right = Counter[str](), Counter[str](), Counter[str]()
+    for pair, row in zip(folder_pairs, rows, strict=True):
+        actual[row["label"]] += 1
+        met[row["label"]] += pair in candidates or pair[::-1] in candidates
+        right[row["label"]] += said.get(frozenset(pair)) == row["label"]
+    print(
+        f"\nthe dev pairs as one folder of {len(folder)} memories: find_pairs compares {len(candidates)} pairs; "
+        f"it meets {met['duplicate']}/{actual['duplicate']} labelled duplicates and "
+        f"{met['contradiction']}/{actual['contradiction']} contradictions, and labels {right['duplicate']} and "
+        f"{right['contradiction']} of them right"
+    )
+    text = {m.key: m.description for m in folder}
+    across = [v for v in flagged if frozenset((v.a, v.b)) not in labelled]
+    print(f"flagged across pairs (unlabelled, {len(across)}):")
+    for v in across:
+        print(f"  {v.label} ({v.score:.2f}): {text[v.a][:60]!r} / {text[v.b][:60]!r}")
 
 
 # --- timing on generated folders -------------------------------------------------------------------

@@ -137,6 +137,22 @@ def test_an_announced_change_is_a_contradiction() -> None:
     assert "no longer" in verdict.reason
 
 
+def test_a_change_in_progress_is_announced_too() -> None:
+    # "moving off" was not read as a change (only "moved off" was), so this update was a "duplicate".
+    flutter = mem(
+        "c.md", "mobile-stack", "The field app is built with Flutter", "Field app stack: Flutter, one codebase."
+    )
+    native = mem(
+        "d.md",
+        "mobile-stack-native",
+        "The field app is moving to native Swift and Kotlin",
+        "The field app is moving off Flutter to native Swift and Kotlin apps.",
+    )
+    verdict = compare(flutter, native)
+    assert verdict is not None and verdict.label == "contradiction"
+    assert "moving to" in verdict.reason
+
+
 def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> None:
     # Each head names something the other memory never mentions: two facts, not one fact changed.
     payments = mem("p.md", "payments-owner", "The payments owner is Alice", "Alice owns the payments service.")
@@ -149,6 +165,41 @@ def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> 
     changed = mem("p2.md", "payments-owner-bob", "The payments owner is Bob", "Bob owns the payments service.")
     verdict = compare(payments, changed)
     assert verdict is not None and verdict.label == "contradiction"
+
+
+def test_an_identifier_ending_in_a_number_after_a_hyphen_is_a_name() -> None:
+    # eu-central-1 and eu-west-1 were read as neither names nor numbers, so a moved region was a "duplicate".
+    central = mem(
+        "r1.md", "prod-region", "Production runs in eu-central-1", "All production workloads run in eu-central-1."
+    )
+    west = mem(
+        "r2.md", "prod-region-west", "Production runs in eu-west-1", "All production workloads run in eu-west-1."
+    )
+    verdict = compare(central, west)
+    assert verdict is not None and verdict.label == "contradiction"
+    assert "eu-central-1" in verdict.reason and "eu-west-1" in verdict.reason
+
+
+def test_latin_abbreviations_are_not_names() -> None:
+    # "e.g." and "i.e." have an inner dot like a host name; read as names, they made two wordings differ.
+    a = mem(
+        "c.md",
+        "parquet-intermediates",
+        "Keep intermediate tables as Parquet files, not CSV",
+        "Write intermediate tables as Parquet files, e.g. with to_parquet; CSV loses dtypes.",
+        "feedback",
+    )
+    b = mem(
+        "d.md",
+        "parquet-not-csv",
+        "Intermediate tables go in Parquet rather than CSV",
+        "Save intermediate tables in Parquet (i.e. a typed columnar file) rather than CSV, which loses dtypes; "
+        "use to_parquet.",
+        "feedback",
+    )
+    assert fact_differences(a, b) == []
+    verdict = compare(a, b)
+    assert verdict is not None and verdict.label == "duplicate"
 
 
 def _dev_set_verdicts(label: str) -> tuple[list[dict[str, Any]], int, int]:

@@ -466,12 +466,20 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 _WORD = re.compile(r"[^\W\d_]+")
 _NAME_CANDIDATE = re.compile(r"'[^'\n]{2,40}'|\"[^\"\n]{2,40}\"|https?://\S+|[\w./@#+'’-]*\w")
 _SQUASH = re.compile(r"[\W_]+")
-# Marks of an identifier rather than a word: a URL, a digit next to a letter (PA5, eu-west-1, 2xAA), an
-# inner dot, slash or underscore (app.qonto.com, /data/x, to_parquet), a capital after the first letter.
+# Marks of an identifier rather than a word: a URL, a digit next to a letter, or after a letter and a
+# hyphen (PA5, 2xAA, eu-west-1), an inner dot, slash or underscore (app.qonto.com, /data/x,
+# to_parquet), a capital after the first letter.
 _IDENTIFIER = re.compile(r"://|[^\W\d_]\d|\d[^\W\d_]|\w[./_]\w|^.+[A-Z]")
-# Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh).
+_HYPHEN_NUMBER = re.compile(r"[^\W\d_]-\d")  # apart: searched only in a token with a hyphen
+# Single letters joined by dots are abbreviations of prose (e.g., i.e., a.m., U.S.), not host or file
+# names, whose parts are longer: a paraphrase may use one where the other does not.
+_ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")
+# Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh):
+# a move said while it happens as well as after ("moving off", "moved off"), and a quantity "raised to" or
+# "reduced to" a new value, which is "changed to" said of a number.
 _CHANGE = re.compile(
-    r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|replaced|retired|"
+    r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|moving to|moving over|"
+    r"moving off|switching to|raised to|increased to|reduced to|decreased to|lowered to|replaced|retired|"
     r"decommissioned|deprecated|superseded|took over|changed to|jetzt|nun|nicht mehr|nur noch|ab sofort|"
     r"umgestellt|ahora|ya no|a partir de|desormais|maintenant|a partir du)\b|现在|改为|改成|不再|已迁移|迁移到"
 )
@@ -528,10 +536,15 @@ def _names(text: str) -> dict[str, str]:
     for m in _NAME_CANDIDATE.finditer(text):
         token = m[0].rstrip(".,;:)")
         core = token.strip("'\"")
-        if len(core) < 2 or not (
-            token[0] in "'\""
-            or _IDENTIFIER.search(core)
-            or (core[0].isupper() and not _starts_sentence(text, m.start()))
+        if (
+            len(core) < 2
+            or not (
+                token[0] in "'\""
+                or _IDENTIFIER.search(core)
+                or ("-" in core and _HYPHEN_NUMBER.search(core))
+                or (core[0].isupper() and not _starts_sentence(text, m.start()))
+            )
+            or ("." in core and _ABBREVIATION.fullmatch(core))
         ):
             continue
         key = _SQUASH.sub("", _fold(core))
