@@ -779,3 +779,30 @@ def test_a_one_word_query_finds_the_memory_filed_under_it(tmp_path: Path, make_m
     # in a body only, or among other words, the word must still beat chance
     assert not recall(_dir(root), "dashboard", log=False).passed_gate
     assert not recall(_dir(root), "kubernetes laptop budget", log=False).gate.lookup  # type: ignore[union-attr]
+
+
+def test_common_chinese_words_meeting_say_nothing_about_a_subject(tmp_path: Path) -> None:
+    """The general-language prior covers Chinese, Japanese and Korean too: "用户" (user) and "需要" (need)
+    meet in any Chinese text, as "explain" and "example" do in English, so their meeting in one memory
+    does not open the gate; a rare word met with them does."""
+    root = tmp_path / "memory"
+    _made_up_folder(root, size=120)
+    (root / "project_zh.md").write_text(
+        "---\nname: zh\ndescription: 用户需要所有文件的稀疏注意力内核\ntype: project\n---\n用户需要所有文件。\n"
+    )
+    folder = _dir(root, gate=1.0)  # the chance path alone
+    common = recall(folder, "用户 需要 所有 文件", log=False)
+    assert common.gate is not None and not common.gate.specific and not common.passed_gate
+    rare = recall(folder, "用户 需要 稀疏 内核", log=False)
+    assert rare.gate is not None and rare.gate.specific and rare.passed_gate
+    assert rare.results[0].path == "project_zh.md"
+
+
+def test_the_cjk_prior_lists_words_as_recall_reads_them() -> None:
+    """terms._cjk_prior reads the list without stemming: each word must be one pair term as it stands."""
+    from memdir.core.similarity import term_list
+    from memdir.read.common_cjk import COMMON_CJK
+
+    words = [word for band in COMMON_CJK.values() for word in band.split()]
+    assert len(words) == len(set(words)) > 5000
+    assert all(len(word) == 2 and term_list(word)[-1] == word for word in words)
