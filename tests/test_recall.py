@@ -806,3 +806,18 @@ def test_the_cjk_prior_lists_words_as_recall_reads_them() -> None:
     words = [word for band in COMMON_CJK.values() for word in band.split()]
     assert len(words) == len(set(words)) > 5000
     assert all(len(word) == 2 and term_list(word)[-1] == word for word in words)
+
+
+def test_the_no_answer_protocol_rewords_with_the_words_recall_reads() -> None:
+    """A reworded description keeps words whole as recall tokenises them ("D505", not "D" and "505",
+    which no memory holds), and none that recall ignores in a query (numbers of one or two digits, a
+    CJK run's last single character)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from scripts.eval_noanswer import reworded
+    finally:
+        sys.path.remove(str(ROOT))
+    query = reworded("Switches D500 and D505 swapped in rack 12 of the 2 server rooms, per ticket 4711")
+    assert query == "ticket rooms rack D505 Switches"
+    assert reworded("论文合作者王磊负责理论部分") == "责理 者王 论文"  # 13 characters: six words, 分 left over
+    assert reworded("Deploy 2 of 3 nodes in 12 days") is None  # deploy, nodes, days: fewer than four words
