@@ -35,7 +35,7 @@ the two gates that keep recall silent when the folder does not know the task.
 #   model of the folder itself (Gate, _chance): scatter the query's words over the folder at their own
 #   rates, independently, and count the memories that would match as well as the best match does. When
 #   at most `gate-chance` (0.05) would, the best match holds the query's words together beyond chance
-#   (and one of them is not common English: "explain" and "example" meet in any text); when its
+#   (and one of them is not a common word: "explain" and "example", "用户" and "需要" meet in any text); when its
 #   relevance alone reaches `gate` (0.8), one match is strong enough by itself. Adjacent-word pairs,
 #   single CJK characters and words in more than a fifth of the folder do not count: the first two
 #   repeat their words' evidence, the last is the folder's own subject (a project's name in every

@@ -170,6 +170,7 @@ class _Lazy:
     """Tables built on first use: `memdir index` and friends import this module without paying for them."""
 
     glossaries: ClassVar[dict[tuple[tuple[str, ...], ...], dict[str, dict[str, tuple[str, float]]]]] = {}
+    cjk_prior: ClassVar[dict[str, float] | None] = None
 
 
 def _prior() -> dict[str, float]:
@@ -188,6 +189,19 @@ def build_prior() -> dict[str, float]:
             for term in term_list(word):
                 prior[term] = min(prior.get(term, 1.0), weight)
     return prior
+
+
+def _cjk_prior() -> dict[str, float]:
+    """The prior's Chinese, Japanese and Korean half (common_cjk.py): pair term -> weight below 1. A
+    two-character word is its own term as recall reads CJK text (test_recall holds every listed word to
+    it), with nothing to stem, so it is read from the word list on the first query with CJK text instead
+    of being shipped in tables.py, which every recall loads."""
+    if _Lazy.cjk_prior is None:
+        from memdir.read.common_cjk import COMMON_CJK
+
+        # The bands run from the most common down, and a word is listed once: no minimum to take.
+        _Lazy.cjk_prior = {word: weight for weight, words in COMMON_CJK.items() for word in words.split()}
+    return _Lazy.cjk_prior
 
 
 # Everyday work vocabulary that tasks and memories put in different words or languages: one group per
@@ -321,6 +335,8 @@ def _query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synony
     for term, text in tokens:
         shown.setdefault(term, text)
     words = [term for term, _ in tokens if not is_cjk(term)]
+    if len(words) < len(tokens):  # CJK text: its common words are weighed by their own list
+        prior = prior | _cjk_prior()
     weights = {term: prior.get(term, 1.0) for term, _ in tokens if not (term.isdigit() and len(term) <= 2)}
     for a, b in itertools.pairwise(words):
         if a != b:
