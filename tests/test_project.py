@@ -66,4 +66,19 @@ def test_the_project_urls_name_one_repository() -> None:
     assert all(url.startswith(urls["Repository"]) for url in urls.values()), urls
     assert "Typing :: Typed" in project["classifiers"] and (ROOT / "memdir" / "py.typed").is_file()
     # PEP 639: `license` is an SPDX expression, which supersedes license classifiers (PyPI rejects both).
-    assert project["license"] == "MIT" and not any(c.startswith("License ::") for c in project["classifiers"])
+    assert not any(c.startswith("License ::") for c in project["classifiers"])
+
+
+def test_third_party_data_is_named_in_notice_and_in_the_license_expression() -> None:
+    """Every module built from wordfreq's data (CC BY-SA 4.0) is named in NOTICE, which ships with the
+    package, and the licence expression says CC-BY-SA-4.0 beside MIT."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT AND CC-BY-SA-4.0" and "NOTICE" in project["license-files"]
+    notice = (ROOT / "NOTICE").read_text()
+    derived = sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "memdir").rglob("*.py")
+        if "wordfreq" in path.read_text(encoding="utf-8") or path.name == "tables.py"
+    )
+    assert "memdir/read/terms.py" in derived and "memdir/read/common_cjk.py" in derived
+    assert all(f"- {path}:" in notice for path in derived), (derived, notice)
