@@ -704,3 +704,43 @@ def test_a_literal_that_whitespace_follows_is_found_after_any_whitespace(space: 
     assert il == frozenset({"il "})
     spans = find_relative_dates(f"Fusionné il{space}y a 3 jours.", date(2026, 11, 22))
     assert [s.resolved for s in spans] == [date(2026, 11, 19)]
+
+
+_MIXED_TEXTS = [
+    "See https://example.com/next-week and www.Example.org, then ftp://files tomorrow.\n",
+    "xhttps://a.b next week; HTTPS://A.B/c?d=tomorrow e; hhttps://z www. www.x.www.y z",
+    "https://a://b http:// ftp:/x :// www.tomorrow.com ->www.a.b",
+    "明天发布，下周五冻结。上周的会议里说过。来週の水曜日に、明後日 año día mañana próxima sábado",
+    "내일 배포하고, 다음 주에 정리한다. 올해 목표. übermorgen après-demain aujourd’hui passé dernière",
+    "Next\u3000week, last\xa0month, il\ty a 3 jours, hace 2 días, vor 3 Tagen, dans 2 semaines; dienstag",
+    "the day after tomorrow, end of next month, this quarter, a fortnight ago, in 3 days from now",
+]
+
+
+@pytest.mark.parametrize("text", _MIXED_TEXTS)
+def test_masking_urls_agrees_with_the_pattern_tried_at_every_offset(text: str) -> None:
+    """URLs are looked for only a few characters before each "://" and at each "www."; what is
+    blotted out is what `_URL.sub`, tried at every offset, blots out."""
+    from memdir.core.dates import _MASK, _URL, _mask_urls
+
+    assert _mask_urls(text) == _URL.sub(lambda m: _MASK * len(m[0]), text)
+
+
+def test_the_prefilter_finds_every_place_of_every_literal() -> None:
+    """The literals are found in one pass (a trie over the one-byte copy; the characters beyond
+    ASCII in the text): every place a search for each literal on its own finds, no other."""
+    from memdir.core.dates import _in_one_byte, _mask, _needs, _Prefilter
+
+    lowered = [_mask(text).lower() for text in _MIXED_TEXTS * 3]
+    prefilter = _Prefilter(lowered)
+    for literal in sorted({lit for needs in _needs() if needs for lit in needs}):
+        text, needle = (
+            (prefilter.ascii, literal.encode("ascii")) if _in_one_byte(literal) else (prefilter.joined, literal)
+        )
+        expected: dict[int, list[int]] = {}
+        at = text.find(needle)  # type: ignore[arg-type]
+        while at >= 0:
+            which = max(i for i, start in enumerate(prefilter.starts) if start <= at)
+            expected.setdefault(which, []).append(at - prefilter.starts[which])
+            at = text.find(needle, at + 1)  # type: ignore[arg-type]
+        assert prefilter.places(frozenset({literal})) == expected, literal

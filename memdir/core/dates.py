@@ -819,19 +819,46 @@ _INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _URL = re.compile(r"\b(?:https?://|ftp://|www\.)\S+", re.IGNORECASE)
 _MASK = "\x00"  # not a word character and not whitespace, so no phrase can span a mask
 _WWW = re.compile(r"www\.", re.IGNORECASE)  # as `"www." in text.lower()` finds, without the copy
+_URL_SCHEMES = (3, 4, 5)  # how far "ftp", "http" and "https" start before their "://"
+
+
+def _has_www(text: str) -> bool:
+    # A case-blind regex is tried at every offset; "w." found by str.find first spares it most texts.
+    return ("w." in text or "W." in text) and _WWW.search(text) is not None
 
 
 def _mask(text: str) -> str:
     """text with fenced blocks, inline code and URLs blotted out, keeping every offset."""
-    has_url = "://" in text or _WWW.search(text) is not None
+    has_url = "://" in text or _has_www(text)
     if "`" not in text and "~~~" not in text and not has_url:
         return text  # nothing to blot out, the common case: skip the line walk
     masked = _mask_fences(text) if "```" in text or "~~~" in text else text
     if "`" in masked:
         masked = _mask_inline_code(masked)
     if has_url:  # every URL holds "://" or "www." (in any case): the scan is spared elsewhere
-        masked = _URL.sub(lambda m: _MASK * len(m[0]), masked)
+        masked = _mask_urls(masked)
     return masked
+
+
+def _mask_urls(text: str) -> str:
+    """What `_URL.sub` blots out, trying `_URL` only where a URL can start: a few characters
+    before each "://", and at each "www.". Tried at every offset, as `sub` does, the pattern cost
+    more than the rest of the masking. Leftmost first, and none inside the one before, as `sub`."""
+    starts: set[int] = set()
+    at = text.find("://")
+    while at >= 0:
+        starts.update(at - back for back in _URL_SCHEMES if at >= back)
+        at = text.find("://", at + 1)
+    if _has_www(text):
+        starts.update(found.start() for found in _WWW.finditer(text))
+    spans: list[tuple[int, int]] = []
+    for start in sorted(starts):
+        if spans and start < spans[-1][1]:
+            continue
+        found = _URL.match(text, start)  # `\b` still sees the character before `start`
+        if found is not None:
+            spans.append((start, found.end()))
+    return _blotted(text, spans) if spans else text
 
 
 def _mask_fences(text: str) -> str:
@@ -1056,44 +1083,54 @@ class _Prefilter:
             if not _in_one_byte(literal):
                 self._find_wide()
                 return self._hits[literal]
-            needle = literal.encode("ascii")
             inner = _inner_literals().get(literal)
-            if inner is not None:  # where it starts is a few bytes before each place of its inner literal
-                found, offset = self._places_of(inner), literal.find(inner)
-                hits = self._hits[literal] = {}
-                for which, places in found.items():
-                    start = self.starts[which]
-                    here = [
-                        p - offset for p in places if p >= offset and self.ascii.startswith(needle, start + p - offset)
-                    ]
-                    if here:
-                        hits[which] = here
-                return hits
+            if inner is None:
+                self._find_narrow()
+                return self._hits[literal]
+            # Where it starts is a few bytes before each place of its inner literal.
+            needle = literal.encode("ascii")
+            found, offset = self._places_of(inner), literal.find(inner)
             hits = self._hits[literal] = {}
-            starts = self.starts
-            at = self.ascii.find(needle)
-            while at >= 0:
-                which = bisect.bisect_right(starts, at) - 1
-                hits.setdefault(which, []).append(at - starts[which])
-                at = self.ascii.find(needle, at + 1)
+            for which, places in found.items():
+                start = self.starts[which]
+                here = [p - offset for p in places if p >= offset and self.ascii.startswith(needle, start + p - offset)]
+                if here:
+                    hits[which] = here
         return hits
 
-    def _find_wide(self) -> None:
-        """The places of every literal that is not searched in the one-byte copy (the CJK ones,
-        those with accents), in one pass of a regular expression over the text rather than a pass
-        of str.find per literal, which is slow on a text of two or four bytes a character."""
-        pattern, by_first = _wide_literals()
-        for literal in itertools.chain.from_iterable(by_first.values()):
+    def _find_narrow(self) -> None:
+        """The places of every one-byte literal not found inside another, in one pass of a pattern
+        (a trie of them) over the one-byte copy: a pass of bytes.find per literal read the whole
+        text some seventy times."""
+        pattern, by_first = _narrow_literals()
+        for literal, _ in itertools.chain.from_iterable(by_first.values()):
             self._hits[literal] = {}
-        text, starts, search = self.joined, self.starts, pattern.search
+        text, starts, search = self.ascii, self.starts, pattern.search
         found = search(text)
         while found is not None:  # every offset where a literal starts, overlapping ones too
             at = found.start()
             which = bisect.bisect_right(starts, at) - 1
-            for literal in by_first[text[at]]:
-                if text.startswith(literal, at):
+            for literal, needle in by_first[text[at]]:
+                if text.startswith(needle, at):
                     self._hits[literal].setdefault(which, []).append(at - starts[which])
             found = search(text, at + 1)
+
+    def _find_wide(self) -> None:
+        """The places of every literal that is not searched in the one-byte copy (the CJK ones,
+        those with accents), in one pass over the text for the characters they hold beyond ASCII
+        rather than a pass of str.find per literal, which is slow on a text of two or four bytes a
+        character. Searching for their first characters instead stopped at every a, d, m, p, r and s."""
+        pattern, by_anchor = _wide_literals()
+        for literal, _ in itertools.chain.from_iterable(by_anchor.values()):
+            self._hits[literal] = {}
+        text, starts = self.joined, self.starts
+        for found in pattern.finditer(text):
+            at = found.start()
+            for literal, offset in by_anchor[found.group()]:
+                start = at - offset
+                if start >= 0 and text.startswith(literal, start):
+                    which = bisect.bisect_right(starts, start) - 1
+                    self._hits[literal].setdefault(which, []).append(start - starts[which])
 
 
 def _in_one_byte(literal: str) -> bool:
@@ -1115,14 +1152,43 @@ def _inner_literals() -> dict[str, str]:
 
 
 @cache
-def _wide_literals() -> tuple[re.Pattern[str], dict[str, list[str]]]:
-    """The rules' literals searched in the text itself: one pattern finding where any of them
-    starts, and the literals by their first character."""
+def _narrow_literals() -> tuple[re.Pattern[bytes], dict[int, list[tuple[str, bytes]]]]:
+    """The one-byte literals found by a pass over the text (those with no other inside): a pattern
+    finding where any of them starts, and the literals (with their bytes) by their first byte."""
+    inner = _inner_literals()
+    narrow = sorted({lit for needs in _needs() if needs for lit in needs if _in_one_byte(lit) and lit not in inner})
+    by_first: dict[int, list[tuple[str, bytes]]] = {}
+    for literal in narrow:
+        needle = literal.encode("ascii")
+        by_first.setdefault(needle[0], []).append((literal, needle))
+    return re.compile(_trie([literal.encode("ascii") for literal in narrow]) or b"(?!)"), by_first
+
+
+def _trie(words: Sequence[bytes]) -> bytes:
+    """A pattern matching any of `words`, as a trie: one branch per first byte, so a try at an
+    offset costs a step per byte matched, not one per word (and `re` skips offsets no word starts at)."""
+    branches: dict[int, list[bytes]] = {}
+    for word in words:
+        if word:
+            branches.setdefault(word[0], []).append(word[1:])
+    alternatives = [re.escape(bytes([first])) + _trie(rests) for first, rests in sorted(branches.items())]
+    if not alternatives:
+        return b""
+    pattern = alternatives[0] if len(alternatives) == 1 else b"(?:" + b"|".join(alternatives) + b")"
+    return b"(?:" + pattern + b")?" if b"" in words else pattern
+
+
+@cache
+def _wide_literals() -> tuple[re.Pattern[str], dict[str, list[tuple[str, int]]]]:
+    """The rules' literals searched in the text itself: one pattern finding each character beyond
+    ASCII that one of them holds (its anchor: the first such character), and the literals with
+    the offset of their anchor, by anchor."""
     wide = sorted({lit for needs in _needs() if needs for lit in needs if not _in_one_byte(lit)})
-    by_first: dict[str, list[str]] = {}
+    by_anchor: dict[str, list[tuple[str, int]]] = {}
     for literal in wide:
-        by_first.setdefault(literal[0], []).append(literal)
-    return re.compile("|".join(map(re.escape, wide)) or "(?!)"), by_first
+        offset = next((k for k, ch in enumerate(literal) if not _in_one_byte(ch)), 0)
+        by_anchor.setdefault(literal[offset], []).append((literal, offset))
+    return re.compile("[" + "".join(map(re.escape, sorted(by_anchor))) + "]" if by_anchor else "(?!)"), by_anchor
 
 
 def find_relative_dates(text: str, anchor: date) -> list[DateSpan]:

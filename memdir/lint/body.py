@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from memdir.core.dates import date_in_place, find_relative_dates_in
 from memdir.core.model import Memory
-from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, line_at, rule
+from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, at_line_starts, line_at, rule
 
 
 def _alternation(labels: Sequence[str]) -> str:
@@ -34,7 +34,8 @@ def label_pattern(labels: Sequence[str]) -> re.Pattern[str]:
 
 
 def has_label(body: str, labels: Sequence[str]) -> bool:
-    return label_pattern(tuple(labels)).search(body) is not None
+    # A label ends in its colon or before a line's end, never just after a newline: at_line_starts holds.
+    return at_line_starts(label_pattern(tuple(labels))).search("\n" + body) is not None
 
 
 def _needs_labels(ctx: LintContext) -> Iterator[Memory]:
@@ -207,16 +208,18 @@ def _label_forms(labels: Sequence[str]) -> re.Pattern[str]:
     fixable=Applicability.SAFE,
 )  # fmt: skip
 def label_format(ctx: LintContext) -> Iterator[Hit]:
-    pattern = _label_forms((*ctx.config.why_labels, *ctx.config.how_labels))
+    # A label ends in its colon or its closing bold, never just after a newline: at_line_starts holds.
+    pattern = at_line_starts(_label_forms((*ctx.config.why_labels, *ctx.config.how_labels)))
     for memory in _needs_labels(ctx):
         body = memory.body
-        for found in pattern.finditer(body):
+        for found in pattern.finditer("\n" + body):
             end = _label_end(found)
             if end is None:
                 continue
-            label = body[found.start("label") : end]
+            start, end = found.start("label") - 1, end - 1  # groups are one character on in "\n" + body
+            label = body[start:end]
             wanted = f"**{found['word']}{found['colon']}**"
-            edit = Edit(memory.doc.body_start + found.start("label"), memory.doc.body_start + end, wanted)
+            edit = Edit(memory.doc.body_start + start, memory.doc.body_start + end, wanted)
             line = memory.doc.body_line + line_at(body, found.start()) - 1
             fix = Fix(Applicability.SAFE, f"write {label.strip()!r} as {wanted!r}", (edit,))
             yield Hit(memory.path, line, f"label {label.strip()!r} is not in the form {wanted!r}", fix)

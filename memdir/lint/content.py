@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from memdir.core.model import Memory, MemoryType
-from memdir.lint.registry import Hit, LintContext, Severity, line_at, rule
+from memdir.lint.registry import Hit, LintContext, Severity, at_line_starts, line_at, rule
 
 CODE_BLOCK_MAX_LINES = 15
 BODY_MAX_LINES = 200  # the reader's per-memory recall cap
@@ -22,9 +22,12 @@ _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.MULTILINE)
 _TREE = re.compile(r"^[ \t│|]*(?:├──|└──|├─|└─|\|--|`--)", re.MULTILINE)
 _HASH = re.compile(r"(?<![\w/.#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w/-])(?!\.\w)")
 # Where a hash can start: a _HASH match is a whole run of hex digits (one before it or after it is a
-# word character), so only runs of seven or more need its test. This pattern, starting with a
-# character class, is scanned for quickly; _HASH, starting with a lookbehind, is tried at every offset.
-_HEX_RUN = re.compile(r"[0-9a-f]{7,}")
+# word character), so only runs of seven or more need its test. They are found as the runs of "x"
+# in a one-byte copy of the body where each hex digit is an "x" and every other character a space
+# (one beyond ASCII is one "?" first, so offsets are kept): the scan for "x" skips in C, where a
+# pattern such as [0-9a-f]{7,} stopped at every a, b, c, d, e and f of the prose.
+_HEX_MARKS = bytes(ord("x") if chr(byte) in "0123456789abcdef" else ord(" ") for byte in range(256))
+_MARKED_RUN = re.compile(rb"xxxxxxx+")  # not x{7,}: a pattern opening with a literal is scanned for in C
 _TRACE = re.compile(
     r"^(?:Traceback \(most recent call last\):"  # Python
     r"|[ \t]+File \"[^\"]+\", line \d+"  # Python frames
@@ -45,7 +48,7 @@ _STEP_LINE = re.compile(_STEP.pattern, re.IGNORECASE | re.MULTILINE)  # _STEP at
 def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
     """(first line index, line count) of each fenced code block, by 0-based body line."""
     opened: tuple[str, int] | None = None
-    for found in _FENCE.finditer(body):
+    for found in at_line_starts(_FENCE).finditer("\n" + body):  # a fence ends in ` or ~, not a newline
         line = line_at(body, found.start()) - 1
         fence = found.group(1)
         if opened is None:
@@ -64,8 +67,9 @@ def _body_line(memory: Memory, body_offset: int) -> int:
 def _repeated(ctx: LintContext, pattern: re.Pattern[str], describe: Callable[[int], str]) -> Iterator[Hit]:
     """A hit on each memory whose body has three or more lines of `pattern`: one is a mention,
     three are a paste."""
+    newline_first = at_line_starts(pattern)
     for memory in ctx.scan.memories:
-        found = list(pattern.finditer(memory.body))
+        found = list(newline_first.finditer("\n" + memory.body))
         if len(found) >= 3:
             yield Hit(memory.path, _body_line(memory, found[0].start()), describe(len(found)))
 
@@ -114,7 +118,8 @@ def file_tree(ctx: LintContext) -> Iterator[Hit]:
 def commit_log(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
         body = memory.body
-        found = [m for run in _HEX_RUN.finditer(body) if (m := _HASH.match(body, run.start()))]
+        marked = body.encode("ascii", "replace").translate(_HEX_MARKS)
+        found = [m for run in _MARKED_RUN.finditer(marked) if (m := _HASH.match(body, run.start()))]
         distinct = {m.group(0)[:7] for m in found}
         if len(distinct) >= HASHES_MIN:
             line = _body_line(memory, found[0].start())
@@ -157,7 +162,7 @@ def _recipes(body: str) -> Iterator[tuple[int, int]]:
     """(first line, steps) of each numbered list that reads as a procedure: one list counting up
     1, 2, 3... for RECIPE_MIN_STEPS steps or more, at least half of them running a command
     (`git ...`, `npm ...`). A long numbered list of facts or options is not a recipe."""
-    if len(_STEP_LINE.findall(body)) < RECIPE_MIN_STEPS:
+    if len(at_line_starts(_STEP_LINE).findall("\n" + body)) < RECIPE_MIN_STEPS:  # a step ends in a non-space
         return  # too few numbered lines for a procedure (most memories): no line walk
     run: list[bool] = []  # per step: has a code span
     start = 0

@@ -10,13 +10,15 @@ a CI workflow command, is written `./::...`), and the machine formats escape wha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from memdir.core.model import plural
-from memdir.core.outward import dumps, for_terminal, one_field
+from memdir.core.outward import dumps, for_terminal, masked, one_field
+from memdir.core.sensitive import mask_secrets
 from memdir.lint import LintReport
 from memdir.lint.registry import Applicability, Finding, Rule, Severity
 from memdir.version import __version__
@@ -93,8 +95,12 @@ def json_pieces(report: LintReport, folder: Path) -> Iterator[str]:
     # takes a quarter of a second on the 12,000 findings of a large folder; compact per-item dumps
     # use the C one and still read well and diff well.
 
+    # Every string is masked on its way out, keys included; most are keys, codes, names, severities
+    # and paths that repeat finding after finding, so each is masked once (a finding has a dozen).
+    mask = functools.lru_cache(maxsize=4096)(mask_secrets)
+
     def dump(value: object) -> str:
-        return dumps(value, indent=None)
+        return dumps(masked(value, mask), indent=None, mask=False)
 
     yield f'{{\n  "folder": {dump(str(folder))},\n  "findings": ['
     batch: list[str] = []

@@ -145,6 +145,8 @@ _MARKERS = re.compile(r"^(<{7}|={7}|>{7})(?:[ \t].*)?$", re.MULTILINE)
 )  # fmt: skip
 def conflict_marker(ctx: LintContext) -> Iterator[Hit]:
     for path, text in _texts(ctx):
+        if "<<<<<<<" not in text or ">>>>>>>" not in text:
+            continue  # both markers are needed (below), and found in C before a pattern tried at every offset
         markers = [(m.group(1)[0], m.start()) for m in _MARKERS.finditer(text)]
         kinds = {kind for kind, _ in markers}
         # A run of '=' alone is a setext heading underline; a conflict has an opening and a closing marker.
