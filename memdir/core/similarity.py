@@ -42,7 +42,7 @@ import re
 import sys
 import unicodedata
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Literal
@@ -263,21 +263,41 @@ def term_list(text: str) -> list[str]:
     return [term for term, _ in term_sequence(text)]
 
 
-def _terms(text: str) -> set[str]:
-    """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
-    folded = _fold(text)
-    if folded.isascii():
-        terms = set(map(_TERM_OF.__getitem__, set(folded.encode().translate(_ASCII_SEPARATORS).decode().split())))
-        terms.discard("")
-        return terms
-    # _token()'s two kinds of token, found apart (their characters are disjoint, so the runs are the
-    # same); a token whose first character sorts from U+3040 up goes the CJK way, as in term_sequence.
-    words = set(_word_run().findall(folded))
-    runs = set(_cjk_run().findall(folded))
-    if _odd_word_char().search(folded):  # rare (full-width letters): otherwise no word is such a token
+def _words_and_runs(text: str) -> tuple[set[str], set[str]]:
+    """The distinct words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_token()` finds them.
+
+    Cut at ASCII separators first, in bytes (where translate and split run at C speed): a token that is
+    all ASCII is a word as it stands, and only the rest need folding and the Unicode-wide patterns. The
+    cuts change nothing: a folded word or CJK run never spans an ASCII separator, and neither folding
+    nor NFC/NFD joins a character to one.
+    """
+    raw = text.encode("utf-8", "surrogatepass").lower().translate(_ASCII_SEPARATORS)
+    tokens = set(raw.decode("utf-8", "surrogatepass").split())
+    if text.isascii():
+        return tokens, set()
+    words = set(filter(str.isascii, tokens))
+    rest = _fold(" ".join(itertools.filterfalse(str.isascii, tokens)))
+    words.update(_word_run().findall(rest))
+    runs = set(_cjk_run().findall(rest))
+    if _odd_word_char().search(rest):  # rare (full-width letters): otherwise no word is such a token
         odd = {w for w in words if w >= "\u3040"}
         words -= odd
         runs |= odd
+    return words, runs
+
+
+def _terms(text: str) -> set[str]:
+    """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
+    words, runs = _words_and_runs(text)
+    terms = set(map(_TERM_OF.__getitem__, words))
+    terms.discard("")
+    if runs:
+        terms |= _cjk_terms(runs)
+    return terms
+
+
+def _cjk_terms(runs: Collection[str]) -> set[str]:
+    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence)."""
     joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
     terms = set(joined)
     terms.discard("\x00")
@@ -287,10 +307,52 @@ def _terms(text: str) -> set[str]:
     terms |= pairs
     # One object per CJK character or bigram however many memories hold it (ASCII terms already
     # are, through _TERM_OF): a folder's term sets then cost their tables, not copies of the text.
-    terms = set(map(sys.intern, terms))
-    terms.update(map(_TERM_OF.__getitem__, words))
-    terms.discard("")
-    return terms
+    return set(map(sys.intern, terms))
+
+
+# The folder scan compares term sets by their sizes and overlaps only, so there a CJK term is a number,
+# which is several times cheaper to make from the text than a string: a character is its code point,
+# a bigram its two code points in one integer (the second one's at bit 32, so never a character's).
+_CJK_STOP_KEYS = frozenset(map(ord, _CJK_STOP)) | {0}
+
+
+@functools.cache
+def _below_cjk() -> re.Pattern[str]:
+    return re.compile("[\x01-\u303f]")
+
+
+def _term_keys(text: str) -> set[str | int]:
+    """`_terms(text)` with each CJK term as its `_key`: a set of the same size, meeting another such
+    set in as many elements."""
+    words, runs = _words_and_runs(text)
+    keys: set[str | int] = set(map(_TERM_OF.__getitem__, words))
+    keys.discard("")
+    if not runs:
+        return keys
+    joined = "\x00".join(runs) + "\x00"
+    if _below_cjk().search(joined):  # a word of full-width letters: a term may be a plain letter
+        keys.update(map(_key, _cjk_terms(runs)))
+        return keys
+    # Code points, four bytes each, read as one number a character or two a bigram: the bigrams at
+    # even and at odd offsets are every bigram. NULs between runs (and at the end, to an even length)
+    # make the bigrams that straddle two runs, taken out below.
+    joined += "\x00" * (len(joined) % 2)
+    points = memoryview(joined.encode("utf-32-le"))
+    keys.update(points.cast("I"))
+    keys -= _CJK_STOP_KEYS
+    pairs = set(points.cast("Q"))
+    pairs.update(points[4:-4].cast("Q"))
+    pairs.difference_update([ord(run[-1]) for run in runs], [ord(run[0]) << 32 for run in runs], [0])
+    keys |= pairs
+    return keys
+
+
+def _key(term: str) -> str | int:
+    """A term as the folder scan holds it (see _term_keys). Only a CJK term starts from U+3040 up,
+    and it is one or two characters long."""
+    if not is_cjk(term):
+        return term
+    return ord(term) if len(term) == 1 else ord(term[0]) | ord(term[1]) << 32
 
 
 @dataclass(frozen=True)
@@ -313,15 +375,16 @@ class _Profile:
         return frozenset(_terms(self.memory.body).union(self.head))
 
     @cached_property
-    def listed_terms(self) -> tuple[str, ...]:
-        """`terms` as a tuple, a fifth of the set's size, for a folder scan that holds thousands."""
-        listed = tuple(self.terms)
-        self.__dict__.pop("terms", None)
-        return listed
+    def term_keys(self) -> tuple[str | int, ...]:
+        """`terms` as a folder scan holds them (see `_term_keys`), in a tuple, a fifth of a set's size,
+        since a scan holds thousands."""
+        keys = _term_keys(self.memory.body)
+        keys.update(map(_key, self.head))
+        return tuple(keys)
 
     def forget(self) -> None:
         """Let go of what was worked out from the body; it is worked out again if asked for."""
-        for name in ("terms", "listed_terms", "values", "head_values", "names", "words", "change"):
+        for name in ("terms", "term_keys", "values", "head_values", "names", "words", "change"):
             self.__dict__.pop(name, None)
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
@@ -721,18 +784,22 @@ def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
     for k in set(range(len(profiles))) - last.keys():
         profiles[k].forget()  # a lone copy's terms, read to find its copies
     out = []
-    current, terms_current = -1, set[str]()
+    current, keys_current = -1, set[str | int]()
     for n, (i, j) in enumerate(candidates):
         # Pairs come in order of their lower-ranked memory: one set of its terms serves all its
         # pairs; the other's are a tuple.
         anchor, other = (i, j) if rank[i] < rank[j] else (j, i)
         if anchor != current:
-            current, terms_current = anchor, set(profiles[anchor].listed_terms)
-        terms_other = profiles[other].listed_terms
-        whole = _cosine_of(len(terms_current.intersection(terms_other)), len(terms_current), len(terms_other))
-        verdict = _verdict(profiles[i], profiles[j], whole)
-        if verdict is not None:
-            out.append((i, j, verdict))
+            current, keys_current = anchor, set(profiles[anchor].term_keys)
+        keys_other = profiles[other].term_keys
+        size_a, size_b = len(keys_current), len(keys_other)
+        # The two share at most the smaller set; when even that scores below TOPIC_SCORE (the score
+        # grows with the whole's cosine, and rounding keeps that order), no verdict can come of it.
+        if _score(profiles[i], profiles[j], _cosine_of(min(size_a, size_b), size_a, size_b)) >= TOPIC_SCORE:
+            whole = _cosine_of(len(keys_current.intersection(keys_other)), size_a, size_b)
+            verdict = _verdict(profiles[i], profiles[j], whole)
+            if verdict is not None:
+                out.append((i, j, verdict))
         for k in (i, j):
             if last[k] == n:
                 profiles[k].forget()
