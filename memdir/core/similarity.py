@@ -33,6 +33,7 @@ tuned together on the dev pairs.
 
 from __future__ import annotations
 
+import array
 import bisect
 import functools
 import itertools
@@ -263,8 +264,9 @@ def term_list(text: str) -> list[str]:
     return [term for term, _ in term_sequence(text)]
 
 
-def _words_and_runs(text: str) -> tuple[set[str], set[str]]:
-    """The distinct words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_token()` finds them.
+def _words_and_runs(text: str) -> tuple[Iterable[str], set[str], set[str]]:
+    """The words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_token()` finds them:
+    the distinct all-ASCII words, the other distinct words, the distinct runs.
 
     Cut at ASCII separators first, in bytes (where translate and split run at C speed): a token that is
     all ASCII is a word as it stands, and only the rest need folding and the Unicode-wide patterns. The
@@ -274,22 +276,22 @@ def _words_and_runs(text: str) -> tuple[set[str], set[str]]:
     raw = text.encode("utf-8", "surrogatepass").lower().translate(_ASCII_SEPARATORS)
     tokens = set(raw.decode("utf-8", "surrogatepass").split())
     if text.isascii():
-        return tokens, set()
-    words = set(filter(str.isascii, tokens))
+        return tokens, set(), set()
     rest = _fold(" ".join(itertools.filterfalse(str.isascii, tokens)))
-    words.update(_word_run().findall(rest))
+    words = set(_word_run().findall(rest))
     runs = set(_cjk_run().findall(rest))
     if _odd_word_char().search(rest):  # rare (full-width letters): otherwise no word is such a token
         odd = {w for w in words if w >= "\u3040"}
         words -= odd
         runs |= odd
-    return words, runs
+    return filter(str.isascii, tokens), words, runs
 
 
 def _terms(text: str) -> set[str]:
     """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
-    words, runs = _words_and_runs(text)
-    terms = set(map(_TERM_OF.__getitem__, words))
+    ascii_words, words, runs = _words_and_runs(text)
+    terms = set(map(_TERM_OF.__getitem__, ascii_words))
+    terms.update(map(_TERM_OF.__getitem__, words))
     terms.discard("")
     if runs:
         terms |= _cjk_terms(runs)
@@ -324,8 +326,9 @@ def _below_cjk() -> re.Pattern[str]:
 def _term_keys(text: str) -> set[str | int]:
     """`_terms(text)` with each CJK term as its `_key`: a set of the same size, meeting another such
     set in as many elements."""
-    words, runs = _words_and_runs(text)
-    keys: set[str | int] = set(map(_TERM_OF.__getitem__, words))
+    ascii_words, words, runs = _words_and_runs(text)
+    keys: set[str | int] = set(map(_TERM_OF.__getitem__, ascii_words))
+    keys.update(map(_TERM_OF.__getitem__, words))
     keys.discard("")
     if not runs:
         return keys
@@ -338,13 +341,34 @@ def _term_keys(text: str) -> set[str | int]:
     # make the bigrams that straddle two runs, taken out below.
     joined += "\x00" * (len(joined) % 2)
     points = memoryview(joined.encode("utf-32-le"))
-    keys.update(points.cast("I"))
-    keys -= _CJK_STOP_KEYS
+    chars = set(points.cast("I"))
     pairs = set(points.cast("Q"))
     pairs.update(points[4:-4].cast("Q"))
-    pairs.difference_update([ord(run[-1]) for run in runs], [ord(run[0]) << 32 for run in runs], [0])
+    # A bigram's first character is never a NUL, so its number has a non-zero low half and is at
+    # least 2**32: (c, NUL) is c's own number, (NUL, c) c's times 2**32, both taken out here.
+    pairs -= chars
+    pairs.difference_update(map((1 << 32).__mul__, chars))
+    chars -= _CJK_STOP_KEYS
+    keys |= chars
     keys |= pairs
     return keys
+
+
+def _terms_of_keys(keys: Iterable[str | int]) -> frozenset[str]:
+    """The terms whose `_key`s these are: the numbers decoded back to text in two batches."""
+    terms: list[str] = []
+    chars, pairs = array.array("I"), array.array("Q")
+    for key in keys:
+        if isinstance(key, str):
+            terms.append(key)
+        elif key >> 32:
+            pairs.append(key)
+        else:
+            chars.append(key)
+    text = pairs.tobytes().decode("utf-32-le")  # each bigram's two characters in turn
+    return frozenset(
+        itertools.chain(terms, chars.tobytes().decode("utf-32-le"), map(operator.add, text[::2], text[1::2]))
+    )
 
 
 def _key(term: str) -> str | int:
@@ -372,19 +396,19 @@ class _Profile:
     def terms(self) -> frozenset[str]:
         """The whole memory's terms: worked out only for a memory that meets another, since a folder's
         bodies hold most of its text, and dropped (`forget`) once a folder scan is done with them."""
+        reading = self.__dict__.get("reading")
+        if reading is not None and reading.done:  # a folder scan has read the body already
+            return _terms_of_keys(reading.keys)
         return frozenset(_terms(self.memory.body).union(self.head))
 
     @cached_property
-    def term_keys(self) -> tuple[str | int, ...]:
-        """`terms` as a folder scan holds them (see `_term_keys`), in a tuple, a fifth of a set's size,
-        since a scan holds thousands."""
-        keys = _term_keys(self.memory.body)
-        keys.update(map(_key, self.head))
-        return tuple(keys)
+    def reading(self) -> _Reading:
+        """The whole memory's terms as a folder scan reads them, a stretch of the body at a time."""
+        return _Reading(self)
 
     def forget(self) -> None:
         """Let go of what was worked out from the body; it is worked out again if asked for."""
-        for name in ("terms", "term_keys", "values", "head_values", "names", "words", "change"):
+        for name in ("terms", "reading", "values", "head_values", "names", "words", "change"):
             self.__dict__.pop(name, None)
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
@@ -405,14 +429,48 @@ class _Profile:
     def words(self) -> frozenset[str]:
         """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
         text = _fold(f"{self.memory.name}\n{self.memory.description}\n{self.memory.body}")
-        return frozenset(_token().findall(text)) | frozenset(
-            _SQUASH.sub("", m[0]) for m in _NAME_CANDIDATE.finditer(text)
-        )
+        # Each distinct candidate squashed once (the pattern has no groups: findall gives whole matches).
+        squashed = map(functools.partial(_SQUASH.sub, ""), set(_NAME_CANDIDATE.findall(text)))
+        return frozenset(_token().findall(text)).union(squashed)
 
     @cached_property
     def change(self) -> str | None:
         found = _CHANGE.search(_fold(self.memory.description + "\n" + self.memory.body))
         return found[0] if found else None
+
+
+# ASCII whitespace: a body cut there has the terms of its parts (see _words_and_runs).
+_CUT = re.compile("[\t\n\v\f\r ]")
+
+
+class _Reading:
+    """One memory's term keys (`_term_keys` of the body, and the head's), read from the body a
+    stretch at a time: a pair that cannot reach TOPIC_SCORE is often told from part of the longer body."""
+
+    __slots__ = ("_memory", "keys", "length", "read")
+
+    def __init__(self, profile: _Profile) -> None:
+        self._memory = profile.memory
+        self.keys = _term_keys(f"{profile.memory.name}\n{profile.memory.description}")  # the head's
+        self.length = len(profile.memory.body)
+        self.read = 0  # characters of the body read so far
+
+    @property
+    def done(self) -> bool:
+        return self.read >= self.length
+
+    def read_on(self, chars: int) -> None:
+        """Read at least `chars` more characters of the body, up to the next cut (or the end)."""
+        body = self._memory.body  # not held: a lint's memory cuts it from the file's text when asked
+        cut = _CUT.search(body, self.read + chars)
+        end = len(body) if cut is None else cut.start()
+        self.keys |= _term_keys(body[self.read : end])
+        self.read = end
+
+    def read_all(self) -> set[str | int]:
+        if not self.done:
+            self.read_on(self.length)
+        return self.keys
 
 
 def _cosine(a: frozenset[str], b: frozenset[str]) -> float:
@@ -778,25 +836,15 @@ def _close_together(pairs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]]
 
 
 def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
-    candidates, rank = _close_together(_candidates(profiles))
+    candidates, _ = _close_together(_candidates(profiles))
     # A body's terms take tens of kilobytes in a CJK memory: keep each only while a pair still needs it.
     last = {k: n for n, pair in enumerate(candidates) for k in pair}
     for k in set(range(len(profiles))) - last.keys():
         profiles[k].forget()  # a lone copy's terms, read to find its copies
     out = []
-    current, keys_current = -1, set[str | int]()
     for n, (i, j) in enumerate(candidates):
-        # Pairs come in order of their lower-ranked memory: one set of its terms serves all its
-        # pairs; the other's are a tuple.
-        anchor, other = (i, j) if rank[i] < rank[j] else (j, i)
-        if anchor != current:
-            current, keys_current = anchor, set(profiles[anchor].term_keys)
-        keys_other = profiles[other].term_keys
-        size_a, size_b = len(keys_current), len(keys_other)
-        # The two share at most the smaller set; when even that scores below TOPIC_SCORE (the score
-        # grows with the whole's cosine, and rounding keeps that order), no verdict can come of it.
-        if _score(profiles[i], profiles[j], _cosine_of(min(size_a, size_b), size_a, size_b)) >= TOPIC_SCORE:
-            whole = _cosine_of(len(keys_current.intersection(keys_other)), size_a, size_b)
+        whole = _whole(profiles[i], profiles[j])
+        if whole is not None:
             verdict = _verdict(profiles[i], profiles[j], whole)
             if verdict is not None:
                 out.append((i, j, verdict))
@@ -805,6 +853,35 @@ def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
                 profiles[k].forget()
     out.sort(key=lambda found: found[:2])  # in index order, whatever order they were worked out in
     return out
+
+
+_FIRST_READ = 1000  # characters of the longer body read at first, at least; then twice as many each time
+
+
+def _whole(a: _Profile, b: _Profile) -> float | None:
+    """The cosine of two memories' whole terms, or None when it cannot bring their score up to
+    TOPIC_SCORE. The shorter body is read whole, the longer one only as far as it takes to tell."""
+    short, long = sorted((a.reading, b.reading), key=operator.attrgetter("length"))
+    keys = short.read_all()
+    size = len(keys)
+    step = max(_FIRST_READ, short.length)
+    while True:
+        if long.read or long.done:
+            # Whatever the rest of the longer body holds, each term it adds that the shorter has
+            # raises both the overlap and the longer's size by one: the cosine is at most the one
+            # reached when all the shorter's terms not seen yet turn up. The score grows with the
+            # cosine (the margin covers rounding), so a pair that cannot reach TOPIC_SCORE even then
+            # is done with. The sizes alone bound the overlap first, the cheaper test.
+            seen = len(long.keys)
+            if _score(a, b, _cosine_of(size, size, max(seen, size)) * (1 + 1e-9)) < TOPIC_SCORE:
+                return None
+            if long.done:
+                return _cosine_of(len(keys.intersection(long.keys)), size, seen)
+            best = _cosine_of(size, size, seen + size - len(keys.intersection(long.keys))) * (1 + 1e-9)
+            if _score(a, b, best) < TOPIC_SCORE:
+                return None
+        long.read_on(step)
+        step *= 2
 
 
 def find_pairs(items: Sequence[MemoryText]) -> list[PairVerdict]:
