@@ -298,23 +298,10 @@ def _terms(text: str) -> set[str]:
     return terms
 
 
-def _cjk_terms(runs: Collection[str]) -> set[str]:
-    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence)."""
-    joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
-    terms = set(joined)
-    terms.discard("\x00")
-    terms -= _CJK_STOP
-    pairs = set(map(operator.add, joined, joined[1:]))
-    pairs.difference_update([run[-1] + "\x00" for run in runs], ["\x00" + run[0] for run in runs])
-    terms |= pairs
-    # One object per CJK character or bigram however many memories hold it (ASCII terms already
-    # are, through _TERM_OF): a folder's term sets then cost their tables, not copies of the text.
-    return set(map(sys.intern, terms))
-
-
-# The folder scan compares term sets by their sizes and overlaps only, so there a CJK term is a number,
-# which is several times cheaper to make from the text than a string: a character is its code point,
-# a bigram its two code points in one integer (the second one's at bit 32, so never a character's).
+# A CJK term is worked out as a number, several times cheaper to make from the text than a string: a
+# character is its code point, a bigram its two code points in one integer (the second one's at bit
+# 32, so never a character's). The folder scan, which compares term sets by sizes and overlaps
+# only, keeps the numbers (`_term_keys`); a term set turns the distinct ones back into text.
 _CJK_STOP_KEYS = frozenset(map(ord, _CJK_STOP)) | {0}
 
 
@@ -323,19 +310,13 @@ def _below_cjk() -> re.Pattern[str]:
     return re.compile("[\x01-\u303f]")
 
 
-def _term_keys(text: str) -> set[str | int]:
-    """`_terms(text)` with each CJK term as its `_key`: a set of the same size, meeting another such
-    set in as many elements."""
-    ascii_words, words, runs = _words_and_runs(text)
-    keys: set[str | int] = set(map(_TERM_OF.__getitem__, ascii_words))
-    keys.update(map(_TERM_OF.__getitem__, words))
-    keys.discard("")
-    if not runs:
-        return keys
+def _cjk_numbers(runs: Collection[str]) -> set[int] | None:
+    """The `_key`s of the characters and bigrams of CJK runs (and of words that go their way, as in
+    term_sequence); None if a run holds a character below U+3040 (a word of full-width letters),
+    whose terms may be plain letters, kept as text."""
     joined = "\x00".join(runs) + "\x00"
-    if _below_cjk().search(joined):  # a word of full-width letters: a term may be a plain letter
-        keys.update(map(_key, _cjk_terms(runs)))
-        return keys
+    if _below_cjk().search(joined):
+        return None
     # Code points, four bytes each, read as one number a character or two a bigram: the bigrams at
     # even and at odd offsets are every bigram. NULs between runs (and at the end, to an even length)
     # make the bigrams that straddle two runs, taken out below.
@@ -349,26 +330,51 @@ def _term_keys(text: str) -> set[str | int]:
     pairs -= chars
     pairs.difference_update(map((1 << 32).__mul__, chars))
     chars -= _CJK_STOP_KEYS
-    keys |= chars
-    keys |= pairs
+    return chars | pairs
+
+
+def _cjk_terms(runs: Collection[str]) -> set[str]:
+    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence)."""
+    numbers = _cjk_numbers(runs)
+    if numbers is not None:
+        return set(_text_of_numbers(numbers))
+    joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
+    terms = set(joined)
+    terms.discard("\x00")
+    terms -= _CJK_STOP
+    pairs = set(map(operator.add, joined, joined[1:]))
+    pairs.difference_update([run[-1] + "\x00" for run in runs], ["\x00" + run[0] for run in runs])
+    return set(map(sys.intern, terms | pairs))
+
+
+def _text_of_numbers(numbers: Iterable[int]) -> Iterator[str]:
+    """The CJK terms whose `_key`s these are, each once as a string however many memories hold it
+    (ASCII terms already are, through _TERM_OF): a folder's term sets then cost their tables."""
+    # Each as two code points, the second a NUL for a character: one decoding for all of them.
+    text = array.array("Q", numbers).tobytes().decode("utf-32-le")
+    return map(sys.intern, map(str.rstrip, map(operator.add, text[::2], text[1::2]), itertools.repeat("\x00")))
+
+
+def _term_keys(text: str) -> set[str | int]:
+    """`_terms(text)` with each CJK term as its `_key`: a set of the same size, meeting another such
+    set in as many elements."""
+    ascii_words, words, runs = _words_and_runs(text)
+    keys: set[str | int] = set(map(_TERM_OF.__getitem__, ascii_words))
+    keys.update(map(_TERM_OF.__getitem__, words))
+    keys.discard("")
+    if runs:
+        numbers = _cjk_numbers(runs)
+        keys.update(map(_key, _cjk_terms(runs)) if numbers is None else numbers)
     return keys
 
 
 def _terms_of_keys(keys: Iterable[str | int]) -> frozenset[str]:
-    """The terms whose `_key`s these are: the numbers decoded back to text in two batches."""
-    terms: list[str] = []
-    chars, pairs = array.array("I"), array.array("Q")
+    """The terms whose `_key`s these are."""
+    words: list[str] = []
+    numbers: list[int] = []
     for key in keys:
-        if isinstance(key, str):
-            terms.append(key)
-        elif key >> 32:
-            pairs.append(key)
-        else:
-            chars.append(key)
-    text = pairs.tobytes().decode("utf-32-le")  # each bigram's two characters in turn
-    return frozenset(
-        itertools.chain(terms, chars.tobytes().decode("utf-32-le"), map(operator.add, text[::2], text[1::2]))
-    )
+        (words if isinstance(key, str) else numbers).append(key)  # type: ignore[arg-type]
+    return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
 
 
 def _key(term: str) -> str | int:
@@ -764,6 +770,11 @@ def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
 # The index is keyed by two signature terms at a time, so only memories that share two rare terms
 # meet: one shared rare word is often chance, two rarely are. The work grows with the number of
 # memories (at most 28 keys each), not with the number of pairs.
+#
+# A candidate pair's score needs the cosine of the two whole memories, so their bodies' terms, most of
+# a scan's work. The shorter body is read whole and the longer a stretch at a time (`_whole`), until
+# either it is done or what has been read proves the pair cannot reach TOPIC_SCORE: on the realistic
+# 10k folder that leaves a fifth of the text unread, and the verdicts are those of reading it all.
 _SIGNATURE_SIZE = 8
 _COMMON_MIN = 100  # a term in more heads than this (or 1% of the folder, if more) is not indexed
 _COMMON_SHARE = 0.01
