@@ -334,6 +334,114 @@ def test_find_pairs_does_not_compare_all_pairs(monkeypatch: pytest.MonkeyPatch) 
     assert [(p.a, p.b, p.label) for p in pairs] == [("m0007.md", "copy.md", "duplicate")]
 
 
+# Every way a term is made: ASCII words and stopwords, accents composed and combining, characters
+# that fold to ASCII (ß, the Kelvin sign, the fi ligature, dotted I), "≠" that folds to a separator,
+# full-width letters (which go the CJK way), Chinese, Japanese and Korean runs, a lone surrogate.
+TERM_ALPHABET = [*"aZe 0_9.,-=\n\t", "é", "e\u0301", "=\u0338", "ß", "\u212a", "ﬁ", "İ", "\u2260", "Ａ", "ａ", "ｶ"]
+TERM_ALPHABET += [
+    *"中文的了한국어ア\u3040\u303f",
+    "𝐀",
+    "😀",
+    "\u00a0",
+    "\u200b",
+    "—",
+    "，",
+    "\ud800",
+    "Σς",
+    "Deploy",
+    "the ",
+]
+
+
+def _term_texts() -> list[str]:
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(TERM_ALPHABET) for _ in range(rng.randint(0, 30))) for _ in range(1500)]
+    return [
+        *texts,
+        "word " * 300,
+        "用户在上海工作，时区 UTC+8。和美国同事约会议时，先给出上海时间。",
+        "사용자는 서울에 있고",
+    ]
+
+
+def test_a_texts_term_set_is_its_term_sequence_and_its_keys_say_the_same() -> None:
+    for text in _term_texts():
+        terms = similarity._terms(text)
+        assert terms == {term for term, _ in similarity.term_sequence(text)}, repr(text)
+        keys = similarity._term_keys(text)
+        assert keys == set(map(similarity._key, terms)), repr(text)
+        assert similarity._terms_of_keys(keys) == terms, repr(text)
+
+
+def test_a_body_cut_at_ascii_whitespace_has_the_terms_of_its_parts() -> None:
+    texts = _term_texts()
+    for first, second, space in zip(texts, texts[1:], "\n \t\r\x0b\x0c" * 300, strict=False):
+        assert similarity._terms(first + space + second) == similarity._terms(first) | similarity._terms(second)
+
+
+def _candidate_folder() -> list[MemoryText]:
+    """Memories whose heads share rare words in pairs and whose bodies range from a line to pages:
+    copies, copies with more added, rewrites, CJK text, so some pairs score high and many are cut short."""
+    rng = random.Random(99)
+    topics = [_words(rng, 2).split() for _ in range(12)]
+    items = []
+    for i in range(90):
+        topic = topics[i % 12]
+        body = _words(rng, rng.choice([5, 30, 200, 1500]))
+        if i >= 12 and rng.random() < 0.4:  # the same as an earlier memory of the topic, maybe with more
+            body = items[i - 12].body + (" " + _words(rng, rng.choice([0, 10, 300])))
+        if rng.random() < 0.2:
+            body += "\n用户在上海工作，时区 UTC+8。和美国同事约会议时，先给出上海时间。" * rng.randint(1, 3)
+        description = f"{topic[0]} {topic[1]} {_words(rng, 3)}"
+        items.append(mem(f"m{i:02d}.md", f"{topic[0]}-{i}", description, body, rng.choice(["project", "feedback"])))
+    # One text said again with more and more added: scores that cross TOPIC_SCORE, longer bodies
+    # read a part at a time.
+    core, extra = _words(rng, 60), _words(rng, 400).split()
+    for k in range(0, 400, 20):
+        body = " ".join(extra[:k]) + " " + core
+        items.append(mem(f"s{k:03d}.md", f"sweep-{k}", f"sweep wobble {_words(rng, 2)}", body))
+    return items
+
+
+def test_find_pairs_gives_every_candidate_pair_the_verdict_compare_gives() -> None:
+    # The scan reads a long body only as far as it takes to show that a pair cannot reach TOPIC_SCORE,
+    # and counts CJK terms as numbers: neither may change a verdict.
+    items = _candidate_folder()
+    candidates = similarity._candidates([similarity._Profile.of(item) for item in items])
+    expected = [verdict for i, j in candidates if (verdict := compare(items[i], items[j])) is not None]
+    assert len(candidates) > 200 and len(expected) > 20
+    assert find_pairs(items) == expected
+
+
+def test_pairs_either_side_of_topic_score_are_told_apart_while_the_longer_body_is_read_in_parts() -> None:
+    # The longer body starts with words the shorter lacks and ends with all of the shorter's: read in
+    # parts, its bound is the final cosine, which crosses what the heads leave to reach.
+    # (Words made up to share nothing: the bound is then exactly the cosine until the longer is read.)
+    heads = ["zorblat quintex " + " ".join(f"{side}{i:02d}x" for i in range(18)) for side in "ab"]
+    core = " ".join(f"c{i:03d}x" for i in range(200))
+    extra = [f"e{i:03d}x" for i in range(400)]
+    short = mem("a.md", "a", heads[0], f"{core} 30")
+    outcomes = set()
+    for k in range(150, 260, 3):  # 30 vs 45: a possible contradiction from TOPIC_SCORE up
+        long = mem("b.md", "b", heads[1], " ".join(extra[:k]) + f" {core} {heads[0]} 45")
+        verdict = compare(short, long)
+        assert find_pairs([short, long]) == ([verdict] if verdict else [])
+        outcomes.add(verdict is None)
+    assert outcomes == {True, False}
+
+
+def test_a_long_body_is_read_only_as_far_as_a_pair_needs() -> None:
+    # The two heads share two words of five; the long body soon holds far more words than the short
+    # one could share with it, so the pair cannot reach TOPIC_SCORE and the rest is never read.
+    rng = random.Random(7)
+    short = mem("s.md", "zorblat-quintex", "zorblat quintex alpha beta gamma", _words(rng, 40), "project")
+    long = mem("l.md", "zorblat-quintex-log", "zorblat quintex delta epsilon", _words(rng, 5000), "reference")
+    a, b = similarity._Profile.of(short), similarity._Profile.of(long)
+    assert similarity._whole(a, b) is None
+    assert b.reading.read < b.reading.length / 10
+    assert compare(short, long) is None
+
+
 def test_find_pairs_is_deterministic() -> None:
     items = [*_unrelated_folder(300), RENEWAL, RENEWAL_REWORDED, RETRY_5, RETRY_8, LINTER, FORMATTER]
     assert find_pairs(items) == find_pairs(list(items))

@@ -33,6 +33,7 @@ tuned together on the dev pairs.
 
 from __future__ import annotations
 
+import array
 import bisect
 import functools
 import itertools
@@ -42,7 +43,7 @@ import re
 import sys
 import unicodedata
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Literal
@@ -263,34 +264,125 @@ def term_list(text: str) -> list[str]:
     return [term for term, _ in term_sequence(text)]
 
 
-def _terms(text: str) -> set[str]:
-    """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
-    folded = _fold(text)
-    if folded.isascii():
-        terms = set(map(_TERM_OF.__getitem__, set(folded.encode().translate(_ASCII_SEPARATORS).decode().split())))
-        terms.discard("")
-        return terms
-    # _token()'s two kinds of token, found apart (their characters are disjoint, so the runs are the
-    # same); a token whose first character sorts from U+3040 up goes the CJK way, as in term_sequence.
-    words = set(_word_run().findall(folded))
-    runs = set(_cjk_run().findall(folded))
-    if _odd_word_char().search(folded):  # rare (full-width letters): otherwise no word is such a token
+def _words_and_runs(text: str) -> tuple[Iterable[str], set[str], set[str]]:
+    """The words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_token()` finds them:
+    the distinct all-ASCII words, the other distinct words, the distinct runs.
+
+    Cut at ASCII separators first, in bytes (where translate and split run at C speed): a token that is
+    all ASCII is a word as it stands, and only the rest need folding and the Unicode-wide patterns. The
+    cuts change nothing: a folded word or CJK run never spans an ASCII separator, and neither folding
+    nor NFC/NFD joins a character to one.
+    """
+    raw = text.encode("utf-8", "surrogatepass").lower().translate(_ASCII_SEPARATORS)
+    tokens = set(raw.decode("utf-8", "surrogatepass").split())
+    if text.isascii():
+        return tokens, set(), set()
+    rest = _fold(" ".join(itertools.filterfalse(str.isascii, tokens)))
+    words = set(_word_run().findall(rest))
+    runs = set(_cjk_run().findall(rest))
+    if _odd_word_char().search(rest):  # rare (full-width letters): otherwise no word is such a token
         odd = {w for w in words if w >= "\u3040"}
         words -= odd
         runs |= odd
+    return filter(str.isascii, tokens), words, runs
+
+
+def _terms(text: str) -> set[str]:
+    """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
+    ascii_words, words, runs = _words_and_runs(text)
+    terms = set(map(_TERM_OF.__getitem__, ascii_words))
+    terms.update(map(_TERM_OF.__getitem__, words))
+    terms.discard("")
+    if runs:
+        terms |= _cjk_terms(runs)
+    return terms
+
+
+# A CJK term is worked out as a number, several times cheaper to make from the text than a string: a
+# character is its code point, a bigram its two code points in one integer (the second one's at bit
+# 32, so never a character's). The folder scan, which compares term sets by sizes and overlaps
+# only, keeps the numbers (`_term_keys`); a term set turns the distinct ones back into text.
+_CJK_STOP_KEYS = frozenset(map(ord, _CJK_STOP)) | {0}
+
+
+@functools.cache
+def _below_cjk() -> re.Pattern[str]:
+    return re.compile("[\x01-\u303f]")
+
+
+def _cjk_numbers(runs: Collection[str]) -> set[int] | None:
+    """The `_key`s of the characters and bigrams of CJK runs (and of words that go their way, as in
+    term_sequence); None if a run holds a character below U+3040 (a word of full-width letters),
+    whose terms may be plain letters, kept as text."""
+    joined = "\x00".join(runs) + "\x00"
+    if _below_cjk().search(joined):
+        return None
+    # Code points, four bytes each, read as one number a character or two a bigram: the bigrams at
+    # even and at odd offsets are every bigram. NULs between runs (and at the end, to an even length)
+    # make the bigrams that straddle two runs, taken out below.
+    joined += "\x00" * (len(joined) % 2)
+    points = memoryview(joined.encode("utf-32-le"))
+    chars = set(points.cast("I"))
+    pairs = set(points.cast("Q"))
+    pairs.update(points[4:-4].cast("Q"))
+    # A bigram's first character is never a NUL, so its number has a non-zero low half and is at
+    # least 2**32: (c, NUL) is c's own number, (NUL, c) c's times 2**32, both taken out here.
+    pairs -= chars
+    pairs.difference_update(map((1 << 32).__mul__, chars))
+    chars -= _CJK_STOP_KEYS
+    return chars | pairs
+
+
+def _cjk_terms(runs: Collection[str]) -> set[str]:
+    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence)."""
+    numbers = _cjk_numbers(runs)
+    if numbers is not None:
+        return set(_text_of_numbers(numbers))
     joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
     terms = set(joined)
     terms.discard("\x00")
     terms -= _CJK_STOP
     pairs = set(map(operator.add, joined, joined[1:]))
     pairs.difference_update([run[-1] + "\x00" for run in runs], ["\x00" + run[0] for run in runs])
-    terms |= pairs
-    # One object per CJK character or bigram however many memories hold it (ASCII terms already
-    # are, through _TERM_OF): a folder's term sets then cost their tables, not copies of the text.
-    terms = set(map(sys.intern, terms))
-    terms.update(map(_TERM_OF.__getitem__, words))
-    terms.discard("")
-    return terms
+    return set(map(sys.intern, terms | pairs))
+
+
+def _text_of_numbers(numbers: Iterable[int]) -> Iterator[str]:
+    """The CJK terms whose `_key`s these are, each once as a string however many memories hold it
+    (ASCII terms already are, through _TERM_OF): a folder's term sets then cost their tables."""
+    # Each as two code points, the second a NUL for a character: one decoding for all of them.
+    text = array.array("Q", numbers).tobytes().decode("utf-32-le")
+    return map(sys.intern, map(str.rstrip, map(operator.add, text[::2], text[1::2]), itertools.repeat("\x00")))
+
+
+def _term_keys(text: str) -> set[str | int]:
+    """`_terms(text)` with each CJK term as its `_key`: a set of the same size, meeting another such
+    set in as many elements."""
+    ascii_words, words, runs = _words_and_runs(text)
+    keys: set[str | int] = set(map(_TERM_OF.__getitem__, ascii_words))
+    keys.update(map(_TERM_OF.__getitem__, words))
+    keys.discard("")
+    if runs:
+        numbers = _cjk_numbers(runs)
+        keys.update(map(_key, _cjk_terms(runs)) if numbers is None else numbers)
+    return keys
+
+
+def _terms_of_keys(keys: Iterable[str | int]) -> frozenset[str]:
+    """The terms whose `_key`s these are."""
+    words: list[str] = []
+    numbers: list[int] = []
+    for key in keys:
+        (words if isinstance(key, str) else numbers).append(key)  # type: ignore[arg-type]
+    return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
+
+
+def _key(term: str) -> str | int:
+    """A term as the folder scan holds it (see _term_keys). Only a CJK term starts from U+3040 up,
+    and it is one or two characters long."""
+    if not is_cjk(term):
+        return term
+    return ord(term) if len(term) == 1 else ord(term[0]) | ord(term[1]) << 32
 
 
 @dataclass(frozen=True)
@@ -310,18 +402,19 @@ class _Profile:
     def terms(self) -> frozenset[str]:
         """The whole memory's terms: worked out only for a memory that meets another, since a folder's
         bodies hold most of its text, and dropped (`forget`) once a folder scan is done with them."""
+        reading = self.__dict__.get("reading")
+        if reading is not None and reading.done:  # a folder scan has read the body already
+            return _terms_of_keys(reading.keys)
         return frozenset(_terms(self.memory.body).union(self.head))
 
     @cached_property
-    def listed_terms(self) -> tuple[str, ...]:
-        """`terms` as a tuple, a fifth of the set's size, for a folder scan that holds thousands."""
-        listed = tuple(self.terms)
-        self.__dict__.pop("terms", None)
-        return listed
+    def reading(self) -> _Reading:
+        """The whole memory's terms as a folder scan reads them, a stretch of the body at a time."""
+        return _Reading(self)
 
     def forget(self) -> None:
         """Let go of what was worked out from the body; it is worked out again if asked for."""
-        for name in ("terms", "listed_terms", "values", "head_values", "names", "words", "change"):
+        for name in ("terms", "reading", "values", "head_values", "names", "words", "change"):
             self.__dict__.pop(name, None)
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
@@ -342,14 +435,48 @@ class _Profile:
     def words(self) -> frozenset[str]:
         """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
         text = _fold(f"{self.memory.name}\n{self.memory.description}\n{self.memory.body}")
-        return frozenset(_token().findall(text)) | frozenset(
-            _SQUASH.sub("", m[0]) for m in _NAME_CANDIDATE.finditer(text)
-        )
+        # Each distinct candidate squashed once (the pattern has no groups: findall gives whole matches).
+        squashed = map(functools.partial(_SQUASH.sub, ""), set(_NAME_CANDIDATE.findall(text)))
+        return frozenset(_token().findall(text)).union(squashed)
 
     @cached_property
     def change(self) -> str | None:
         found = _CHANGE.search(_fold(self.memory.description + "\n" + self.memory.body))
         return found[0] if found else None
+
+
+# ASCII whitespace: a body cut there has the terms of its parts (see _words_and_runs).
+_CUT = re.compile("[\t\n\v\f\r ]")
+
+
+class _Reading:
+    """One memory's term keys (`_term_keys` of the body, and the head's), read from the body a
+    stretch at a time: a pair that cannot reach TOPIC_SCORE is often told from part of the longer body."""
+
+    __slots__ = ("_memory", "keys", "length", "read")
+
+    def __init__(self, profile: _Profile) -> None:
+        self._memory = profile.memory
+        self.keys = _term_keys(f"{profile.memory.name}\n{profile.memory.description}")  # the head's
+        self.length = len(profile.memory.body)
+        self.read = 0  # characters of the body read so far
+
+    @property
+    def done(self) -> bool:
+        return self.read >= self.length
+
+    def read_on(self, chars: int) -> None:
+        """Read at least `chars` more characters of the body, up to the next cut (or the end)."""
+        body = self._memory.body  # not held: a lint's memory cuts it from the file's text when asked
+        cut = _CUT.search(body, self.read + chars)
+        end = len(body) if cut is None else cut.start()
+        self.keys |= _term_keys(body[self.read : end])
+        self.read = end
+
+    def read_all(self) -> set[str | int]:
+        if not self.done:
+            self.read_on(self.length)
+        return self.keys
 
 
 def _cosine(a: frozenset[str], b: frozenset[str]) -> float:
@@ -656,6 +783,11 @@ def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
 # The index is keyed by two signature terms at a time, so only memories that share two rare terms
 # meet: one shared rare word is often chance, two rarely are. The work grows with the number of
 # memories (at most 28 keys each), not with the number of pairs.
+#
+# A candidate pair's score needs the cosine of the two whole memories, so their bodies' terms, most of
+# a scan's work. The shorter body is read whole and the longer a stretch at a time (`_whole`), until
+# either it is done or what has been read proves the pair cannot reach TOPIC_SCORE: on the realistic
+# 10k folder that leaves a fifth of the text unread, and the verdicts are those of reading it all.
 _SIGNATURE_SIZE = 8
 _COMMON_MIN = 100  # a term in more heads than this (or 1% of the folder, if more) is not indexed
 _COMMON_SHARE = 0.01
@@ -728,29 +860,52 @@ def _close_together(pairs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]]
 
 
 def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
-    candidates, rank = _close_together(_candidates(profiles))
+    candidates, _ = _close_together(_candidates(profiles))
     # A body's terms take tens of kilobytes in a CJK memory: keep each only while a pair still needs it.
     last = {k: n for n, pair in enumerate(candidates) for k in pair}
     for k in set(range(len(profiles))) - last.keys():
         profiles[k].forget()  # a lone copy's terms, read to find its copies
     out = []
-    current, terms_current = -1, set[str]()
     for n, (i, j) in enumerate(candidates):
-        # Pairs come in order of their lower-ranked memory: one set of its terms serves all its
-        # pairs; the other's are a tuple.
-        anchor, other = (i, j) if rank[i] < rank[j] else (j, i)
-        if anchor != current:
-            current, terms_current = anchor, set(profiles[anchor].listed_terms)
-        terms_other = profiles[other].listed_terms
-        whole = _cosine_of(len(terms_current.intersection(terms_other)), len(terms_current), len(terms_other))
-        verdict = _verdict(profiles[i], profiles[j], whole)
-        if verdict is not None:
-            out.append((i, j, verdict))
+        whole = _whole(profiles[i], profiles[j])
+        if whole is not None:
+            verdict = _verdict(profiles[i], profiles[j], whole)
+            if verdict is not None:
+                out.append((i, j, verdict))
         for k in (i, j):
             if last[k] == n:
                 profiles[k].forget()
     out.sort(key=lambda found: found[:2])  # in index order, whatever order they were worked out in
     return out
+
+
+_FIRST_READ = 1000  # characters of the longer body read at first, at least; then twice as many each time
+
+
+def _whole(a: _Profile, b: _Profile) -> float | None:
+    """The cosine of two memories' whole terms, or None when it cannot bring their score up to
+    TOPIC_SCORE. The shorter body is read whole, the longer one only as far as it takes to tell."""
+    short, long = sorted((a.reading, b.reading), key=operator.attrgetter("length"))
+    keys = short.read_all()
+    size = len(keys)
+    step = max(_FIRST_READ, short.length)
+    while True:
+        if long.read or long.done:
+            # Whatever the rest of the longer body holds, each term it adds that the shorter has
+            # raises both the overlap and the longer's size by one: the cosine is at most the one
+            # reached when all the shorter's terms not seen yet turn up. The score grows with the
+            # cosine (the margin covers rounding), so a pair that cannot reach TOPIC_SCORE even then
+            # is done with. The sizes alone bound the overlap first, the cheaper test.
+            seen = len(long.keys)
+            if _score(a, b, _cosine_of(size, size, max(seen, size)) * (1 + 1e-9)) < TOPIC_SCORE:
+                return None
+            if long.done:
+                return _cosine_of(len(keys.intersection(long.keys)), size, seen)
+            best = _cosine_of(size, size, seen + size - len(keys.intersection(long.keys))) * (1 + 1e-9)
+            if _score(a, b, best) < TOPIC_SCORE:
+                return None
+        long.read_on(step)
+        step *= 2
 
 
 def find_pairs(items: Sequence[MemoryText]) -> list[PairVerdict]:
