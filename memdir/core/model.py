@@ -222,6 +222,9 @@ _SPECIAL_WORDS = frozenset(("y", "n", "yes", "no", "true", "false", "on", "off",
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 _DIGIT_START = frozenset("0123456789")
 _NUMBERISH = re.compile(r"[-+.0-9][-+._0-9a-fA-FxXoO]*")  # might be an int, float or hex: decline
+# A UUID (Claude Code's `originSessionId`, in nearly every file it writes) looks numberish when it
+# starts with a digit, but no YAML number, date or time has its 8-4-4-4-12 shape: it is text.
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"[^\"\\\t]*\"")
 _INT = re.compile(r"0|[1-9][0-9]*")
 # Python converts no int of more than 4,300 digits to or from text (sys.get_int_max_str_digits) and
@@ -240,8 +243,8 @@ _YAML_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def _risky(value: str) -> bool:
-    if value[0] in _DIGIT_START and ":" not in value and not _NUMBERISH.fullmatch(value):
-        return False  # "7 anti-patterns found", "v2"-like words: no YAML number or date has these shapes
+    if value[0] in _DIGIT_START and ":" not in value and (not _NUMBERISH.fullmatch(value) or _UUID.fullmatch(value)):
+        return False  # "7 anti-patterns found", "v2"-like words, a UUID: no YAML number or date has these shapes
     return (
         value[0] in _RISKY_START
         or value.lower() in _SPECIAL_WORDS
