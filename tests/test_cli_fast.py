@@ -175,6 +175,22 @@ def test_a_warm_index_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert heavy == set()
 
 
+def test_an_index_that_rewrites_one_file_loads_no_yaml_and_no_tempfile(tmp_path: Path) -> None:
+    """One memory changed, as Claude Code writes it (a session id starting with a digit): the fast
+    frontmatter path reads it, and the atomic writes make their temporary files without tempfile
+    (which brings shutil, random and the compressors)."""
+    folder = _warm_folder(tmp_path)
+    changed = folder / "user_role.md"
+    text = changed.read_text(encoding="utf-8")
+    changed.write_text(
+        text.replace("description: ", "originSessionId: 402cd569-4fc4-4620-a8b9-5620a565c476\ndescription: Now ", 1),
+        encoding="utf-8",
+    )
+    code, _, heavy = _imported(tmp_path, "-q", "--dir", str(folder), "index")
+    assert code == "0" and "Now " in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert heavy - {"memdir.core.sensitive", "memdir.core.outward"} == set()
+
+
 def test_the_session_start_hook_imports_no_writer_and_no_parser(tmp_path: Path) -> None:
     """The hook masks what it sends (so it needs the secret scanner), but on a warm folder it
     parses nothing and writes nothing."""
