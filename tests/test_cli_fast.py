@@ -175,6 +175,22 @@ def test_a_warm_index_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert heavy == set()
 
 
+def test_every_dataclass_on_the_start_up_path_says_what_it_is() -> None:
+    """A dataclass without a docstring has one written for it from `inspect.signature`, at every
+    import: a cost each session start would pay for the missing line (in-process, no clock)."""
+    import dataclasses
+    import importlib
+
+    undocumented = []
+    for name in sorted(_WARM_INDEX_MODULES | {"memdir.integrations.claude_runtime", "memdir.core.outward"}):
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
+                if (value.__doc__ or "").startswith(f"{value.__name__}("):  # the one dataclasses wrote
+                    undocumented.append(f"{name}.{value.__name__}")
+    assert undocumented == []
+
+
 def test_an_index_that_rewrites_one_file_loads_no_yaml_and_no_tempfile(tmp_path: Path) -> None:
     """One memory changed, as Claude Code writes it (a session id starting with a digit): the fast
     frontmatter path reads it, and the atomic writes make their temporary files without tempfile
