@@ -207,6 +207,26 @@ def test_an_index_that_rewrites_one_file_loads_no_yaml_and_no_tempfile(tmp_path:
     assert heavy - {"memdir.core.sensitive", "memdir.core.outward"} == set()
 
 
+def test_an_index_in_a_project_whose_pyproject_configures_other_tools_loads_no_toml_parser(tmp_path: Path) -> None:
+    """`memdir index` in a session-start hook runs in the project's root; a pyproject.toml there that
+    never says memdir cannot configure it, and importing tomllib to read it cost every session start."""
+    folder = _warm_folder(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "app"\n\n[tool.ruff]\nline-length = 120\n')
+    probe = (
+        "import os, sys\nfrom memdir.cli import main\n"  # memdir from where the other probes take it
+        "os.chdir(sys.argv[1])\nsys.argv = ['memdir', *sys.argv[2:]]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "print(code, 'tomllib' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(project), "-q", "--dir", str(folder), "index"],
+        capture_output=True, text=True, env=_env(tmp_path), timeout=60,
+    )  # fmt: skip
+    assert done.stdout.split() == ["0", "False"], done.stdout + done.stderr
+
+
 def test_the_session_start_hook_imports_no_writer_and_no_parser(tmp_path: Path) -> None:
     """The hook masks what it sends (so it needs the secret scanner), but on a warm folder it
     parses nothing and writes nothing."""
