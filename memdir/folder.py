@@ -85,6 +85,8 @@ UNREAD = _Unread()
 
 @dataclass(frozen=True)
 class FileChange:
+    """One file a fix writes: its text before and after."""
+
     path: str  # relative to the folder
     before: str | None  # None: the file is new
     after: str
@@ -93,6 +95,8 @@ class FileChange:
 
 @dataclass(frozen=True)
 class FixResult:
+    """The outcome of `MemoryDir.fix`: the changes, the findings they fix, and what is left."""
+
     changes: list[FileChange]  # what was (or, in a dry run, would be) written
     fixed: list[Finding]  # the findings the changes fix
     report: LintReport  # what is left, after the changes

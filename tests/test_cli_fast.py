@@ -175,6 +175,58 @@ def test_a_warm_index_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert heavy == set()
 
 
+def test_every_dataclass_on_the_start_up_path_says_what_it_is() -> None:
+    """A dataclass without a docstring has one written for it from `inspect.signature`, at every
+    import: a cost each session start would pay for the missing line (in-process, no clock)."""
+    import dataclasses
+    import importlib
+
+    undocumented = []
+    for name in sorted(_WARM_INDEX_MODULES | {"memdir.integrations.claude_runtime", "memdir.core.outward"}):
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
+                if (value.__doc__ or "").startswith(f"{value.__name__}("):  # the one dataclasses wrote
+                    undocumented.append(f"{name}.{value.__name__}")
+    assert undocumented == []
+
+
+def test_an_index_that_rewrites_one_file_loads_no_yaml_and_no_tempfile(tmp_path: Path) -> None:
+    """One memory changed, as Claude Code writes it (a session id starting with a digit): the fast
+    frontmatter path reads it, and the atomic writes make their temporary files without tempfile
+    (which brings shutil, random and the compressors)."""
+    folder = _warm_folder(tmp_path)
+    changed = folder / "user_role.md"
+    text = changed.read_text(encoding="utf-8")
+    changed.write_text(
+        text.replace("description: ", "originSessionId: 402cd569-4fc4-4620-a8b9-5620a565c476\ndescription: Now ", 1),
+        encoding="utf-8",
+    )
+    code, _, heavy = _imported(tmp_path, "-q", "--dir", str(folder), "index")
+    assert code == "0" and "Now " in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert heavy - {"memdir.core.sensitive", "memdir.core.outward"} == set()
+
+
+def test_an_index_in_a_project_whose_pyproject_configures_other_tools_loads_no_toml_parser(tmp_path: Path) -> None:
+    """`memdir index` in a session-start hook runs in the project's root; a pyproject.toml there that
+    never says memdir cannot configure it, and importing tomllib to read it cost every session start."""
+    folder = _warm_folder(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "app"\n\n[tool.ruff]\nline-length = 120\n')
+    probe = (
+        "import os, sys\nfrom memdir.cli import main\n"  # memdir from where the other probes take it
+        "os.chdir(sys.argv[1])\nsys.argv = ['memdir', *sys.argv[2:]]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "print(code, 'tomllib' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(project), "-q", "--dir", str(folder), "index"],
+        capture_output=True, text=True, env=_env(tmp_path), timeout=60,
+    )  # fmt: skip
+    assert done.stdout.split() == ["0", "False"], done.stdout + done.stderr
+
+
 def test_the_session_start_hook_imports_no_writer_and_no_parser(tmp_path: Path) -> None:
     """The hook masks what it sends (so it needs the secret scanner), but on a warm folder it
     parses nothing and writes nothing."""

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memdir.cli import app
-from memdir.core.config import ConfigError, load_config, locate, sanitise_project_path
+from memdir.core.config import ConfigError, find_config_file, load_config, locate, sanitise_project_path
 
 runner = CliRunner()
 
@@ -93,7 +93,7 @@ def test_locate_outside_a_repository_uses_the_working_directory(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("file", "content", "said"),
     [
-        ("pyproject.toml", b"tool = 5\n", "pyproject.toml: `tool` must be a table"),
+        ("pyproject.toml", b'tool = "memdir"\n', "pyproject.toml: `tool` must be a table"),
         ("pyproject.toml", b"[tool]\nmemdir = 5\n", "pyproject.toml: `tool.memdir` must be a table"),
         (".memdir.toml", b'dir = "caf\xe9"\n', ".memdir.toml: is not valid UTF-8 (byte 0xe9 at offset 10)"),
         ("pyproject.toml", b"[tool.memdir]\n# \xff\n", "pyproject.toml: is not valid UTF-8 (byte 0xff at offset 16)"),
@@ -106,6 +106,24 @@ def test_a_config_memdir_cannot_use_is_one_line_and_exit_2(repo: Path, file: str
     result = runner.invoke(app, ["where"])
     assert result.exit_code == 2, result.output
     assert result.stderr == f"memdir: error: {repo / file}{said.removeprefix(file)}\n"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[tool.ruff]\nline-length = 120\n", b"[tool.ruff\nbroken = \n", b"tool = 5\n", b"[project]\nname = \"caf\xe9\"\n"],
+    ids=["other-tools", "broken", "tool-not-a-table", "not-utf8"],
+)
+def test_a_pyproject_that_never_says_memdir_is_neither_parsed_nor_judged(repo: Path, content: bytes) -> None:
+    """Most projects' pyproject.toml configures other tools: reading it cost every session start an
+    import of tomllib. Without the word `memdir` it cannot hold [tool.memdir]; the search goes on."""
+    (repo / "pyproject.toml").write_bytes(content)
+    (repo.parent / ".memdir.toml").write_text('dir = "above"\n')
+    assert find_config_file(repo) == (repo.parent / ".memdir.toml", {"dir": "above"})
+
+
+def test_a_pyproject_that_spells_memdir_with_an_escape_is_read(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool."\\u006Demdir"]\ndir = "escaped"\n')
+    assert load_config(repo).dir == (repo / "escaped").resolve()
 
 
 def test_a_nul_in_the_folder_given_is_a_usage_error(repo: Path) -> None:

@@ -218,6 +218,10 @@ TRICKY_VALUES = [
     "[]", "[ ]", "[a]", "[a,b]", "[a, b,]", "[a, [b]]", "[a: 1]", "[yes, no]", "[1, 2.5, 2026-01-01]",
     "['q', \"d\"]", "[a b, c]", "[a #b]", "[a,, b]", "[ a , b ]", "[a, b] trailing", "[-x, y]", "[x]y]",
     "[a, b", "[~, null]", "[.5, 1e3]", "[über, 用户]", "[a\tb]", "[a]]",
+    # UUIDs, as Claude Code's originSessionId: read as text without YAML; near misses go to YAML.
+    "402cd569-4fc4-4620-a8b9-5620a565c476", "12345678-1234-1234-1234-123456789012", "8D4F716A-F471-4B3B-96DC-76B89AB4E8C8",
+    "1234-12-12", "1234-1-2", "12345678-1234-1234-1234-12345678901", "12345678-1234-1234-1234-1234567890123",
+    "12345678-1234-1234-1234-123456789012-1", "1_2345678-1234-1234-1234-123456789012",
 ]  # fmt: skip
 
 
@@ -285,6 +289,11 @@ def test_simple_frontmatter_nested_and_numbers_read_as_yaml_does(text: str) -> N
 
 def test_simple_frontmatter_takes_the_usual_shapes() -> None:
     from memdir.core.model import _simple_yaml
+
+    # A session id starting with a digit: once declined as numberish, which loaded YAML for nearly
+    # every file Claude Code writes (a fifth of a cold `memdir index` on a small folder).
+    session = "originSessionId: 402cd569-4fc4-4620-a8b9-5620a565c476\n"
+    assert _simple_yaml(session) == {"originSessionId": "402cd569-4fc4-4620-a8b9-5620a565c476"}
 
     assert _simple_yaml("tags: [review, team]\n") == {"tags": ["review", "team"]}
 

@@ -19,6 +19,7 @@ import pytest
 from conftest import MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
+from memdir.core import store
 
 # Values the detector in memdir/core/sensitive.py recognises; never real keys.
 ANTHROPIC_KEY = "sk-ant-api03-Zq8vT2mXr4Lp9WnB6yKd3HfJ7sGc1VtE5uQa0OiRbNx-AAAA"
@@ -354,7 +355,7 @@ def test_a_write_the_system_refuses_is_one_line_and_nothing_half_written(
     def refuse(*args: object, **kwargs: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", str(folder))
 
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(store, "_new_temporary", refuse)
     result = invoke_memdir("--dir", str(folder), "add", "user", "someone", "-d", "Someone")
     assert result.exit_code == 2
     assert f"Permission denied: {folder}" in _one_error_line(result.stderr)

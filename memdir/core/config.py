@@ -142,13 +142,27 @@ def find_config_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
     for folder in (start, *start.parents):
         dedicated = folder / CONFIG_FILE
         if dedicated.is_file():
-            return dedicated, _read_toml(dedicated)
+            return dedicated, _parse_toml(dedicated, _read_config(dedicated))
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
-            table = _memdir_table(pyproject, _read_toml(pyproject))
+            raw = _read_config(pyproject)
+            if not may_configure_memdir(raw):
+                continue
+            table = _memdir_table(pyproject, _parse_toml(pyproject, raw))
             if table is not None:
                 return pyproject, table
     return None
+
+
+def may_configure_memdir(pyproject: bytes) -> bool:
+    """Whether a pyproject.toml can hold a [tool.memdir] table: not without the word `memdir`, unless
+    a quoted key spells it with an escape (`"\\u006demdir"`).
+
+    Most pyproject.toml files configure other tools only, and `memdir index` runs in a session-start
+    hook, often in a Python project's root: importing tomllib alone costs every such run some 10 ms
+    (it compiles its patterns). So such a file is neither parsed nor judged; a broken one is left to
+    the tools it configures, and the search goes on upward as for any file without the table."""
+    return b"memdir" in pyproject or b"\\u" in pyproject or b"\\U" in pyproject
 
 
 def _memdir_table(path: Path, pyproject: dict[str, Any]) -> dict[str, Any] | None:
@@ -163,22 +177,29 @@ def _memdir_table(path: Path, pyproject: dict[str, Any]) -> dict[str, Any] | Non
     return table
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib  # only when there is a config file to read
-
+def _read_config(path: Path) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except UnicodeDecodeError as exc:  # TOML is UTF-8; tomllib decodes the file before parsing it
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+
+
+def _parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
+    """The TOML document `raw`, read from `path` (named in every error)."""
+    try:
+        text = raw.decode("utf-8")  # TOML is UTF-8
+    except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{path}: is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         ) from None
+    import tomllib  # only when there is a config file to read
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except ValueError as exc:  # an integer past Python's digit limit for int(text)
         raise ConfigError(f"{path}: invalid TOML: {str(exc).split(';')[0]}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
 
 
 def _labels(path: Path, table: Mapping[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:

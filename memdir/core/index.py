@@ -41,6 +41,8 @@ MAX_BYTES = 25_000
 
 @dataclass(frozen=True)
 class Caps:
+    """MEMORY.md's limits: Claude Code reads 200 lines and 25,000 bytes of it."""
+
     max_lines: int = MAX_LINES
     max_bytes: int = MAX_BYTES
 
@@ -131,18 +133,24 @@ class Link:
 
 @dataclass(frozen=True)
 class LeftOut:
+    """A memory the caps left out of the index, and why."""
+
     memory: Indexable
     reason: str
 
 
 @dataclass(frozen=True)
 class Excluded:
+    """A memory policy keeps out of the index (superseded, expired, ...), and why."""
+
     memory: Indexable
     reason: str
 
 
 @dataclass
 class IndexResult:
+    """MEMORY.md as rendered, and what went into it, what did not, and why."""
+
     text: str
     entries: list[Indexable] = field(default_factory=list)  # indexed, in file order
     left_out: list[LeftOut] = field(default_factory=list)
@@ -358,6 +366,8 @@ def listed_paths(text: str, paths: Iterable[str]) -> set[str]:
 
 @dataclass
 class _Line:
+    """One line of the existing MEMORY.md: a managed entry, a dead entry, or hand-written text."""
+
     text: str
     slot: Indexable | None = None  # the memory this managed line stands for
     indent: str = ""  # a nested entry stays nested
@@ -369,6 +379,8 @@ class _Line:
 
 @dataclass
 class _Parsed:
+    """The existing MEMORY.md, classified line by line."""
+
     lines: list[_Line]
     duplicates: list[str]  # extra entry lines of memories listed twice
     linked: set[str]  # memories listed by a link that is not their managed entry line
@@ -453,6 +465,8 @@ def _insertion_points(lines: list[_Line], new: Iterable[Indexable]) -> dict[int,
 
 @dataclass
 class _Rendered:
+    """The new MEMORY.md text and the entries it shows."""
+
     text: str
     shown: list[Indexable]
     rewritten: list[str]  # the old text of entry lines that changed

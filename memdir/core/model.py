@@ -148,16 +148,17 @@ def parse_document(text: str) -> Document:
 # tabs and CR), `.` stops at CR, LF, U+2028 and U+2029, so a CRLF line never matches; in the tab
 # pattern `^` with the m flag follows any of those four. Claude Code parses with Bun's YAML 1.2
 # parser, memdir with PyYAML (1.1): the two differ on a few values (`yes`, `0o17`) and memdir keeps
-# its own reading of those; the retry is matched line for line.
+# its own reading of those; the retry is matched line for line. They are kept as text and compiled
+# by `re` on first use: few files need the retry, and compiling them costs every start-up a millisecond.
 _JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_CC_KEY_VALUE = re.compile(f"([a-zA-Z_-]+):[{_JS_SPACE}]+([^\n\r\u2028\u2029]+)")
-_CC_SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
-_CC_LEADING_TABS = re.compile("(?:^|(?<=[\r\u2028\u2029]))\t+", re.MULTILINE)
+_CC_KEY_VALUE = f"([a-zA-Z_-]+):[{_JS_SPACE}]+([^\n\r\u2028\u2029]+)"
+_CC_SPECIAL = r"[{}\[\]*&#!|>%@`]|: "
+_CC_LEADING_TABS = "(?m)(?:^|(?<=[\r\u2028\u2029]))\t+"
 
 
 def claude_code_quoted(line: str) -> str | None:
     """`line` as Claude Code's retry rewrites it (`key: "value"`), or None when it leaves it as is."""
-    found = _CC_KEY_VALUE.fullmatch(line)
+    found = re.fullmatch(_CC_KEY_VALUE, line)
     if found is None:
         return None
     key, value = found.group(1), found.group(2)
@@ -165,7 +166,7 @@ def claude_code_quoted(line: str) -> str | None:
         return None
     if value.startswith("[") and value.endswith("]") and _is_flow_list(value):
         return None
-    if not _CC_SPECIAL.search(value):
+    if not re.search(_CC_SPECIAL, value):
         return None
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
     return f'{key}: "{escaped}"'
@@ -191,7 +192,7 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
             lines[i] = replacement
             quoted.append(i)
     retried = "\n".join(lines)
-    retabbed = _CC_LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), retried)
+    retabbed = re.sub(_CC_LEADING_TABS, lambda tabs: "  " * len(tabs.group()), retried)
     if retabbed == yaml_text:
         raise strict  # nothing to quote, no tab: the same text fails the same way
     # A quoted line is one scalar, whatever brackets it holds; counted, `tags: "[a"` a hundred
@@ -199,7 +200,7 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
     # lines are measured with their tabs made spaces, as the parser will see them.
     skipped = set(quoted)
     unquoted = "\n".join(line for i, line in enumerate(lines) if i not in skipped)
-    shallow = _looks_shallow(_CC_LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), unquoted))
+    shallow = _looks_shallow(re.sub(_CC_LEADING_TABS, lambda tabs: "  " * len(tabs.group()), unquoted))
     try:
         data = _load_yaml(retabbed, shallow)
     except InvalidYaml:
@@ -222,6 +223,9 @@ _SPECIAL_WORDS = frozenset(("y", "n", "yes", "no", "true", "false", "on", "off",
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 _DIGIT_START = frozenset("0123456789")
 _NUMBERISH = re.compile(r"[-+.0-9][-+._0-9a-fA-FxXoO]*")  # might be an int, float or hex: decline
+# A UUID (Claude Code's `originSessionId`, in nearly every file it writes) looks numberish when it
+# starts with a digit, but no YAML number, date or time has its 8-4-4-4-12 shape: it is text.
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"[^\"\\\t]*\"")
 _INT = re.compile(r"0|[1-9][0-9]*")
 # Python converts no int of more than 4,300 digits to or from text (sys.get_int_max_str_digits) and
@@ -240,8 +244,8 @@ _YAML_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def _risky(value: str) -> bool:
-    if value[0] in _DIGIT_START and ":" not in value and not _NUMBERISH.fullmatch(value):
-        return False  # "7 anti-patterns found", "v2"-like words: no YAML number or date has these shapes
+    if value[0] in _DIGIT_START and ":" not in value and (not _NUMBERISH.fullmatch(value) or _UUID.fullmatch(value)):
+        return False  # "7 anti-patterns found", "v2"-like words, a UUID: no YAML number or date has these shapes
     return (
         value[0] in _RISKY_START
         or value.lower() in _SPECIAL_WORDS
@@ -706,7 +710,7 @@ def _key_line(yaml_text: str, key: str) -> int | None:
 # --- writing -------------------------------------------------------------------------------
 
 
-_LINE_BREAKS = re.compile("[\n\r\x85\u2028\u2029]")
+_LINE_BREAKS = "[\n\r\x85\u2028\u2029]"  # compiled by `re` on first use: only a write needs it
 
 
 def yaml_scalar(value: Any, *, _in_flow: bool = False) -> str:
@@ -719,7 +723,7 @@ def yaml_scalar(value: Any, *, _in_flow: bool = False) -> str:
 
     # A line break of any kind goes out escaped in double quotes: on one line, and read back as it
     # was (PyYAML's single-quoted style folds NEL into a space on the way back).
-    style = '"' if isinstance(value, str) and _LINE_BREAKS.search(value) else None
+    style = '"' if isinstance(value, str) and re.search(_LINE_BREAKS, value) else None
     if _in_flow and style is None:
         # Inside `[...]` fewer plain values are allowed (`[a, b]` for the one tag "a, b"; `[?0]`, a
         # mapping): PyYAML knows which, so it writes a list of one and the brackets come off.
