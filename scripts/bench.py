@@ -151,9 +151,14 @@ class Folder:
         (self.root / ".memdir" / "parse-cache").unlink(missing_ok=True)
 
     def change_one(self) -> None:
-        """Rewrite one listed memory's description, alternating between two versions."""
+        """Rewrite one listed memory's description, alternating between two versions. The word goes
+        inside the quotes of a quoted description, as a person's edit would: before the quote it
+        makes the line invalid YAML, and the row would time Claude Code's lenient retry instead."""
         self.flip = not self.flip
-        text = self.original.replace("description: ", "description: Revised " if self.flip else "description: ", 1)
+        key = "description: "
+        at = self.original.index(key) + len(key)
+        at += self.original[at] in "'\""
+        text = self.original[:at] + "Revised " + self.original[at:] if self.flip else self.original
         self.changed.write_text(text, encoding="utf-8")
 
 
