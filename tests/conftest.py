@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import hashlib
 import json
 import os
+import shutil
+import sys
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -14,6 +18,12 @@ import pytest
 
 TODAY = dt.date(2026, 11, 22)
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+REPO = Path(__file__).resolve().parents[1]
+# What tests build once and keep between runs (a release's files, pre-commit's hook environment),
+# each kind in a folder named by a digest of what it was built from. Ignored by git.
+BUILD_CACHE = REPO / ".cache"
+# Not the source: git, virtualenvs, caches, build output (.gitignore's list).
+NOT_SOURCE = (".git", ".venv", ".cache", "__pycache__", "*.pyc", ".*_cache", "build", "dist", "*.egg-info")
 
 
 def invoke_memdir(*args: str, input: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -29,6 +39,43 @@ def invoke_memdir(*args: str, input: str | None = None, cwd: Path | None = None,
         return CliRunner().invoke(app, list(args), input=input, env=env)
     finally:
         os.chdir(old)
+
+
+def source_digest(*extra: str) -> str:
+    """A digest of the source tree as a release or a snapshot takes it (every file but NOT_SOURCE's,
+    by path and content), the running Python's version and `extra`: what a build from it depends on."""
+    import fnmatch
+
+    digest = hashlib.sha256("\0".join((sys.version, *extra)).encode())
+    for top, dirs, files in os.walk(REPO):
+        dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, pattern) for pattern in NOT_SOURCE))
+        for name in sorted(files):
+            if not any(fnmatch.fnmatch(name, pattern) for pattern in NOT_SOURCE):
+                path = Path(top, name)
+                digest.update(f"\0{path.relative_to(REPO).as_posix()}\0".encode())
+                digest.update(path.read_bytes() if not path.is_symlink() else os.readlink(path).encode())
+    return digest.hexdigest()[:20]
+
+
+def cached_build(kind: str, key: str, build: Callable[[Path], None]) -> Path:
+    """The folder BUILD_CACHE/kind/key, made by `build(folder)` the first time any test of any run
+    asks for it. A file lock makes parallel workers wait for the one building; a folder counts only
+    once `build` has returned, so a build that failed, skipped or was killed is made again; building
+    removes the kind's other keys. Keyed on content (source_digest), a stale build is never found."""
+    kind_dir = BUILD_CACHE / kind
+    kind_dir.mkdir(parents=True, exist_ok=True)
+    folder, complete = kind_dir / key, kind_dir / f"{key}.complete"
+    with open(kind_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if complete.exists() and folder.is_dir():
+            return folder
+        for old in kind_dir.iterdir():
+            if old.name != ".lock":
+                shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+        folder.mkdir()
+        build(folder)
+        complete.touch()
+        return folder
 
 
 @pytest.fixture(autouse=True)

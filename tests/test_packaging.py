@@ -1,8 +1,10 @@
 """Packaging: the CLI starts without its heavy dependencies, and the release files are ready to publish.
 
-The tests run real interpreters in subprocesses. The sdist and the wheel are built once for the
-module (the wheel from the sdist); twine checks both; the wheel is installed into a fresh virtual
-environment and the installed `memdir` command is driven from a temporary folder.
+The tests run real interpreters in subprocesses. The sdist and the wheel are built once (the wheel
+from the sdist) and kept in .cache/dist/ under a digest of the source tree, so parallel workers and
+later runs of an unchanged tree share them; twine checks both; pip installs the wheel into a fresh
+virtual environment, its dependencies taken from this one (no package index), and the installed
+`memdir` command is driven from a temporary folder.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import cached_build, source_digest
 
 pytestmark = pytest.mark.slow
 
@@ -93,32 +96,19 @@ def test_cli_start_up_imports_no_heavy_module(tmp_path: Path, argv: list[str] | 
 
 # --- the wheel ---------------------------------------------------------------------------------
 
-# Signs that pip could not reach a package index at all (not a problem of this project).
-_NETWORK = re.compile(
-    r"NewConnectionError|ConnectTimeout|ReadTimeout|ProxyError|SSLError|Temporary failure in name"
-    r"|Name or service not known|Network is unreachable|Connection refused|No route to host",
-    re.IGNORECASE,
-)
-
-
-def _pip_reaches_an_index(python: Path, tmp_path: Path) -> bool:
-    """Whether pip can fetch one of memdir's own dependencies at all."""
-    probe = subprocess.run(
-        [str(python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps",
-         "--dest", str(tmp_path / "probe"), "PyYAML"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    return probe.returncode == 0
-
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """Build the sdist, then the wheel from that sdist, once for the module: what a release uploads,
-    and proof that the sdist alone builds. A build failure is the project's fault: it fails, never skips."""
-    out = tmp_path_factory.mktemp("dist")
-    command = [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=out)
-    assert done.returncode == 0, f"building failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+def dist() -> tuple[Path, Path]:
+    """The sdist, and the wheel built from that sdist: what a release uploads, and proof that the
+    sdist alone builds. Built once per source tree (cached_build). A build failure is the project's
+    fault: it fails, never skips."""
+
+    def build(out: Path) -> None:
+        command = [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=out)
+        assert done.returncode == 0, f"building failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+    out = cached_build("dist", source_digest(), build)
     sdists, wheels = sorted(out.glob("memdir-*.tar.gz")), sorted(out.glob("memdir-*.whl"))
     assert len(sdists) == 1 and len(wheels) == 1, (sdists, wheels)
     return sdists[0], wheels[0]
@@ -210,19 +200,39 @@ def _template_pattern(template: str) -> list[re.Pattern[str]]:
     return patterns
 
 
+def _dependencies_of_this_venv(tmp_path: Path) -> Path:
+    """A folder of links to every package installed here but memdir (the running interpreter's
+    site-packages), for a fresh venv to find memdir's dependencies in without a package index."""
+    import sysconfig
+
+    view = tmp_path / "dependencies"
+    view.mkdir()
+    for directory in dict.fromkeys((sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"])):
+        for entry in Path(directory).iterdir():
+            if not entry.name.lower().startswith(("memdir", "_memdir", "_editable_impl_memdir", "__editable__")):
+                if not entry.name.endswith(".pth") and not (view / entry.name).exists():
+                    (view / entry.name).symlink_to(entry)
+    return view
+
+
 def test_installed_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+    """pip installs the wheel into a new virtual environment, resolving its declared dependencies
+    (no --no-deps) against the packages of this one, which a .pth file puts on the new one's path;
+    no package index, so no network and no download. The pip that runs is this environment's too."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    venv.EnvBuilder(with_pip=False, clear=True).create(env_dir)
     bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     python = bindir / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    Path(purelib, "dependencies.pth").write_text(f"{_dependencies_of_this_venv(tmp_path)}\n")
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--disable-pip-version-check", str(wheel)],
-        capture_output=True, text=True, timeout=900,
+        [str(python), "-m", "pip", "install", "--no-index", "--disable-pip-version-check", str(wheel)],
+        capture_output=True, text=True, timeout=900, env={**_env(tmp_path), "PIP_NO_INPUT": "1"},
     )  # fmt: skip
-    if install.returncode != 0:
-        if _NETWORK.search(install.stderr) or not _pip_reaches_an_index(python, tmp_path):
-            pytest.skip(f"pip cannot install dependencies here (no package index): {install.stderr.strip()[-300:]}")
-        pytest.fail(f"installing the wheel failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}")
+    assert install.returncode == 0, f"installing the wheel failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}"
 
     work = tmp_path / "work"
     work.mkdir()
