@@ -209,9 +209,9 @@ def _dependencies_of_this_venv(tmp_path: Path) -> Path:
     view.mkdir()
     for directory in dict.fromkeys((sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"])):
         for entry in Path(directory).iterdir():
-            if not entry.name.lower().startswith(("memdir", "_memdir", "_editable_impl_memdir", "__editable__")):
-                if not entry.name.endswith(".pth") and not (view / entry.name).exists():
-                    (view / entry.name).symlink_to(entry)
+            ours = entry.name.lower().startswith(("memdir", "_memdir", "_editable_impl_memdir", "__editable__"))
+            if not ours and not entry.name.endswith(".pth") and not (view / entry.name).exists():
+                (view / entry.name).symlink_to(entry)
     return view
 
 
