@@ -160,3 +160,141 @@ def recorded_client(replies: Iterable[tuple[int, dict[str, Any] | str]], sent: l
         max_retries=0,
         http_client=anthropic.DefaultHttpxClient(transport=http.MockTransport(handler)),
     )
+
+
+# --- memdir in a process of its own, without the start-up ---------------------------------------
+
+# A fork server: a Python that has imported memdir's CLI (every command module) once, then for each
+# request forks a child that takes the request's argv, environment, working directory and output
+# files and runs its code, by default `memdir.cli.main()` as `python -m memdir` does. The child is a
+# real process of its own (its own lock, its own death), only its ~0.5 s of imports is shared.
+_FORK_SERVER = r"""
+import atexit, json, os, sys, traceback
+from memdir.cli import _typer_app, main
+_typer_app()
+print(json.dumps({"ready": os.getpid()}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            if request["new_session"]:
+                os.setsid()
+            os.chdir(request["cwd"])
+            os.environ.clear()
+            os.environ.update(request["env"])
+            for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
+                                    (2, request["stderr"], os.O_WRONLY)):
+                os.dup2(os.open(path, flags), fd)
+            sys.argv = request["argv"]
+            try:
+                exec(compile(request["code"], "<memdir>", "exec"), {"__name__": "__main__", "main": main})
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+                if not isinstance(exc.code, (int, type(None))):
+                    print(exc.code, file=sys.stderr)
+            except BaseException:
+                traceback.print_exc()
+            atexit._run_exitfuncs()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    print(json.dumps({"pid": pid}), flush=True)
+    sys.stdin.readline()  # "wait": until then the child, even dead, keeps its pid, so signalling it is safe
+    print(json.dumps({"status": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}), flush=True)
+"""
+MAIN = "main()\n"  # the code of `python -m memdir ARGS` (sys.argv is ["memdir", *ARGS])
+
+
+class ForkedMemdir:
+    """Runs memdir commands in processes forked from a fork server (one per test worker, started on
+    first use; it ends when the worker does). One command at a time: `start` returns its pid (to
+    signal it) and `wait` its exit status and output, as subprocess.run would, timeout included."""
+
+    def __init__(self) -> None:
+        self._server: Any = None
+        self._outputs: tuple[Path, Path] | None = None
+        self._args: list[str] = []
+        self._pid = 0
+
+    def _reply(self, timeout: float | None) -> dict[str, Any]:
+        import select
+
+        assert self._server is not None and self._server.stdout is not None
+        if timeout is not None and not select.select([self._server.stdout], [], [], timeout)[0]:
+            raise TimeoutError
+        line = self._server.stdout.readline()
+        assert line, f"the memdir fork server died: {self._server.stderr.read()}"
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def start(
+        self, argv: list[str], *, env: dict[str, str], cwd: Path | None = None, code: str = MAIN,
+        new_session: bool = False,
+    ) -> int:  # fmt: skip
+        import subprocess
+        import tempfile
+
+        if self._server is None or self._server.poll() is not None:
+            self._server = subprocess.Popen(
+                [sys.executable, "-c", _FORK_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, env=env,
+            )  # fmt: skip
+            self._reply(timeout=120)
+        folder = Path(tempfile.mkdtemp(prefix="memdir-fork-"))
+        self._outputs = (folder / "stdout", folder / "stderr")
+        for path in self._outputs:
+            path.touch()
+        self._args = argv
+        request = {
+            "argv": argv, "env": env, "cwd": str(cwd or Path.cwd()), "code": code, "new_session": new_session,
+            "stdout": str(self._outputs[0]), "stderr": str(self._outputs[1]),
+        }  # fmt: skip
+        assert self._server.stdin is not None
+        self._server.stdin.write(json.dumps(request) + "\n")
+        self._server.stdin.flush()
+        self._pid = int(self._reply(timeout=120)["pid"])
+        return self._pid
+
+    def wait(self, timeout: float) -> Any:
+        """The finished command as a subprocess.CompletedProcess[str]; TimeoutExpired after killing it."""
+        import signal
+        import subprocess
+
+        assert self._outputs is not None and self._server.stdin is not None
+        self._server.stdin.write("wait\n")
+        self._server.stdin.flush()
+        try:
+            status: int = self._reply(timeout)["status"]
+        except TimeoutError:
+            os.kill(self._pid, signal.SIGKILL)
+            self._reply(timeout=60)
+            raise subprocess.TimeoutExpired(self._args, timeout) from None
+        out, err = (path.read_text(encoding="utf-8", errors="replace") for path in self._outputs)
+        shutil.rmtree(self._outputs[0].parent, ignore_errors=True)
+        return subprocess.CompletedProcess(self._args, status, out, err)
+
+    def run(
+        self, args: list[str], *, env: dict[str, str], cwd: Path | None = None, code: str = MAIN, timeout: float = 120
+    ) -> Any:
+        """`python -m memdir ARGS` (or `code`, sys.argv being ["memdir", *ARGS]) as subprocess.run runs it."""
+        self.start(["memdir", *args], env=env, cwd=cwd, code=code)
+        return self.wait(timeout)
+
+    def close(self) -> None:
+        """End the server and reap it: its CPU time, and its children's, then counts as the run's."""
+        if self._server is not None:
+            self._server.communicate(timeout=60)  # EOF on its stdin ends its loop
+            self._server = None
+
+
+forked_memdir = ForkedMemdir()
+
+
+def pytest_sessionfinish() -> None:
+    forked_memdir.close()
