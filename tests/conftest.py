@@ -184,7 +184,7 @@ for line in sys.stdin:
             os.chdir(request["cwd"])
             os.environ.clear()
             os.environ.update(request["env"])
-            for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
+            for fd, path, flags in ((0, request["stdin"], os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
                                     (2, request["stderr"], os.O_WRONLY)):
                 os.dup2(os.open(path, flags), fd)
             sys.argv = request["argv"]
@@ -235,7 +235,7 @@ class ForkedMemdir:
 
     def start(
         self, argv: list[str], *, env: dict[str, str], cwd: Path | None = None, code: str = MAIN,
-        new_session: bool = False,
+        new_session: bool = False, input: str = "",
     ) -> int:  # fmt: skip
         import subprocess
         import tempfile
@@ -250,10 +250,11 @@ class ForkedMemdir:
         self._outputs = (folder / "stdout", folder / "stderr")
         for path in self._outputs:
             path.touch()
+        (folder / "stdin").write_text(input, encoding="utf-8")
         self._args = argv
         request = {
             "argv": argv, "env": env, "cwd": str(cwd or Path.cwd()), "code": code, "new_session": new_session,
-            "stdout": str(self._outputs[0]), "stderr": str(self._outputs[1]),
+            "stdin": str(folder / "stdin"), "stdout": str(self._outputs[0]), "stderr": str(self._outputs[1]),
         }  # fmt: skip
         assert self._server.stdin is not None
         self._server.stdin.write(json.dumps(request) + "\n")
@@ -280,10 +281,12 @@ class ForkedMemdir:
         return subprocess.CompletedProcess(self._args, status, out, err)
 
     def run(
-        self, args: list[str], *, env: dict[str, str], cwd: Path | None = None, code: str = MAIN, timeout: float = 120
-    ) -> Any:
-        """`python -m memdir ARGS` (or `code`, sys.argv being ["memdir", *ARGS]) as subprocess.run runs it."""
-        self.start(["memdir", *args], env=env, cwd=cwd, code=code)
+        self, args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None, code: str = MAIN,
+        timeout: float = 120, input: str = "",
+    ) -> Any:  # fmt: skip
+        """`python -m memdir ARGS` (or `code`, sys.argv being ["memdir", *ARGS]) as subprocess.run runs it,
+        with `input` on its stdin and the test's environment unless `env` is given."""
+        self.start(["memdir", *args], env=dict(os.environ) if env is None else env, cwd=cwd, code=code, input=input)
         return self.wait(timeout)
 
     def close(self) -> None:
