@@ -6,6 +6,8 @@ Two ways to die: SIGKILL after a random delay (seeded), on a folder large enough
 and os._exit() at each write step in turn (before a temporary file's fsync, before its rename,
 right after it), which reaches the moments a random delay rarely hits. Each kill and each write
 step is its own test case, so a failure names its command and step and the cases run in parallel.
+Each run that dies is a process forked from conftest's fork server (forked_memdir): a process of its
+own, dying as any would, without repeating the CLI's imports every time.
 """
 
 from __future__ import annotations
