@@ -200,25 +200,52 @@ def _template_pattern(template: str) -> list[re.Pattern[str]]:
     return patterns
 
 
-def _dependencies_of_this_venv(tmp_path: Path) -> Path:
-    """A folder of links to every package installed here but memdir (the running interpreter's
-    site-packages), for a fresh venv to find memdir's dependencies in without a package index."""
-    import sysconfig
+def _dependencies_of_this_venv(wheel: Path, tmp_path: Path) -> Path:
+    """A folder of links to the distributions installed here that the wheel's declared dependencies
+    need (their Requires-Dist, followed to the end, extras included), and pip's: for a fresh venv to
+    install the wheel without a package index. Only those: a dependency the wheel fails to declare is
+    missing there, as it would be from PyPI."""
+    import email
+    import importlib.metadata as metadata
 
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        declared = email.message_from_string(archive.read(name).decode("utf-8")).get_all("Requires-Dist") or []
+    needed: dict[str, metadata.Distribution] = {}
+    seen: set[tuple[str, str]] = set()
+    queue = [(Requirement(r), "") for r in declared] + [(Requirement("pip"), "")]
+    while queue:
+        requirement, extra = queue.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        key = canonicalize_name(requirement.name)
+        for wanted in ("", *sorted(requirement.extras)):
+            if (key, wanted) in seen:
+                continue
+            seen.add((key, wanted))
+            try:
+                needed[key] = metadata.distribution(requirement.name)
+            except metadata.PackageNotFoundError:
+                break  # pip says it is missing
+            queue += [(Requirement(r), wanted) for r in needed[key].requires or []]
     view = tmp_path / "dependencies"
     view.mkdir()
-    for directory in dict.fromkeys((sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"])):
-        for entry in Path(directory).iterdir():
-            ours = entry.name.lower().startswith(("memdir", "_memdir", "_editable_impl_memdir", "__editable__"))
-            if not ours and not entry.name.endswith(".pth") and not (view / entry.name).exists():
-                (view / entry.name).symlink_to(entry)
+    for dist in needed.values():
+        site = Path(str(dist.locate_file("")))
+        for top in sorted({Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")}):
+            if top != "__pycache__" and (site / top).exists() and not (view / top).exists():
+                (view / top).symlink_to(site / top)
     return view
 
 
 def test_installed_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
     """pip installs the wheel into a new virtual environment, resolving its declared dependencies
-    (no --no-deps) against the packages of this one, which a .pth file puts on the new one's path;
-    no package index, so no network and no download. The pip that runs is this environment's too."""
+    (no --no-deps) against those packages of this one that they need, which a .pth file puts on the
+    new one's path; no package index, so no network and no download. The pip that runs is this
+    environment's too."""
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False, clear=True).create(env_dir)
     bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
@@ -227,7 +254,7 @@ def test_installed_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> No
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, timeout=60,
     ).stdout.strip()  # fmt: skip
-    Path(purelib, "dependencies.pth").write_text(f"{_dependencies_of_this_venv(tmp_path)}\n")
+    Path(purelib, "dependencies.pth").write_text(f"{_dependencies_of_this_venv(wheel, tmp_path)}\n")
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "--no-index", "--disable-pip-version-check", str(wheel)],
         capture_output=True, text=True, timeout=900, env={**_env(tmp_path), "PIP_NO_INPUT": "1"},
