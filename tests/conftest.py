@@ -22,8 +22,11 @@ REPO = Path(__file__).resolve().parents[1]
 # What tests build once and keep between runs (a release's files, pre-commit's hook environment),
 # each kind in a folder named by a digest of what it was built from. Ignored by git.
 BUILD_CACHE = REPO / ".cache"
-# Not the source: git, virtualenvs, caches, build output (.gitignore's list).
-NOT_SOURCE = (".git", ".venv", ".cache", "__pycache__", "*.pyc", ".*_cache", "build", "dist", "*.egg-info")
+# Not the source: git, virtualenvs, caches, build output (.gitignore's list), state tests leave.
+NOT_SOURCE = (
+    ".git", ".venv", ".cache", "__pycache__", "*.pyc", ".*_cache", "build", "dist", "*.egg-info",
+    ".hypothesis", ".memdir",
+)  # fmt: skip
 
 
 def invoke_memdir(*args: str, input: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -41,19 +44,36 @@ def invoke_memdir(*args: str, input: str | None = None, cwd: Path | None = None,
         os.chdir(old)
 
 
-def source_digest(*extra: str) -> str:
-    """A digest of the source tree as a release or a snapshot takes it (every file but NOT_SOURCE's,
-    by path and content), the running Python's version and `extra`: what a build from it depends on."""
+def _source_files() -> list[Path]:
+    """The files of the source tree: git's tracked and untracked but not ignored ones (so no state a
+    test run leaves, such as .hypothesis/ or a .memdir/); without git, every file but NOT_SOURCE's."""
     import fnmatch
+    import subprocess
 
-    digest = hashlib.sha256("\0".join((sys.version, *extra)).encode())
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True, timeout=60,
+        )  # fmt: skip
+    except OSError:
+        listed = None
+    if listed is not None and listed.returncode == 0 and listed.stdout:
+        return sorted({REPO / name for name in listed.stdout.decode().split("\0") if name} - {REPO})
+    found = []
     for top, dirs, files in os.walk(REPO):
         dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, pattern) for pattern in NOT_SOURCE))
-        for name in sorted(files):
-            if not any(fnmatch.fnmatch(name, pattern) for pattern in NOT_SOURCE):
-                path = Path(top, name)
-                digest.update(f"\0{path.relative_to(REPO).as_posix()}\0".encode())
-                digest.update(path.read_bytes() if not path.is_symlink() else os.readlink(path).encode())
+        found += [Path(top, f) for f in sorted(files) if not any(fnmatch.fnmatch(f, p) for p in NOT_SOURCE)]
+    return found
+
+
+def source_digest(*extra: str) -> str:
+    """A digest of the source tree as a release or a snapshot takes it (_source_files, by path and
+    content), the running Python's version and `extra`: what a build from it depends on."""
+    digest = hashlib.sha256("\0".join((sys.version, *extra)).encode())
+    for path in _source_files():
+        if path.is_file() or path.is_symlink():
+            digest.update(f"\0{path.relative_to(REPO).as_posix()}\0".encode())
+            digest.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
     return digest.hexdigest()[:20]
 
 
