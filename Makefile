@@ -41,7 +41,9 @@ run: $(VENV)/.installed
 ## make test: install the test dependencies and run every test, on every core (pytest-xdist).
 # pytest exits 5 when it collected no test: that is a broken suite, not a pass.
 # Every test is safe in parallel: each worker is a process with its own temporary folders, working
-# directory and environment; a module-scoped fixture is built once per worker. TEST_WORKERS=0: serial.
+# directory and environment; a module-scoped fixture is built once per worker. What is costly to build
+# (the sdist and wheel, pre-commit's hook environment) is built once for all workers into .cache/ under
+# a digest of the source tree, and reused by later runs until a file changes. TEST_WORKERS=0: serial.
 TEST_WORKERS ?= auto
 test: $(VENV)/.installed-test
 	@$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS); code=$$?; \

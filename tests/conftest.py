@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import hashlib
 import json
 import os
+import shutil
+import sys
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -14,6 +18,15 @@ import pytest
 
 TODAY = dt.date(2026, 11, 22)
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+REPO = Path(__file__).resolve().parents[1]
+# What tests build once and keep between runs (a release's files, pre-commit's hook environment),
+# each kind in a folder named by a digest of what it was built from. Ignored by git.
+BUILD_CACHE = REPO / ".cache"
+# Not the source: git, virtualenvs, caches, build output (.gitignore's list), state tests leave.
+NOT_SOURCE = (
+    ".git", ".venv", ".cache", "__pycache__", "*.pyc", ".*_cache", "build", "dist", "*.egg-info",
+    ".hypothesis", ".memdir",
+)  # fmt: skip
 
 
 def invoke_memdir(*args: str, input: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -29,6 +42,60 @@ def invoke_memdir(*args: str, input: str | None = None, cwd: Path | None = None,
         return CliRunner().invoke(app, list(args), input=input, env=env)
     finally:
         os.chdir(old)
+
+
+def _source_files() -> list[Path]:
+    """The files of the source tree: git's tracked and untracked but not ignored ones (so no state a
+    test run leaves, such as .hypothesis/ or a .memdir/); without git, every file but NOT_SOURCE's."""
+    import fnmatch
+    import subprocess
+
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True, timeout=60,
+        )  # fmt: skip
+    except OSError:
+        listed = None
+    if listed is not None and listed.returncode == 0 and listed.stdout:
+        return sorted({REPO / name for name in listed.stdout.decode().split("\0") if name} - {REPO})
+    found = []
+    for top, dirs, files in os.walk(REPO):
+        dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, pattern) for pattern in NOT_SOURCE))
+        found += [Path(top, f) for f in sorted(files) if not any(fnmatch.fnmatch(f, p) for p in NOT_SOURCE)]
+    return found
+
+
+def source_digest(*extra: str) -> str:
+    """A digest of the source tree as a release or a snapshot takes it (_source_files, by path and
+    content), the running Python's version and `extra`: what a build from it depends on."""
+    digest = hashlib.sha256("\0".join((sys.version, *extra)).encode())
+    for path in _source_files():
+        if path.is_file() or path.is_symlink():
+            digest.update(f"\0{path.relative_to(REPO).as_posix()}\0".encode())
+            digest.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def cached_build(kind: str, key: str, build: Callable[[Path], None]) -> Path:
+    """The folder BUILD_CACHE/kind/key, made by `build(folder)` the first time any test of any run
+    asks for it. A file lock makes parallel workers wait for the one building; a folder counts only
+    once `build` has returned, so a build that failed, skipped or was killed is made again; building
+    removes the kind's other keys. Keyed on content (source_digest), a stale build is never found."""
+    kind_dir = BUILD_CACHE / kind
+    kind_dir.mkdir(parents=True, exist_ok=True)
+    folder, complete = kind_dir / key, kind_dir / f"{key}.complete"
+    with open(kind_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if complete.exists() and folder.is_dir():
+            return folder
+        for old in kind_dir.iterdir():
+            if old.name != ".lock":
+                shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+        folder.mkdir()
+        build(folder)
+        complete.touch()
+        return folder
 
 
 @pytest.fixture(autouse=True)
@@ -113,3 +180,144 @@ def recorded_client(replies: Iterable[tuple[int, dict[str, Any] | str]], sent: l
         max_retries=0,
         http_client=anthropic.DefaultHttpxClient(transport=http.MockTransport(handler)),
     )
+
+
+# --- memdir in a process of its own, without the start-up ---------------------------------------
+
+# A fork server: a Python that has imported memdir's CLI (every command module) once, then for each
+# request forks a child that takes the request's argv, environment, working directory and output
+# files and runs its code, by default `memdir.cli.main()` as `python -m memdir` does. The child is a
+# real process of its own (its own lock, its own death), only its ~0.5 s of imports is shared.
+_FORK_SERVER = r"""
+import atexit, json, os, sys, traceback
+from memdir.cli import _typer_app, main
+_typer_app()
+print(json.dumps({"ready": os.getpid()}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            if request["new_session"]:
+                os.setsid()
+            os.chdir(request["cwd"])
+            os.environ.clear()
+            os.environ.update(request["env"])
+            for fd, path, flags in ((0, request["stdin"], os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
+                                    (2, request["stderr"], os.O_WRONLY)):
+                os.dup2(os.open(path, flags), fd)
+            sys.argv = request["argv"]
+            try:
+                exec(compile(request["code"], "<memdir>", "exec"), {"__name__": "__main__", "main": main})
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+                if not isinstance(exc.code, (int, type(None))):
+                    print(exc.code, file=sys.stderr)
+            except BaseException:
+                traceback.print_exc()
+            atexit._run_exitfuncs()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    print(json.dumps({"pid": pid}), flush=True)
+    sys.stdin.readline()  # "wait": until then the child, even dead, keeps its pid, so signalling it is safe
+    print(json.dumps({"status": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}), flush=True)
+"""
+MAIN = "main()\n"  # the code of `python -m memdir ARGS` (sys.argv is ["memdir", *ARGS])
+
+
+class ForkedMemdir:
+    """Runs memdir commands in processes forked from a fork server (one per test worker, started on
+    first use; it ends when the worker does). One command at a time: `start` returns its pid (to
+    signal it) and `wait` its exit status and output, as subprocess.run would, timeout included."""
+
+    def __init__(self) -> None:
+        self._server: Any = None
+        self._outputs: tuple[Path, Path] | None = None
+        self._args: list[str] = []
+        self._pid = 0
+
+    def _reply(self, timeout: float | None) -> dict[str, Any]:
+        import select
+
+        assert self._server is not None and self._server.stdout is not None
+        if timeout is not None and not select.select([self._server.stdout], [], [], timeout)[0]:
+            raise TimeoutError
+        line = self._server.stdout.readline()
+        assert line, f"the memdir fork server died: {self._server.stderr.read()}"
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def start(
+        self, argv: list[str], *, env: dict[str, str], cwd: Path | None = None, code: str = MAIN,
+        new_session: bool = False, input: str = "",
+    ) -> int:  # fmt: skip
+        import subprocess
+        import tempfile
+
+        if self._server is None or self._server.poll() is not None:
+            self._server = subprocess.Popen(
+                [sys.executable, "-c", _FORK_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, env=env,
+            )  # fmt: skip
+            self._reply(timeout=120)
+        folder = Path(tempfile.mkdtemp(prefix="memdir-fork-"))
+        self._outputs = (folder / "stdout", folder / "stderr")
+        for path in self._outputs:
+            path.touch()
+        (folder / "stdin").write_text(input, encoding="utf-8")
+        self._args = argv
+        request = {
+            "argv": argv, "env": env, "cwd": str(cwd or Path.cwd()), "code": code, "new_session": new_session,
+            "stdin": str(folder / "stdin"), "stdout": str(self._outputs[0]), "stderr": str(self._outputs[1]),
+        }  # fmt: skip
+        assert self._server.stdin is not None
+        self._server.stdin.write(json.dumps(request) + "\n")
+        self._server.stdin.flush()
+        self._pid = int(self._reply(timeout=120)["pid"])
+        return self._pid
+
+    def wait(self, timeout: float) -> Any:
+        """The finished command as a subprocess.CompletedProcess[str]; TimeoutExpired after killing it."""
+        import signal
+        import subprocess
+
+        assert self._outputs is not None and self._server.stdin is not None
+        self._server.stdin.write("wait\n")
+        self._server.stdin.flush()
+        try:
+            status: int = self._reply(timeout)["status"]
+        except TimeoutError:
+            os.kill(self._pid, signal.SIGKILL)
+            self._reply(timeout=60)
+            raise subprocess.TimeoutExpired(self._args, timeout) from None
+        out, err = (path.read_text(encoding="utf-8", errors="replace") for path in self._outputs)
+        shutil.rmtree(self._outputs[0].parent, ignore_errors=True)
+        return subprocess.CompletedProcess(self._args, status, out, err)
+
+    def run(
+        self, args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None, code: str = MAIN,
+        timeout: float = 120, input: str = "",
+    ) -> Any:  # fmt: skip
+        """`python -m memdir ARGS` (or `code`, sys.argv being ["memdir", *ARGS]) as subprocess.run runs it,
+        with `input` on its stdin and the test's environment unless `env` is given."""
+        self.start(["memdir", *args], env=dict(os.environ) if env is None else env, cwd=cwd, code=code, input=input)
+        return self.wait(timeout)
+
+    def close(self) -> None:
+        """End the server and reap it: its CPU time, and its children's, then counts as the run's."""
+        if self._server is not None:
+            self._server.communicate(timeout=60)  # EOF on its stdin ends its loop
+            self._server = None
+
+
+forked_memdir = ForkedMemdir()
+
+
+def pytest_sessionfinish() -> None:
+    forked_memdir.close()

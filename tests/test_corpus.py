@@ -4,11 +4,12 @@ The folders live in the shared corpus beside the repository (`../shared/corpus/r
 project must not need at run time, so the whole module is skipped when it is absent. Every folder
 is copied to a temporary directory first; the corpus itself is never written.
 
-For each folder the real CLI runs in a subprocess (`index --format json` and `lint --format json`,
-side by side on two copies), and the outcome is checked against what this module works out on its
-own: which files are typed memories (frontmatter parsed here with PyYAML), which have broken
-frontmatter, which MEMORY.md lines are index entries and which were written by hand. memdir's own
-answers (`left_out`, `excluded`, `refused`) are only trusted as far as they can be cross-checked.
+For each folder the real CLI runs in a process of its own (`index --format json` and `lint --format
+json`, on two copies; forked from conftest's fork server, so memdir's imports are done once), and
+the outcome is checked against what this module works out on its own: which files are typed
+memories (frontmatter parsed here with PyYAML), which have broken frontmatter, which MEMORY.md
+lines are index entries and which were written by hand. memdir's own answers (`left_out`,
+`excluded`, `refused`) are only trusted as far as they can be cross-checked.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from urllib.parse import unquote
 
 import pytest
 import yaml
+from conftest import forked_memdir
 
 import memdir
 from memdir import Caps
@@ -275,14 +277,12 @@ def run_folder(name: str, base: Path) -> Run:
     home.mkdir()
     env = cli_env(home)
     before = (index_copy / "MEMORY.md").read_bytes() if (index_copy / "MEMORY.md").exists() else None
-    # lint sees the folder as its author left it, on its own copy, side by side with
-    # `index` and then `index --check` on the other copy.
-    lint = _start(lint_copy, env, base, "lint", "--format", "json")
-    index_code, index_out, index_err = _finish(_start(index_copy, env, base, "index", "--format", "json"), name)
+    # lint sees the folder as its author left it, on its own copy; `index` and then `index --check`
+    # run on the other copy.
+    lint_code, lint_out, lint_err = _memdir_run(lint_copy, env, base, name, "lint", "--format", "json")
+    index_code, index_out, index_err = _memdir_run(index_copy, env, base, name, "index", "--format", "json")
     after = (index_copy / "MEMORY.md").read_bytes() if (index_copy / "MEMORY.md").exists() else None
-    check = _start(index_copy, env, base, "index", "--check")
-    lint_code, lint_out, lint_err = _finish(lint, name)
-    check_code, _, check_err = _finish(check, name)
+    check_code, _, check_err = _memdir_run(index_copy, env, base, name, "index", "--check")
     try:
         index_json = json.loads(index_out)
     except json.JSONDecodeError:
@@ -293,18 +293,15 @@ def run_folder(name: str, base: Path) -> Run:
     )  # fmt: skip
 
 
-def _start(folder: Path, env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(memdir_cmd(folder, *args), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _finish(proc: subprocess.Popen[bytes], name: str) -> tuple[int, str, str]:
+def _memdir_run(folder: Path, env: dict[str, str], cwd: Path, name: str, *args: str) -> tuple[int, str, str]:
+    """`python -m memdir --dir FOLDER ARGS` in a process forked from conftest's fork server (the
+    imports done once, not 117 times); test_injected_broken_frontmatter_never_crashes runs the
+    same commands as fresh interpreters."""
     try:
-        stdout, stderr = proc.communicate(timeout=SUBPROCESS_TIMEOUT)
+        done = forked_memdir.run(["--dir", str(folder), *args], env=env, cwd=cwd, timeout=SUBPROCESS_TIMEOUT)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail(f"{proc.args!r} ({name}) did not finish in {SUBPROCESS_TIMEOUT}s")
-    return proc.returncode, stdout.decode("utf-8"), stderr.decode("utf-8", "replace")
+        pytest.fail(f"memdir {' '.join(args)} ({name}) did not finish in {SUBPROCESS_TIMEOUT}s")
+    return done.returncode, done.stdout, done.stderr
 
 
 RunFolder = Callable[[str], Run]

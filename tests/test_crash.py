@@ -6,6 +6,8 @@ Two ways to die: SIGKILL after a random delay (seeded), on a folder large enough
 and os._exit() at each write step in turn (before a temporary file's fsync, before its rename,
 right after it), which reaches the moments a random delay rarely hits. Each kill and each write
 step is its own test case, so a failure names its command and step and the cases run in parallel.
+Each run that dies is a process forked from conftest's fork server (forked_memdir): a process of its
+own, dying as any would, without repeating the CLI's imports every time.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import invoke_memdir
+from conftest import forked_memdir, invoke_memdir
 
 from memdir import MemoryDir
 
@@ -137,7 +139,10 @@ def _memdir(root: Path, args: list[str]) -> list[str]:
 
 
 def _run(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(_memdir(root, args), capture_output=True, text=True, env=_env(), timeout=120)
+    """`python -m memdir --dir ROOT -q ARGS`, in a process forked from conftest's fork server: a
+    process of its own to kill, without the start-up every command would otherwise repeat."""
+    completed: subprocess.CompletedProcess[str] = forked_memdir.run(["--dir", str(root), "-q", *args], env=_env())
+    return completed
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -212,18 +217,12 @@ def test_sigkill_at_a_random_moment_leaves_old_or_new_and_recovers(
     delay = delays[run]
     root = scratch / f"kill-{name}-{run}"
     shutil.copytree(base, root)
-    child = subprocess.Popen(
-        _memdir(root, COMMANDS[name]),
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    child = forked_memdir.start(["memdir", "--dir", str(root), "-q", *COMMANDS[name]], env=_env(), new_session=True)
     try:
         time.sleep(delay)
-        child.send_signal(signal.SIGKILL)
+        os.kill(child, signal.SIGKILL)
     finally:
-        child.wait(timeout=60)
+        forked_memdir.wait(timeout=60)
     what = f"{name} killed after {delay:.2f}s (run {run})"
     _check_old_or_new(_files(root), old, new, what)
     _recover(root, name, new, what)
@@ -262,8 +261,10 @@ _DIE_AT_STEP = DYING + "run_memdir(3)\n"
 
 
 def _die_at(root: Path, args: list[str], step: int, when: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", _DIE_AT_STEP, str(step), when, "--dir", str(root), "-q", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=120)
+    """memdir dying at write step `step` (`when`: before or after it), forked as _run's commands are."""
+    argv = [str(step), when, "--dir", str(root), "-q", *args]  # sys.argv[1:] of `python -c _DIE_AT_STEP ...`
+    completed: subprocess.CompletedProcess[str] = forked_memdir.run(argv, env=_env(), code=_DIE_AT_STEP)
+    return completed
 
 
 def _chosen_steps(name: str) -> list[int]:

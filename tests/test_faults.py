@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory, invoke_memdir
+from conftest import MakeMemory, forked_memdir, invoke_memdir
 from test_crash import DYING, WRITTEN_AT
 
 from memdir import MemoryDir
@@ -267,9 +267,13 @@ _DIE_AT_STEP = DYING + "run_memdir(3)\n"
 
 
 def _prune(root: Path, step: int = 0, when: str = "never") -> subprocess.CompletedProcess[str]:
+    """`memdir prune` dying at write step `step`, in a process forked from conftest's fork server."""
     env = {**os.environ, "MEMDIR_TODAY": "2026-11-22", "NO_COLOR": "1", "MEMDIR_DEBUG": "", "PYTHONPATH": str(WORKTREE)}
-    command = [sys.executable, "-c", _DIE_AT_STEP, str(step), when, "--dir", str(root), "-q", "prune"]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=TIMEOUT, cwd=WORKTREE)
+    argv = [str(step), when, "--dir", str(root), "-q", "prune"]  # sys.argv[1:] of `python -c _DIE_AT_STEP ...`
+    completed: subprocess.CompletedProcess[str] = forked_memdir.run(
+        argv, env=env, cwd=WORKTREE, code=_DIE_AT_STEP, timeout=TIMEOUT
+    )
+    return completed
 
 
 def _log_lines(root: Path) -> list[dict[str, object]]:

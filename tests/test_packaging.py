@@ -1,8 +1,10 @@
 """Packaging: the CLI starts without its heavy dependencies, and the release files are ready to publish.
 
-The tests run real interpreters in subprocesses. The sdist and the wheel are built once for the
-module (the wheel from the sdist); twine checks both; the wheel is installed into a fresh virtual
-environment and the installed `memdir` command is driven from a temporary folder.
+The tests run real interpreters in subprocesses. The sdist and the wheel are built once (the wheel
+from the sdist) and kept in .cache/dist/ under a digest of the source tree, so parallel workers and
+later runs of an unchanged tree share them; twine checks both; pip installs the wheel into a fresh
+virtual environment, its dependencies taken from this one (no package index), and the installed
+`memdir` command is driven from a temporary folder.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import cached_build, source_digest
 
 pytestmark = pytest.mark.slow
 
@@ -93,32 +96,19 @@ def test_cli_start_up_imports_no_heavy_module(tmp_path: Path, argv: list[str] | 
 
 # --- the wheel ---------------------------------------------------------------------------------
 
-# Signs that pip could not reach a package index at all (not a problem of this project).
-_NETWORK = re.compile(
-    r"NewConnectionError|ConnectTimeout|ReadTimeout|ProxyError|SSLError|Temporary failure in name"
-    r"|Name or service not known|Network is unreachable|Connection refused|No route to host",
-    re.IGNORECASE,
-)
-
-
-def _pip_reaches_an_index(python: Path, tmp_path: Path) -> bool:
-    """Whether pip can fetch one of memdir's own dependencies at all."""
-    probe = subprocess.run(
-        [str(python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps",
-         "--dest", str(tmp_path / "probe"), "PyYAML"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    return probe.returncode == 0
-
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """Build the sdist, then the wheel from that sdist, once for the module: what a release uploads,
-    and proof that the sdist alone builds. A build failure is the project's fault: it fails, never skips."""
-    out = tmp_path_factory.mktemp("dist")
-    command = [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=out)
-    assert done.returncode == 0, f"building failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+def dist() -> tuple[Path, Path]:
+    """The sdist, and the wheel built from that sdist: what a release uploads, and proof that the
+    sdist alone builds. Built once per source tree (cached_build). A build failure is the project's
+    fault: it fails, never skips."""
+
+    def build(out: Path) -> None:
+        command = [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=out)
+        assert done.returncode == 0, f"building failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+    out = cached_build("dist", source_digest(), build)
     sdists, wheels = sorted(out.glob("memdir-*.tar.gz")), sorted(out.glob("memdir-*.whl"))
     assert len(sdists) == 1 and len(wheels) == 1, (sdists, wheels)
     return sdists[0], wheels[0]
@@ -210,19 +200,66 @@ def _template_pattern(template: str) -> list[re.Pattern[str]]:
     return patterns
 
 
+def _dependencies_of_this_venv(wheel: Path, tmp_path: Path) -> Path:
+    """A folder of links to the distributions installed here that the wheel's declared dependencies
+    need (their Requires-Dist, followed to the end, extras included), and pip's: for a fresh venv to
+    install the wheel without a package index. Only those: a dependency the wheel fails to declare is
+    missing there, as it would be from PyPI."""
+    import email
+    import importlib.metadata as metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        declared = email.message_from_string(archive.read(name).decode("utf-8")).get_all("Requires-Dist") or []
+    needed: dict[str, metadata.Distribution] = {}
+    seen: set[tuple[str, str]] = set()
+    queue = [(Requirement(r), "") for r in declared] + [(Requirement("pip"), "")]
+    while queue:
+        requirement, extra = queue.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        key = canonicalize_name(requirement.name)
+        for wanted in ("", *sorted(requirement.extras)):
+            if (key, wanted) in seen:
+                continue
+            seen.add((key, wanted))
+            try:
+                needed[key] = metadata.distribution(requirement.name)
+            except metadata.PackageNotFoundError:
+                break  # pip says it is missing
+            queue += [(Requirement(r), wanted) for r in needed[key].requires or []]
+    view = tmp_path / "dependencies"
+    view.mkdir()
+    for dist in needed.values():
+        site = Path(str(dist.locate_file("")))
+        for top in sorted({Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")}):
+            if top != "__pycache__" and (site / top).exists() and not (view / top).exists():
+                (view / top).symlink_to(site / top)
+    return view
+
+
 def test_installed_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+    """pip installs the wheel into a new virtual environment, resolving its declared dependencies
+    (no --no-deps) against those packages of this one that they need, which a .pth file puts on the
+    new one's path; no package index, so no network and no download. The pip that runs is this
+    environment's too."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    venv.EnvBuilder(with_pip=False, clear=True).create(env_dir)
     bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     python = bindir / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    Path(purelib, "dependencies.pth").write_text(f"{_dependencies_of_this_venv(wheel, tmp_path)}\n")
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--disable-pip-version-check", str(wheel)],
-        capture_output=True, text=True, timeout=900,
+        [str(python), "-m", "pip", "install", "--no-index", "--disable-pip-version-check", str(wheel)],
+        capture_output=True, text=True, timeout=900, env={**_env(tmp_path), "PIP_NO_INPUT": "1"},
     )  # fmt: skip
-    if install.returncode != 0:
-        if _NETWORK.search(install.stderr) or not _pip_reaches_an_index(python, tmp_path):
-            pytest.skip(f"pip cannot install dependencies here (no package index): {install.stderr.strip()[-300:]}")
-        pytest.fail(f"installing the wheel failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}")
+    assert install.returncode == 0, f"installing the wheel failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}"
 
     work = tmp_path / "work"
     work.mkdir()

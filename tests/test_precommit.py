@@ -1,12 +1,14 @@
 """The pre-commit hooks of .pre-commit-hooks.yaml, driven by the real `pre-commit` in temporary git repositories.
 
-The hook repository is a snapshot of this source tree committed into a temporary git repository
+The hook repository is a snapshot of this source tree committed into a git repository of its own
 (untracked files such as a new .pre-commit-hooks.yaml included; this repository's own git is never
 touched). Every test points a `.pre-commit-config.yaml` at that snapshot and runs `pre-commit run`
-with one PRE_COMMIT_HOME for the whole session, so the hooks' virtualenv (memdir and its
-dependencies from PyPI) is built once. `pre-commit try-repo` is not used: it builds a fresh
-environment in a new temporary store on every call and takes no `args`.
-"""
+with one PRE_COMMIT_HOME, where the hooks' virtualenv (memdir and its dependencies from PyPI) is
+built once. The snapshot and the home are kept in .cache/pre-commit/ under a digest of the source
+tree (conftest.cached_build): the test workers share them, and a later run of an unchanged tree
+finds the hooks' environment built; any change to the tree makes a new snapshot and a new build.
+`pre-commit try-repo` is not used: it builds a fresh environment in a new temporary store on every
+call and takes no `args`."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import NOT_SOURCE, cached_build, source_digest
 
 pytest.importorskip(
     "pre_commit", reason="the `pre-commit` package is not installed (pip install pre-commit) to drive the hooks"
@@ -30,8 +33,6 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 TODAY = "2026-11-22"
-# Left out of the snapshot: git, the local virtualenv, caches and build output (.gitignore's list).
-NOT_SNAPSHOT = (".git", ".venv", "__pycache__", "*.pyc", ".*_cache", "build", "dist", "*.egg-info")
 
 # Signs that pip could not reach a package index at all (not a problem of this project).
 _NETWORK = re.compile(
@@ -80,19 +81,6 @@ class HookRepo:
     home: Path  # PRE_COMMIT_HOME shared by the session
 
 
-@pytest.fixture(scope="session")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
-    """This source tree, uncommitted changes included, as a one-commit git repository."""
-    path = tmp_path_factory.mktemp("hook-repo")
-    home = tmp_path_factory.mktemp("pre-commit-home")
-    shutil.copytree(REPO, path, ignore=shutil.ignore_patterns(*NOT_SNAPSHOT), dirs_exist_ok=True)
-    env = _env(home)
-    _git(path, env, "init", "-q")
-    _git(path, env, "add", "-A")
-    _git(path, env, "commit", "-q", "-m", "snapshot")
-    return HookRepo(path, _git(path, env, "rev-parse", "HEAD").strip(), home)
-
-
 @dataclass(frozen=True)
 class Run:
     code: int
@@ -123,20 +111,37 @@ DEFAULT_HOOKS = [{"id": "memdir-index"}, {"id": "memdir-lint"}]
 
 
 @pytest.fixture(scope="session")
-def hook_env(hook_repo: HookRepo, tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
-    """Build the hooks' environment once (`pre-commit install-hooks`); skip when PyPI is out of reach."""
-    scratch = tmp_path_factory.mktemp("install-hooks")
-    env = _env(hook_repo.home)
-    _git(scratch, env, "init", "-q")
-    (scratch / ".pre-commit-config.yaml").write_text(_config(hook_repo, DEFAULT_HOOKS))
-    done = _pre_commit(scratch, env, "install-hooks")
-    if done.code != 0:
-        log = hook_repo.home / "pre-commit.log"
-        details = done.output + (log.read_text(errors="replace") if log.exists() else "")
-        if _NETWORK.search(details):
-            pytest.skip(f"pre-commit cannot install the hook environment (no package index): {details[-300:]}")
-        pytest.fail(f"pre-commit install-hooks failed:\n{details[-4000:]}")
-    return hook_repo
+def hook_env() -> HookRepo:
+    """This source tree, uncommitted changes included, as a one-commit git repository, and a
+    PRE_COMMIT_HOME where `pre-commit install-hooks` built the hooks' environment from it; made once
+    per source tree (cached_build). Skips when PyPI is out of reach."""
+    import pre_commit.constants
+
+    def build(folder: Path) -> None:
+        path, home, scratch = folder / "repo", folder / "home", folder / "install-hooks"
+        shutil.copytree(REPO, path, ignore=shutil.ignore_patterns(*NOT_SOURCE))
+        env = _env(home)
+        _git(path, env, "init", "-q")
+        _git(path, env, "add", "-A")
+        _git(path, env, "commit", "-q", "-m", "snapshot")
+        scratch.mkdir()
+        _git(scratch, env, "init", "-q")
+        (scratch / ".pre-commit-config.yaml").write_text(_config(_snapshot(folder), DEFAULT_HOOKS))
+        # No byte-compiling of the hooks' dependencies: a hook's run compiles what it imports.
+        done = _pre_commit(scratch, {**env, "PIP_NO_COMPILE": "1"}, "install-hooks")
+        if done.code != 0:
+            log = home / "pre-commit.log"
+            details = done.output + (log.read_text(errors="replace") if log.exists() else "")
+            if _NETWORK.search(details):
+                pytest.skip(f"pre-commit cannot install the hook environment (no package index): {details[-300:]}")
+            pytest.fail(f"pre-commit install-hooks failed:\n{details[-4000:]}")
+
+    return _snapshot(cached_build("pre-commit", source_digest(pre_commit.constants.VERSION), build))
+
+
+def _snapshot(folder: Path) -> HookRepo:
+    path = folder / "repo"
+    return HookRepo(path, _git(path, _env(folder / "home"), "rev-parse", "HEAD").strip(), folder / "home")
 
 
 ROLE = """\
