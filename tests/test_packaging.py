@@ -141,9 +141,11 @@ def test_metadata_is_ready_to_publish(wheel: Path) -> None:
     classifiers = {line.removeprefix("Classifier: ") for line in headers if line.startswith("Classifier: ")}
     assert {"Typing :: Typed", "Environment :: Console", "Programming Language :: Python :: 3.11"} <= classifiers
     # PEP 639: the SPDX expression supersedes license classifiers; PyPI rejects an upload with both.
-    assert "License-Expression: MIT" in headers and not any(c.startswith("License ::") for c in classifiers)
+    assert "License-Expression: MIT AND CC-BY-SA-4.0" in headers and not any(
+        c.startswith("License ::") for c in classifiers
+    )
     assert "memdir/py.typed" in names  # PEP 561: type checkers read memdir's annotations
-    assert f"memdir-{__version__}.dist-info/licenses/LICENSE" in names
+    assert {f"memdir-{__version__}.dist-info/licenses/{name}" for name in ("LICENSE", "NOTICE")} <= set(names)
 
 
 def _tracked(folder: str) -> set[str]:
@@ -165,7 +167,7 @@ def test_sdist_holds_what_building_and_testing_need(dist: tuple[Path, Path]) -> 
         prefix = archive.getnames()[0].split("/", 1)[0]
         names = {n.removeprefix(prefix + "/") for n in archive.getnames()}
     root_files = {
-        "pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", "Makefile", "action.yml", "BENCHMARKS.md",
+        "pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", "NOTICE", "Makefile", "action.yml", "BENCHMARKS.md",
         ".pre-commit-hooks.yaml", ".pre-commit-config.yaml", ".ci/run",
     }  # fmt: skip
     assert root_files <= names, sorted(root_files - names)
