@@ -216,12 +216,40 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
 # rejects) falls back to the YAML parser, which then decides. A test holds the two to the same
 # answers on every corpus file and on a table of tricky values.
 _SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
-_RISKY_START = frozenset("!&*|>'\"%@`[]{},?#-+.~=<0123456789")
+# YAML's indicators: a plain value cannot start with one. `-` only before a space, see _risky.
+_RISKY_START = frozenset("!&*|>'\"%@`[]{},?#")
+# PyYAML's implicit resolvers (yaml/resolver.py, YAML 1.1), copied verbatim: a plain scalar none of
+# them matches is a string, whatever its first character. A test holds the copy to PyYAML's table.
+_YAML_RESOLVERS = (
+    r"""^(?: ~
+                    |null|Null|NULL
+                    | )$""",
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""",
+    r"""^(?:[-+]?0b[0-1_]+
+                    |[-+]?0[0-7_]+
+                    |[-+]?(?:0|[1-9][0-9_]*)
+                    |[-+]?0x[0-9a-fA-F_]+
+                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
+    r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+                     (?:[Tt]|[ \t]+)[0-9][0-9]?
+                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+    r"^(?:<<)$",
+    r"^(?:=)$",
+    r"""^(?:yes|Yes|YES|no|No|NO
+                    |true|True|TRUE|false|False|FALSE
+                    |on|On|ON|off|Off|OFF)$""",
+)
+_YAML_TYPED = re.compile("|".join(f"(?:{pattern})" for pattern in _YAML_RESOLVERS), re.VERBOSE)
 # Compared lower-cased: YAML 1.1 reads these as booleans or null, as values and as keys.
 _SPECIAL_WORDS = frozenset(("y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<"))
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 _DIGIT_START = frozenset("0123456789")
-_NUMBERISH = re.compile(r"[-+.0-9][-+._0-9a-fA-FxXoO]*")  # might be an int, float or hex: decline
 _QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"[^\"\\\t]*\"")
 _INT = re.compile(r"0|[1-9][0-9]*")
 # Python converts no int of more than 4,300 digits to or from text (sys.get_int_max_str_digits) and
@@ -240,11 +268,12 @@ _YAML_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def _risky(value: str) -> bool:
-    if value[0] in _DIGIT_START and ":" not in value and not _NUMBERISH.fullmatch(value):
-        return False  # "7 anti-patterns found", "v2"-like words: no YAML number or date has these shapes
+    """Whether YAML might read `value`, a line's plain value, as anything but that text."""
     return (
         value[0] in _RISKY_START
+        or (value[0] == "-" and value[1:2] in ("", " "))  # a block sequence's `- `
         or value.lower() in _SPECIAL_WORDS
+        or _YAML_TYPED.match(value) is not None  # a number, date, boolean, null: read by _simple_value or YAML
         or ": " in value
         or ":\t" in value
         or " #" in value
