@@ -61,9 +61,17 @@ def escape_controls(text: str, *, keep_lines: bool = True) -> str:
 
 
 def _mask(text: str) -> str:
-    from memdir.core.sensitive import mask_secrets
+    # sensitive.py compiles its catalogue on import: loaded on the first text that leaves memdir,
+    # and kept, since an import statement costs a lookup on every one of a report's strings.
+    global _mask_secrets
+    if _mask_secrets is None:
+        from memdir.core.sensitive import mask_secrets
 
-    return mask_secrets(text)
+        _mask_secrets = mask_secrets
+    return _mask_secrets(text)
+
+
+_mask_secrets: Callable[[str], str] | None = None
 
 
 def for_terminal(text: str) -> str:
