@@ -30,15 +30,26 @@ def _alternation(labels: Sequence[str]) -> str:
     return "|".join(re.escape(label).replace(r"\ ", r"\s+") for label in sorted(labels, key=len, reverse=True))
 
 
+def _opening(labels: Sequence[str], *markup: str) -> str:
+    """A lookahead for the characters a label (or `markup` before it) can start with, a space standing
+    for any whitespace as in _alternation. Implied by what follows it, it lets `re` pass over most
+    lines with one test instead of one a label. Empty when a label is empty: anything can follow."""
+    if not all(labels):
+        return ""
+    first = {r"\s" if label[0].isspace() else re.escape(label[0]) for label in labels}
+    return f"(?=[{''.join(sorted(first | {re.escape(m) for m in markup}))}])"
+
+
 @lru_cache(maxsize=16)
 def label_pattern(labels: Sequence[str]) -> re.Pattern[str]:
     """A line that opens with one of `labels`: bold or not, any colon width, or as a heading."""
     names = _alternation(labels)
+    line, word = _opening(labels, *" \t>*+_#-"), _opening(labels)
     bold = r"(?:\*\*|__)?"
     return re.compile(
-        rf"^[ \t>]*(?:[-*+][ \t]+)?(?:"
-        rf"{bold}[ \t]*(?:{names})[ \t]*{bold}[ \t]*[:：]"  # **Why:**, **Why**:, Why：, **Pourquoi :**
-        rf"|#{{1,6}}[ \t]+(?:{names})[ \t]*[:：]?[ \t]*$"  # ## Why
+        rf"^{line}[ \t>]*(?:[-*+][ \t]+)?(?:"
+        rf"{bold}[ \t]*{word}(?:{names})[ \t]*{bold}[ \t]*[:：]"  # **Why:**, **Why**:, Why：, **Pourquoi :**
+        rf"|#{{1,6}}[ \t]+{word}(?:{names})[ \t]*[:：]?[ \t]*$"  # ## Why
         rf")",
         re.IGNORECASE | re.MULTILINE,
     )
@@ -205,9 +216,10 @@ def _date_hit(memory: Memory, line: int, phrase: str, resolved: dt.date, anchor:
 def _label_forms(labels: Sequence[str]) -> re.Pattern[str]:
     """A Why/How label opening a line, in any of its markups, with the parts that make it canonical."""
     names = _alternation(labels)
+    line, word = _opening(labels, *" \t>*+_-"), _opening(labels)
     return re.compile(
-        rf"^(?P<lead>[ \t>]*(?:[-*+][ \t]+)?)"
-        rf"(?P<label>(?P<open>\*\*|__)?[ \t]*(?P<word>{names})[ \t]*(?P<shut>\*\*|__)?[ \t]*(?P<colon>[:：])"
+        rf"^{line}(?P<lead>[ \t>]*(?:[-*+][ \t]+)?)(?P<label>(?P<open>\*\*|__)?[ \t]*"
+        rf"{word}(?P<word>{names})[ \t]*(?P<shut>\*\*|__)?[ \t]*(?P<colon>[:：])"
         rf"(?:[ \t]*(?P<after>\*\*|__))?)",
         re.IGNORECASE | re.MULTILINE,
     )
