@@ -194,7 +194,9 @@ def _recipes(body: str) -> Iterator[tuple[int, int]]:
 )  # fmt: skip
 def long_body(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
-        lines, size = memory.body.count("\n") + 1, len(memory.body.encode("utf-8"))
+        text, start = memory.doc.text, memory.doc.body_start  # counted in place: memory.body is a copy
+        lines = text.count("\n", start) + 1
+        size = len(text) - start if text.isascii() else len(text[start:].encode("utf-8"))
         if lines > BODY_MAX_LINES or size > BODY_MAX_BYTES:
             yield Hit(
                 memory.path,
