@@ -307,6 +307,8 @@ def test_simple_frontmatter_reads_ids_and_versions_without_yaml() -> None:
     assert _simple_yaml(text) == expected
     assert _simple_yaml("id: 12:30\n") is None  # sexagesimal: YAML 1.1 reads 750
     assert _simple_yaml("a: - item\n") is None
+    assert _simple_yaml('description: "say \\"no\\" to C:\\\\dev"\n') == {"description": 'say "no" to C:\\dev'}
+    assert _simple_yaml('description: "tab\\there"\n') is None  # other escapes: YAML decides
 
 
 def test_simple_frontmatter_takes_the_usual_shapes() -> None:

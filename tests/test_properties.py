@@ -243,6 +243,24 @@ def test_the_fast_path_reads_number_like_values_as_memdirs_yaml_does(values: lis
     assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()], text
 
 
+@settings(PROFILE, max_examples=PROFILE.max_examples * 5)
+@given(st.text(alphabet="\\\"'ntxu0aN_ #:\t/é", max_size=12))
+@example('say \\"no\\"')
+@example("C:\\\\dev")
+def test_the_fast_path_reads_double_quoted_values_as_memdirs_yaml_does(inner: str) -> None:
+    """A double-quoted value with `\\"` and `\\\\` escapes is read by the fast path; any other escape
+    goes to YAML. Whatever the fast path reads, YAML (with memdir's loaders) reads the same."""
+    text = f'description: "{inner}"\n'
+    fast = _simple_yaml(text)
+    if fast is None:
+        return
+    try:
+        slow = _load_yaml(text)
+    except FrontmatterError:
+        raise AssertionError(f"the fast path read YAML that YAML rejects: {text!r}") from None
+    assert fast == slow, text
+
+
 @PROFILE
 @given(st.lists(st.tuples(st.sampled_from(_KEYS), st.one_of(tricky_text, st.text(max_size=20))), max_size=6))
 @example([("name", "foo #x"), ("description", "a: b")])

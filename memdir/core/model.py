@@ -250,7 +250,8 @@ _YAML_TYPED = re.compile("|".join(f"(?:{pattern})" for pattern in _YAML_RESOLVER
 _SPECIAL_WORDS = frozenset(("y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<"))
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 _DIGIT_START = frozenset("0123456789")
-_QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"[^\"\\\t]*\"")
+_QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"(?:[^\"\\\t]|\\[\"\\])*\"")
+_QUOTED_ESCAPE = re.compile(r'\\(["\\])')  # in double quotes, `\"` and `\\` only: the rest go to YAML
 _INT = re.compile(r"0|[1-9][0-9]*")
 # Python converts no int of more than 4,300 digits to or from text (sys.get_int_max_str_digits) and
 # none above about 1.8e308 to a float, so one such number in one file would make every command that
@@ -295,8 +296,8 @@ def _simple_value(value: str) -> tuple[bool, Any]:
             return True, int(value) if len(value) <= _INT_DIGITS_MAX else value
         if _FLOAT.fullmatch(value):
             return True, float(value)
-    elif first in "'\"" and _QUOTED.fullmatch(value):  # 'it''s' or "no escapes": the common quoted descriptions
-        return True, value[1:-1].replace("''", "'") if first == "'" else value[1:-1]
+    elif first in "'\"" and _QUOTED.fullmatch(value):  # 'it''s' or "say \"no\"": the common quoted descriptions
+        return True, value[1:-1].replace("''", "'") if first == "'" else _QUOTED_ESCAPE.sub(r"\1", value[1:-1])
     elif first == "[":
         return _simple_list(value)
     if _risky(value):
