@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memdir.core.config import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS
 from memdir.lint import body, content
@@ -67,3 +69,44 @@ def test_hex_runs_are_found_in_the_marked_copy_as_in_the_text(text: str) -> None
     marked = text.encode("ascii", "replace").translate(content._HEX_MARKS)
     runs = [(m.start(), m.end()) for m in content._MARKED_RUN.finditer(marked)]
     assert runs == [(m.start(), m.end()) for m in re.finditer(r"[0-9a-f]{7,}", text)]
+
+
+_LOOKAHEAD = re.compile(r"\(\?=\[(?:\\.|[^\]\\])*\]\)")
+_LABEL_SETS = [
+    DEFAULT_WHY_LABELS,
+    DEFAULT_HOW_LABELS,
+    _LABELS,
+    ("Kelvin", "ſtop", "İx", "Ωmega", " lead", "ǅx", "-dash", "]x", "\\x"),
+    ("",),
+]
+# Letters whose case folding is unusual (Kelvin sign, long s, dotted I, titlecase digraphs), markup, CJK.
+_LABEL_TEXT = st.text(alphabet="KKſSsİiIıWwΩωßẞПп为이 \t*_#>-+:：\nyYhHeEǆǅxa]\\", max_size=14)
+
+
+_BEFORES = ["", "x\n", "**", "- ", "## ", "> __", " * **", "\t", "\u212a"]
+_AFTERS = ["", ":", "**:", ":** x", " ：", ":__", "\n"]
+
+
+def _same_without_lookaheads(labels: tuple[str, ...], text: str) -> None:
+    for pattern in (body.label_pattern(labels), body._label_forms(labels)):
+        plain = re.compile(_LOOKAHEAD.sub("", pattern.pattern), pattern.flags)
+        assert plain.pattern != pattern.pattern or not all(labels)
+        found = [(m.span(), m.groupdict()) for m in pattern.finditer(text)]
+        assert found == [(m.span(), m.groupdict()) for m in plain.finditer(text)], text
+
+
+@pytest.mark.parametrize("labels", _LABEL_SETS, ids=range(len(_LABEL_SETS)))
+def test_the_label_lookaheads_change_no_match(labels: tuple[str, ...]) -> None:
+    """The lookaheads that let the label searches skip most lines are implied by what follows them:
+    without them, the patterns find the same labels at the same places."""
+    for word in labels:
+        for before in _BEFORES:
+            for after in _AFTERS:
+                _same_without_lookaheads(labels, before + word + after)
+                _same_without_lookaheads(labels, before + word.upper() + after)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.sampled_from(_LABEL_SETS), st.lists(st.one_of(_LABEL_TEXT, st.sampled_from(_LABELS)), max_size=5))
+def test_the_label_lookaheads_change_no_match_in_any_text(labels: tuple[str, ...], parts: list[str]) -> None:
+    _same_without_lookaheads(labels, "".join(parts))

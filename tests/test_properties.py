@@ -29,6 +29,7 @@ from memdir.core.model import (
     Memory,
     MemoryType,
     NewMemory,
+    _load_yaml,
     _simple_yaml,
     control_problem,
     parse_document,
@@ -216,6 +217,48 @@ def test_the_fast_frontmatter_path_reads_as_yaml_does(pairs: list[tuple[str, str
     except yaml.YAMLError:
         raise AssertionError(f"the fast path read YAML that YAML rejects: {text!r}") from None
     assert fast == (slow or {}), text
+
+
+# Plain values made of what YAML's number, date, boolean and null shapes are made of, so most are one
+# character away from one of them: `1.2.3`, `-0x1F`, `2026-1-5 1:00`, `+.inf`, a UUID.
+_number_like = st.text(alphabet="0123456789-+._:eExXoObBaAfFtTZn~=< ", min_size=1, max_size=14).map(str.strip)
+
+
+@settings(PROFILE, max_examples=PROFILE.max_examples * 5)
+@given(st.lists(_number_like.filter(bool), min_size=1, max_size=4), st.booleans())
+@example(["568edca0-76b3-46af-bdbd-79f6729b768c"], False)
+@example(["2001-12-14 21:59:43.10 -5", "1_000", "-.inf", "0o17", "=", "<<", "~"], False)
+def test_the_fast_path_reads_number_like_values_as_memdirs_yaml_does(values: list[str], as_list: bool) -> None:
+    """Values starting with a digit, `-`, `+`, `.`, `~`, `=` or `<` are read by the fast path when none of
+    YAML's implicit types takes them; whatever it reads, YAML (with memdir's loaders) reads the same."""
+    text = f"tags: [{', '.join(values)}]\n" if as_list else "".join(f"k{i}: {v}\n" for i, v in enumerate(values))
+    fast = _simple_yaml(text)
+    if fast is None:
+        return
+    try:
+        slow = _load_yaml(text)
+    except FrontmatterError:
+        raise AssertionError(f"the fast path read YAML that YAML rejects: {text!r}") from None
+    assert fast == slow, text
+    assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()], text
+
+
+@settings(PROFILE, max_examples=PROFILE.max_examples * 5)
+@given(st.text(alphabet="\\\"'ntxu0aN_ #:\t/é", max_size=12))
+@example('say \\"no\\"')
+@example("C:\\\\dev")
+def test_the_fast_path_reads_double_quoted_values_as_memdirs_yaml_does(inner: str) -> None:
+    """A double-quoted value with `\\"` and `\\\\` escapes is read by the fast path; any other escape
+    goes to YAML. Whatever the fast path reads, YAML (with memdir's loaders) reads the same."""
+    text = f'description: "{inner}"\n'
+    fast = _simple_yaml(text)
+    if fast is None:
+        return
+    try:
+        slow = _load_yaml(text)
+    except FrontmatterError:
+        raise AssertionError(f"the fast path read YAML that YAML rejects: {text!r}") from None
+    assert fast == slow, text
 
 
 @PROFILE

@@ -217,16 +217,42 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
 # rejects) falls back to the YAML parser, which then decides. A test holds the two to the same
 # answers on every corpus file and on a table of tricky values.
 _SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
-_RISKY_START = frozenset("!&*|>'\"%@`[]{},?#-+.~=<0123456789")
+# YAML's indicators: a plain value cannot start with one. `-` only before a space, see _risky.
+_RISKY_START = frozenset("!&*|>'\"%@`[]{},?#")
+# PyYAML's implicit resolvers (yaml/resolver.py, YAML 1.1), copied verbatim: a plain scalar none of
+# them matches is a string, whatever its first character. A test holds the copy to PyYAML's table.
+_YAML_RESOLVERS = (
+    r"""^(?: ~
+                    |null|Null|NULL
+                    | )$""",
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""",
+    r"""^(?:[-+]?0b[0-1_]+
+                    |[-+]?0[0-7_]+
+                    |[-+]?(?:0|[1-9][0-9_]*)
+                    |[-+]?0x[0-9a-fA-F_]+
+                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
+    r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+                     (?:[Tt]|[ \t]+)[0-9][0-9]?
+                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+    r"^(?:<<)$",
+    r"^(?:=)$",
+    r"""^(?:yes|Yes|YES|no|No|NO
+                    |true|True|TRUE|false|False|FALSE
+                    |on|On|ON|off|Off|OFF)$""",
+)
+_YAML_TYPED = re.compile("|".join(f"(?:{pattern})" for pattern in _YAML_RESOLVERS), re.VERBOSE)
 # Compared lower-cased: YAML 1.1 reads these as booleans or null, as values and as keys.
 _SPECIAL_WORDS = frozenset(("y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<"))
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 _DIGIT_START = frozenset("0123456789")
-_NUMBERISH = re.compile(r"[-+.0-9][-+._0-9a-fA-FxXoO]*")  # might be an int, float or hex: decline
-# A UUID (Claude Code's `originSessionId`, in nearly every file it writes) looks numberish when it
-# starts with a digit, but no YAML number, date or time has its 8-4-4-4-12 shape: it is text.
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"[^\"\\\t]*\"")
+_QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"(?:[^\"\\\t]|\\[\"\\])*\"")
+_QUOTED_ESCAPE = re.compile(r'\\(["\\])')  # in double quotes, `\"` and `\\` only: the rest go to YAML
 _INT = re.compile(r"0|[1-9][0-9]*")
 # Python converts no int of more than 4,300 digits to or from text (sys.get_int_max_str_digits) and
 # none above about 1.8e308 to a float, so one such number in one file would make every command that
@@ -244,11 +270,12 @@ _YAML_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def _risky(value: str) -> bool:
-    if value[0] in _DIGIT_START and ":" not in value and (not _NUMBERISH.fullmatch(value) or _UUID.fullmatch(value)):
-        return False  # "7 anti-patterns found", "v2"-like words, a UUID: no YAML number or date has these shapes
+    """Whether YAML might read `value`, a line's plain value, as anything but that text."""
     return (
         value[0] in _RISKY_START
+        or (value[0] == "-" and value[1:2] in ("", " "))  # a block sequence's `- `
         or value.lower() in _SPECIAL_WORDS
+        or _YAML_TYPED.match(value) is not None  # a number, date, boolean, null: read by _simple_value or YAML
         or ": " in value
         or ":\t" in value
         or " #" in value
@@ -270,8 +297,8 @@ def _simple_value(value: str) -> tuple[bool, Any]:
             return True, int(value) if len(value) <= _INT_DIGITS_MAX else value
         if _FLOAT.fullmatch(value):
             return True, float(value)
-    elif first in "'\"" and _QUOTED.fullmatch(value):  # 'it''s' or "no escapes": the common quoted descriptions
-        return True, value[1:-1].replace("''", "'") if first == "'" else value[1:-1]
+    elif first in "'\"" and _QUOTED.fullmatch(value):  # 'it''s' or "say \"no\"": the common quoted descriptions
+        return True, value[1:-1].replace("''", "'") if first == "'" else _QUOTED_ESCAPE.sub(r"\1", value[1:-1])
     elif first == "[":
         return _simple_list(value)
     if _risky(value):

@@ -61,9 +61,17 @@ def escape_controls(text: str, *, keep_lines: bool = True) -> str:
 
 
 def _mask(text: str) -> str:
-    from memdir.core.sensitive import mask_secrets
+    # sensitive.py compiles its catalogue on import: loaded on the first text that leaves memdir,
+    # and kept, since an import statement costs a lookup on every one of a report's strings.
+    global _mask_secrets
+    if _mask_secrets is None:
+        from memdir.core.sensitive import mask_secrets
 
-    return mask_secrets(text)
+        _mask_secrets = mask_secrets
+    return _mask_secrets(text)
+
+
+_mask_secrets: Callable[[str], str] | None = None
 
 
 def for_terminal(text: str) -> str:
@@ -106,6 +114,17 @@ def masked(obj: Any, clean: Callable[[str], str] | None = None) -> Any:
 def dumps(obj: Any, *, indent: int | None = 2, compact: bool = False, mask: bool = True) -> str:
     """`obj` as JSON text, secrets masked (unless not `mask`) and no raw control character in it
     (no final newline); `compact` drops the spaces after `,` and `:` (for log lines)."""
-    separators = (",", ":") if compact else None
-    text = json.dumps(masked(obj) if mask else obj, ensure_ascii=False, indent=indent, separators=separators)
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    value = masked(obj) if mask else obj
+    if indent is None and not compact:  # json.dumps would build the same encoder on every call
+        text = _ONE_LINE.encode(value)
+    else:
+        separators = (",", ":") if compact else None
+        text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+    return _JSON_RAW.sub(_unicode_escape, text)
+
+
+_ONE_LINE = json.JSONEncoder(ensure_ascii=False)
+
+
+def _unicode_escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"

@@ -11,7 +11,18 @@ from typing import NamedTuple
 
 from memdir.core.dates import date_in_place, find_relative_dates_in
 from memdir.core.model import Memory
-from memdir.lint.registry import Applicability, Edit, Fix, Hit, LintContext, Severity, at_line_starts, line_at, rule
+from memdir.lint.registry import (
+    Applicability,
+    Edit,
+    Fix,
+    Hit,
+    LintContext,
+    Severity,
+    at_line_starts,
+    line_at,
+    newline_and_body,
+    rule,
+)
 
 
 def _alternation(labels: Sequence[str]) -> str:
@@ -19,15 +30,26 @@ def _alternation(labels: Sequence[str]) -> str:
     return "|".join(re.escape(label).replace(r"\ ", r"\s+") for label in sorted(labels, key=len, reverse=True))
 
 
+def _opening(labels: Sequence[str], *markup: str) -> str:
+    """A lookahead for the characters a label (or `markup` before it) can start with, a space standing
+    for any whitespace as in _alternation. Implied by what follows it, it lets `re` pass over most
+    lines with one test instead of one a label. Empty when a label is empty: anything can follow."""
+    if not all(labels):
+        return ""
+    first = {r"\s" if label[0].isspace() else re.escape(label[0]) for label in labels}
+    return f"(?=[{''.join(sorted(first | {re.escape(m) for m in markup}))}])"
+
+
 @lru_cache(maxsize=16)
 def label_pattern(labels: Sequence[str]) -> re.Pattern[str]:
     """A line that opens with one of `labels`: bold or not, any colon width, or as a heading."""
     names = _alternation(labels)
+    line, word = _opening(labels, *" \t>*+_#-"), _opening(labels)
     bold = r"(?:\*\*|__)?"
     return re.compile(
-        rf"^[ \t>]*(?:[-*+][ \t]+)?(?:"
-        rf"{bold}[ \t]*(?:{names})[ \t]*{bold}[ \t]*[:：]"  # **Why:**, **Why**:, Why：, **Pourquoi :**
-        rf"|#{{1,6}}[ \t]+(?:{names})[ \t]*[:：]?[ \t]*$"  # ## Why
+        rf"^{line}[ \t>]*(?:[-*+][ \t]+)?(?:"
+        rf"{bold}[ \t]*{word}(?:{names})[ \t]*{bold}[ \t]*[:：]"  # **Why:**, **Why**:, Why：, **Pourquoi :**
+        rf"|#{{1,6}}[ \t]+{word}(?:{names})[ \t]*[:：]?[ \t]*$"  # ## Why
         rf")",
         re.IGNORECASE | re.MULTILINE,
     )
@@ -36,6 +58,12 @@ def label_pattern(labels: Sequence[str]) -> re.Pattern[str]:
 def has_label(body: str, labels: Sequence[str]) -> bool:
     # A label ends in its colon or before a line's end, never just after a newline: at_line_starts holds.
     return at_line_starts(label_pattern(tuple(labels))).search("\n" + body) is not None
+
+
+def _labelled(memory: Memory, labels: Sequence[str]) -> bool:
+    """has_label on the memory's body, read in place."""
+    text, pos = newline_and_body(memory)
+    return at_line_starts(label_pattern(tuple(labels))).search(text, pos) is not None
 
 
 def _needs_labels(ctx: LintContext) -> Iterator[Memory]:
@@ -69,7 +97,7 @@ _FEEDBACK = """\
 )  # fmt: skip
 def missing_why(ctx: LintContext) -> Iterator[Hit]:
     for memory in _needs_labels(ctx):
-        if not has_label(memory.body, ctx.config.why_labels):
+        if not _labelled(memory, ctx.config.why_labels):
             kind = memory.type.value if memory.type else ""
             yield Hit(memory.path, memory.doc.body_line, f"{kind} memory has no **Why:** line")
 
@@ -89,7 +117,7 @@ def missing_why(ctx: LintContext) -> Iterator[Hit]:
 )  # fmt: skip
 def missing_how(ctx: LintContext) -> Iterator[Hit]:
     for memory in _needs_labels(ctx):
-        if not has_label(memory.body, ctx.config.how_labels):
+        if not _labelled(memory, ctx.config.how_labels):
             kind = memory.type.value if memory.type else ""
             yield Hit(memory.path, memory.doc.body_line, f"{kind} memory has no **How to apply:** line")
 
@@ -188,9 +216,10 @@ def _date_hit(memory: Memory, line: int, phrase: str, resolved: dt.date, anchor:
 def _label_forms(labels: Sequence[str]) -> re.Pattern[str]:
     """A Why/How label opening a line, in any of its markups, with the parts that make it canonical."""
     names = _alternation(labels)
+    line, word = _opening(labels, *" \t>*+_-"), _opening(labels)
     return re.compile(
-        rf"^(?P<lead>[ \t>]*(?:[-*+][ \t]+)?)"
-        rf"(?P<label>(?P<open>\*\*|__)?[ \t]*(?P<word>{names})[ \t]*(?P<shut>\*\*|__)?[ \t]*(?P<colon>[:：])"
+        rf"^{line}(?P<lead>[ \t>]*(?:[-*+][ \t]+)?)(?P<label>(?P<open>\*\*|__)?[ \t]*"
+        rf"{word}(?P<word>{names})[ \t]*(?P<shut>\*\*|__)?[ \t]*(?P<colon>[:：])"
         rf"(?:[ \t]*(?P<after>\*\*|__))?)",
         re.IGNORECASE | re.MULTILINE,
     )
@@ -211,16 +240,17 @@ def label_format(ctx: LintContext) -> Iterator[Hit]:
     # A label ends in its colon or its closing bold, never just after a newline: at_line_starts holds.
     pattern = at_line_starts(_label_forms((*ctx.config.why_labels, *ctx.config.how_labels)))
     for memory in _needs_labels(ctx):
-        body = memory.body
-        for found in pattern.finditer("\n" + body):
+        view, pos = newline_and_body(memory)
+        for found in pattern.finditer(view, pos):
             end = _label_end(found)
             if end is None:
                 continue
-            start, end = found.start("label") - 1, end - 1  # groups are one character on in "\n" + body
-            label = body[start:end]
+            label = view[found.start("label") : end]
+            # Offsets in the file: groups are one character on in "\n" + body, `pos` on in the view.
+            start, end = (memory.doc.body_start + offset - pos - 1 for offset in (found.start("label"), end))
             wanted = f"**{found['word']}{found['colon']}**"
-            edit = Edit(memory.doc.body_start + start, memory.doc.body_start + end, wanted)
-            line = memory.doc.body_line + line_at(body, found.start()) - 1
+            edit = Edit(start, end, wanted)
+            line = line_at(memory.doc.text, start)
             fix = Fix(Applicability.SAFE, f"write {label.strip()!r} as {wanted!r}", (edit,))
             yield Hit(memory.path, line, f"label {label.strip()!r} is not in the form {wanted!r}", fix)
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from memdir.core.model import Memory, MemoryType
-from memdir.lint.registry import Hit, LintContext, Severity, at_line_starts, line_at, rule
+from memdir.lint.registry import Hit, LintContext, Severity, at_line_starts, line_at, newline_and_body, rule
 
 CODE_BLOCK_MAX_LINES = 15
 BODY_MAX_LINES = 200  # the reader's per-memory recall cap
@@ -69,9 +69,10 @@ def _repeated(ctx: LintContext, pattern: re.Pattern[str], describe: Callable[[in
     three are a paste."""
     newline_first = at_line_starts(pattern)
     for memory in ctx.scan.memories:
-        found = list(newline_first.finditer("\n" + memory.body))
+        view, pos = newline_and_body(memory)
+        found = list(newline_first.finditer(view, pos))
         if len(found) >= 3:
-            yield Hit(memory.path, _body_line(memory, found[0].start()), describe(len(found)))
+            yield Hit(memory.path, _body_line(memory, found[0].start() - pos), describe(len(found)))
 
 
 @rule(
@@ -193,7 +194,9 @@ def _recipes(body: str) -> Iterator[tuple[int, int]]:
 )  # fmt: skip
 def long_body(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
-        lines, size = memory.body.count("\n") + 1, len(memory.body.encode("utf-8"))
+        text, start = memory.doc.text, memory.doc.body_start  # counted in place: memory.body is a copy
+        lines = text.count("\n", start) + 1
+        size = len(text) - start if text.isascii() else len(text[start:].encode("utf-8"))
         if lines > BODY_MAX_LINES or size > BODY_MAX_BYTES:
             yield Hit(
                 memory.path,
