@@ -185,9 +185,9 @@ def test_every_dataclass_on_the_start_up_path_says_what_it_is() -> None:
     for name in sorted(_WARM_INDEX_MODULES | {"memdir.integrations.claude_runtime", "memdir.core.outward"}):
         module = importlib.import_module(name)
         for value in vars(module).values():
-            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
-                if (value.__doc__ or "").startswith(f"{value.__name__}("):  # the one dataclasses wrote
-                    undocumented.append(f"{name}.{value.__name__}")
+            ours = isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name
+            if ours and (value.__doc__ or "").startswith(f"{value.__name__}("):  # the one dataclasses wrote
+                undocumented.append(f"{name}.{value.__name__}")
     assert undocumented == []
 
 

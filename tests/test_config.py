@@ -110,7 +110,12 @@ def test_a_config_memdir_cannot_use_is_one_line_and_exit_2(repo: Path, file: str
 
 @pytest.mark.parametrize(
     "content",
-    [b"[tool.ruff]\nline-length = 120\n", b"[tool.ruff\nbroken = \n", b"tool = 5\n", b"[project]\nname = \"caf\xe9\"\n"],
+    [
+        b"[tool.ruff]\nline-length = 120\n",
+        b"[tool.ruff\nbroken = \n",
+        b"tool = 5\n",
+        b'[project]\nname = "caf\xe9"\n',
+    ],
     ids=["other-tools", "broken", "tool-not-a-table", "not-utf8"],
 )
 def test_a_pyproject_that_never_says_memdir_is_neither_parsed_nor_judged(repo: Path, content: bytes) -> None:
