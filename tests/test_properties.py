@@ -12,8 +12,9 @@ import datetime as dt
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -209,14 +210,22 @@ def test_the_fast_frontmatter_path_reads_as_yaml_does(pairs: list[tuple[str, str
     """_simple_yaml answers only when it is sure; when it answers, YAML agrees (bug: it read
     `'a\x85  b'`, which YAML folds to 'a b', as 'a\x85  b')."""
     text = "".join(f"{key}: {value}\n" for key, value in pairs)
+    both = _fast_and_yaml(text, yaml.safe_load)
+    if both is not None:
+        fast, slow = both
+        assert fast == (slow or {}), text
+
+
+def _fast_and_yaml(text: str, load: Callable[[str], Any]) -> tuple[dict[str, Any], Any] | None:
+    """What _simple_yaml and `load` read in `text`, or None when the fast path declines; fails when
+    YAML rejects what the fast path read."""
     fast = _simple_yaml(text)
     if fast is None:
-        return
+        return None
     try:
-        slow = yaml.safe_load(text)
-    except yaml.YAMLError:
+        return fast, load(text)
+    except (yaml.YAMLError, FrontmatterError):
         raise AssertionError(f"the fast path read YAML that YAML rejects: {text!r}") from None
-    assert fast == (slow or {}), text
 
 
 # Plain values made of what YAML's number, date, boolean and null shapes are made of, so most are one
@@ -232,15 +241,11 @@ def test_the_fast_path_reads_number_like_values_as_memdirs_yaml_does(values: lis
     """Values starting with a digit, `-`, `+`, `.`, `~`, `=` or `<` are read by the fast path when none of
     YAML's implicit types takes them; whatever it reads, YAML (with memdir's loaders) reads the same."""
     text = f"tags: [{', '.join(values)}]\n" if as_list else "".join(f"k{i}: {v}\n" for i, v in enumerate(values))
-    fast = _simple_yaml(text)
-    if fast is None:
-        return
-    try:
-        slow = _load_yaml(text)
-    except FrontmatterError:
-        raise AssertionError(f"the fast path read YAML that YAML rejects: {text!r}") from None
-    assert fast == slow, text
-    assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()], text
+    both = _fast_and_yaml(text, _load_yaml)
+    if both is not None:
+        fast, slow = both
+        assert fast == slow, text
+        assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()], text
 
 
 @settings(PROFILE, max_examples=PROFILE.max_examples * 5)
@@ -251,14 +256,10 @@ def test_the_fast_path_reads_double_quoted_values_as_memdirs_yaml_does(inner: st
     """A double-quoted value with `\\"` and `\\\\` escapes is read by the fast path; any other escape
     goes to YAML. Whatever the fast path reads, YAML (with memdir's loaders) reads the same."""
     text = f'description: "{inner}"\n'
-    fast = _simple_yaml(text)
-    if fast is None:
-        return
-    try:
-        slow = _load_yaml(text)
-    except FrontmatterError:
-        raise AssertionError(f"the fast path read YAML that YAML rejects: {text!r}") from None
-    assert fast == slow, text
+    both = _fast_and_yaml(text, _load_yaml)
+    if both is not None:
+        fast, slow = both
+        assert fast == slow, text
 
 
 @PROFILE
