@@ -173,15 +173,21 @@ def test_reject_all_rejects_and_remembers_every_quarantined_memory(folder: Path,
     assert reject_all(_folder(folder)) == []
 
 
-def test_reject_usage_errors(folder: Path) -> None:
+@pytest.mark.parametrize("decision", ["accept", "reject"])
+def test_review_usage_errors_and_an_unknown_name_change_nothing(folder: Path, decision: str) -> None:
     _session(folder, 1, FROM_A_PAGE, STATUS_PAGE)
-    both = invoke_memdir("--dir", str(folder), "review", "reject", "--all", "deploy-runbook")
+    both = invoke_memdir("--dir", str(folder), "review", decision, "--all", "deploy-runbook")
     assert both.exit_code == 2 and "not both" in both.stderr and both.stderr.count("\n") == 1
-    neither = invoke_memdir("--dir", str(folder), "review", "reject")
+    neither = invoke_memdir("--dir", str(folder), "review", decision)
     assert neither.exit_code == 2 and "--all" in neither.stderr
-    unknown = invoke_memdir("--dir", str(folder), "review", "reject", "status-page", "nope")
+    unknown = invoke_memdir("--dir", str(folder), "review", decision, "status-page", "nope")
     assert unknown.exit_code == 2 and "nope" in unknown.stderr
-    assert len(quarantined(_folder(folder))) == 2 and remembered(folder) == []  # nothing rejected
+    # the first name was neither let in nor rejected
+    assert len(quarantined(_folder(folder))) == 2 and remembered(folder) == []
+
+
+def test_reject_several_names_with_purge_deletes_them(folder: Path) -> None:
+    _session(folder, 1, FROM_A_PAGE, STATUS_PAGE)
     two = invoke_memdir("--dir", str(folder), "review", "reject", "status-page", "deploy-runbook", "--purge")
     assert two.exit_code == 0 and "(deleted)" in two.stderr and _files(folder) == []
 
@@ -238,17 +244,6 @@ def test_accept_several_names_reports_json(folder: Path) -> None:
         {"path": "reference_deploy-runbook.md", "superseded": None},
     ]  # in the order given, once each
     assert "index" in report and quarantined(_folder(folder)) == []
-
-
-def test_accept_usage_errors_and_an_unknown_name_accept_nothing(folder: Path) -> None:
-    _session(folder, 1, FROM_A_PAGE, STATUS_PAGE)
-    both = invoke_memdir("--dir", str(folder), "review", "accept", "--all", "deploy-runbook")
-    assert both.exit_code == 2 and "not both" in both.stderr and both.stderr.count("\n") == 1
-    neither = invoke_memdir("--dir", str(folder), "review", "accept")
-    assert neither.exit_code == 2 and "--all" in neither.stderr
-    unknown = invoke_memdir("--dir", str(folder), "review", "accept", "status-page", "nope")
-    assert unknown.exit_code == 2 and "nope" in unknown.stderr
-    assert len(quarantined(_folder(folder))) == 2  # the first name was not let in either
 
 
 def test_two_accepted_memories_that_supersede_one_memory_are_refused_before_any_is_written(
