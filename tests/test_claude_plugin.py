@@ -1,7 +1,7 @@
 """The Claude Code plugin (plugin/, .claude-plugin/marketplace.json) against the real Claude Code client.
 
 The client comes from the npm registry, pinned (CLAUDE_CODE_VERSION), installed once into
-.cache/claude-code/ (ignored by git) under a file lock, so xdist workers do not race; with no
+.cache/claude-code/ (ignored by git) by conftest.cached_build, so xdist workers do not race; with no
 `node`/`npm`, or when the install fails (no network), the tests that need it skip and say why.
 MEMDIR_CLAUDE_CODE=/path/to/claude uses a client already installed instead.
 
@@ -16,7 +16,6 @@ memdir:///MEMORY.md; the results the client sends back are asserted.
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
 import json
 import os
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cached_build
 
 from memdir.integrations.claude_settings import memdir_hooks
 from memdir.integrations.mcp_server import INSTRUCTIONS
@@ -41,7 +41,6 @@ REPO = Path(__file__).resolve().parents[1]
 PLUGIN = REPO / "plugin"
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 CLAUDE_CODE_VERSION = "2.1.332"  # exact, for reproducible runs; raise it on purpose
-CACHE = REPO / ".cache" / "claude-code"
 # The real home, read before the autouse fixture swaps HOME: npm's own config and cache live there.
 REAL_HOME = os.environ.get("HOME", "")
 CALL_ID = "toolu_standin_call_"  # the ids of the tool calls the stand-in makes for the model
@@ -119,26 +118,26 @@ def claude() -> Path:
     npm = shutil.which("npm")
     if shutil.which("node") is None or npm is None:
         pytest.skip("the real Claude Code client needs node and npm, and they are not on PATH")
-    prefix = CACHE / CLAUDE_CODE_VERSION
+
+    def install(prefix: Path) -> None:
+        env = {**os.environ, "HOME": REAL_HOME, "npm_config_update_notifier": "false"}
+        try:
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                 f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}"],
+                capture_output=True, text=True, env=env, timeout=900,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"npm install {CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} took over 15 minutes")
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            pytest.skip(f"npm install {CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} failed: {last}")
+
+    # One worker installs, the others wait and then find it; a failed install is tried again.
+    prefix = cached_build("claude-code", CLAUDE_CODE_VERSION, install)
     binary = prefix / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / f"{CLAUDE_CODE_VERSION}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker installs, the others wait and then find it
-        if _version_of(binary) != CLAUDE_CODE_VERSION:
-            env = {**os.environ, "HOME": REAL_HOME, "npm_config_update_notifier": "false"}
-            try:
-                done = subprocess.run(
-                    [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                     f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}"],
-                    capture_output=True, text=True, env=env, timeout=900,
-                )  # fmt: skip
-            except subprocess.TimeoutExpired:
-                pytest.skip(f"npm install {CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} took over 15 minutes")
-            if done.returncode != 0:
-                last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-                pytest.skip(f"npm install {CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} failed: {last}")
-        if _version_of(binary) != CLAUDE_CODE_VERSION:
-            pytest.skip(f"{binary} does not run as Claude Code {CLAUDE_CODE_VERSION} on this machine")
+    if _version_of(binary) != CLAUDE_CODE_VERSION:
+        pytest.skip(f"{binary} does not run as Claude Code {CLAUDE_CODE_VERSION} on this machine")
     return binary
 
 
