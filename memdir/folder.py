@@ -533,7 +533,7 @@ class MemoryDir:
             return
         stamp = dt.datetime.now().astimezone().isoformat(timespec="seconds")
         entry = f"## {stamp}: lines `memdir index` removed or replaced\n\n" + "\n".join(gone) + "\n\n"
-        append_lines(state / f"{INDEX_NAME}.history", entry.encode("utf-8"), durable=True)
+        append_lines(state / f"{INDEX_NAME}.history", entry.encode("utf-8"), durable=True, rotate=True)
 
     def save_draft(self, file_name: str, text: str) -> Path:
         """Keep text a person typed that memdir could not accept, so no edit is ever lost."""

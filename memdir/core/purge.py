@@ -3,12 +3,12 @@
 A purged memory is one its owner wants gone, often because it held a key or personal data. The file
 is deleted by `MemoryDir.remove`; this removes the copies memdir itself made of it:
 
-- `.memdir/MEMORY.md.prev` and `.memdir/MEMORY.md.history`: the lines that link to the file, and
-  any line holding one of the secrets found in it;
+- `.memdir/MEMORY.md.prev` and `.memdir/MEMORY.md.history` (and its old generation `.1`): the
+  lines that link to the file, and any line holding one of the secrets found in it;
 - `.memdir/recall.jsonl` (and its old generation `.1`): the recalls that name the file or hold one
   of its secrets (a query can quote a key);
-- `.memdir/log.jsonl`: each of its secrets masked where it appears; the lines stay, since
-  `memdir history` reads them;
+- `.memdir/log.jsonl` (and `.1`): each of its secrets masked where it appears; the lines stay,
+  since `memdir history` reads them;
 - the parse cache and the recall index, which hold the file's text: deleted (they are rebuilt);
 - drafts of the file kept in `.memdir/drafts/`.
 
@@ -29,11 +29,10 @@ from memdir.core.cache import CACHE_FILE
 from memdir.core.index import entry_target
 from memdir.core.model import INDEX_NAME
 from memdir.core.sensitive import find_secrets
-from memdir.core.store import MAX_FILE_BYTES, STATE_DIR, atomic_write
+from memdir.core.store import DECISION_LOG, MAX_FILE_BYTES, STATE_DIR, atomic_write
 
 _RECALL_LOG = "recall.jsonl"  # read.recall_log.LOG_FILE, without importing recall for every `rm`
 _RECALL_INDEX = "recall-index"  # read.termindex.INDEX_FILE
-_DECISION_LOG = "log.jsonl"  # gauntlet.LOG_NAME
 
 
 def purge_traces(root: Path, path: str, text: str) -> list[str]:
@@ -64,13 +63,15 @@ def purge_traces(root: Path, path: str, text: str) -> list[str]:
     for name, drop in (
         (f"{INDEX_NAME}.prev", index_line),
         (f"{INDEX_NAME}.history", index_line),
+        (f"{INDEX_NAME}.history.1", index_line),
         (_RECALL_LOG, recall_line),
         (f"{_RECALL_LOG}.1", recall_line),
     ):
         if _rewrite(state / name, lambda line, drop=drop: None if drop(line) else line):  # type: ignore[misc]
             changed.append(name)
-    if secrets and _rewrite(state / _DECISION_LOG, masked_line):
-        changed.append(_DECISION_LOG)
+    for name in (DECISION_LOG, f"{DECISION_LOG}.1"):
+        if secrets and _rewrite(state / name, masked_line):
+            changed.append(name)
     base = PurePosixPath(path).name
     gone = [state / CACHE_FILE, state / _RECALL_INDEX]
     drafts = state / "drafts"

@@ -1,7 +1,7 @@
 """Remembered rejections: what `memdir review reject` threw out, so the write path does not bring it back.
 
 `.memdir/rejected.jsonl`, one JSON object a line, appended whole or not at all (`append_lines`),
-and rotated as the logs are (`rotate_log`: past 10 MiB, some 5,000 rejections, it becomes
+and rotated as the logs are (`append_lines(rotate=True)`: past 10 MiB, some 5,000 rejections, it becomes
 `rejected.jsonl.1`, which is still read, so the last one or two generations are remembered):
 `at`, `file`, `name`, `type`, `digest` (what the memory said: `said_fingerprint`), and its
 `description` and `body` for the near-duplicate check, left out when it was rejected with `--purge`
@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.core.model import Memory, name_key
-from memdir.core.store import STATE_DIR, append_lines, ensure_state_dir, read_jsonl, rotate_log, state_dir
+from memdir.core.store import STATE_DIR, append_lines, ensure_state_dir, read_generations, state_dir
 
 REJECTED_FILE = "rejected.jsonl"
 
@@ -74,8 +73,7 @@ def remember(root: Path, rejections: Iterable[Rejection], now: dt.datetime | Non
         lines.append(dumps(entry, indent=None) + "\n")
     if lines:
         path, data = ensure_state_dir(root) / REJECTED_FILE, "".join(lines).encode("utf-8")
-        rotate_log(path, len(data))
-        append_lines(path, data, durable=True)
+        append_lines(path, data, durable=True, rotate=True)
 
 
 def remembered(root: Path) -> list[Rejection]:
@@ -86,7 +84,7 @@ def remembered(root: Path) -> list[Rejection]:
         return []
     found: list[Rejection] = []
     path = state_dir(root) / REJECTED_FILE
-    for entry in itertools.chain(read_jsonl(path.with_name(path.name + ".1")), read_jsonl(path)):
+    for entry in read_generations(path):
         file, name, digest = entry.get("file"), entry.get("name"), entry.get("digest")
         if not (isinstance(file, str) and isinstance(name, str) and isinstance(digest, str)):
             continue

@@ -411,20 +411,28 @@ LOG_MAX_BYTES = 10 * 1024 * 1024  # a log in .memdir/ past this starts afresh, k
 
 def rotate_log(path: Path, incoming: int = 0) -> None:
     """When `incoming` more bytes would take the log at `path` past LOG_MAX_BYTES, rename it to
-    `<name>.1` (replacing an older one), so that a log memdir appends to never grows without bound."""
+    `<name>.1` (replacing an older one). For a log another program writes into (the extract hook's
+    output); the logs memdir appends to itself rotate under their lock (`append_lines(rotate=True)`)."""
     try:
         status = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:
         return
     # Not a log's size but a link's or a pipe's: left in place, for the append to refuse and name it.
     if stat.S_ISREG(status.st_mode) and status.st_size + incoming > LOG_MAX_BYTES:
-        os.replace(path, path.with_name(path.name + ".1"))
+        with contextlib.suppress(FileNotFoundError):  # rotated by another hook in the meantime
+            os.replace(path, older_generation(path))
 
 
-def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
-    """Append whole lines to a log, whole or not at all; `durable` waits for the disk. Raises OSError
-    (ENOSPC on a full disk) with the log as it was, and NotRegularFile for a named pipe, socket,
-    device or symlink in the log's place.
+def older_generation(path: Path) -> Path:
+    """Where a rotated log's previous generation is kept: `<name>.1`."""
+    return path.with_name(path.name + ".1")
+
+
+def append_lines(path: Path, data: bytes, *, durable: bool = False, rotate: bool = False) -> None:
+    """Append whole lines to a log, whole or not at all; `durable` waits for the disk; `rotate` first
+    renames a log that `data` would take past LOG_MAX_BYTES to `<name>.1`. Raises OSError (ENOSPC on
+    a full disk) with the log as it was, and NotRegularFile for a named pipe, socket, device or
+    symlink in the log's place.
 
     The lines go in one O_APPEND write, under an flock of the log that every append takes, so
     writers at once never interleave within a line. write(2) on a nearly full disk writes what fits
@@ -432,9 +440,8 @@ def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
     left by something else (a power cut, an older memdir) is ended with a newline first, so it stays
     a line of its own that readers skip, instead of swallowing the first line appended after it.
     """
-    fd = _open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    fd = _locked_log(path, len(data) if rotate else None)
     try:
-        _lock_log(fd)
         start = os.fstat(fd).st_size
         if start and os.pread(fd, 1, start - 1) != b"\n":
             data = b"\n" + data
@@ -450,6 +457,37 @@ def append_lines(path: Path, data: bytes, *, durable: bool = False) -> None:
             raise
     finally:
         os.close(fd)  # and with it the flock
+
+
+def _locked_log(path: Path, incoming: int | None) -> int:
+    """The log at `path`, opened for appending and flocked; rotated first when `incoming` (None: never
+    rotate) more bytes would take a non-empty log past LOG_MAX_BYTES.
+
+    The size is judged and the rename made under the lock, and a writer that waited for the lock
+    checks that the file it holds is still the one at `path`: another writer may have rotated it in
+    the meantime, and then its lines belong in the new log, not in the old generation it was renamed
+    to, and a second rotation would put the new log's few lines over the whole old generation."""
+    while True:
+        fd = _open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            _lock_log(fd)
+            held = os.fstat(fd)
+            try:
+                there = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                there = None
+            if there is None or (there.st_dev, there.st_ino) != (held.st_dev, held.st_ino):
+                os.close(fd)
+                continue
+            if incoming is not None and held.st_size and held.st_size + incoming > LOG_MAX_BYTES:
+                os.replace(path, older_generation(path))
+                os.close(fd)
+                continue
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+        return fd
 
 
 def _lock_log(fd: int) -> None:
@@ -649,20 +687,32 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return []
 
 
+def iter_generations(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a rotated log, its older generation's first, as iter_jsonl."""
+    yield from iter_jsonl(older_generation(path))
+    yield from iter_jsonl(path)
+
+
+def read_generations(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a rotated log, its older generation's first, as read_jsonl."""
+    return read_jsonl(older_generation(path)) + read_jsonl(path)
+
+
 # --- the decision log: what every writer decided, and why -------------------------------------
 
 DECISION_LOG = "log.jsonl"
 
 
 def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.datetime | None = None) -> None:
-    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write.
+    """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write; past
+    LOG_MAX_BYTES the log becomes `log.jsonl.1` (read too, by read_decisions) and starts afresh.
     Names, reasons and errors are free text: their secrets are masked (memdir.core.outward)."""
     from memdir.core.outward import dumps
 
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
     lines = "".join(dumps({"at": stamp, **entry}, indent=None) + "\n" for entry in entries)
     if lines:
-        append_lines(ensure_state_dir(root) / DECISION_LOG, lines.encode("utf-8"), durable=True)
+        append_lines(ensure_state_dir(root) / DECISION_LOG, lines.encode("utf-8"), durable=True, rotate=True)
 
 
 def decision_log_path(root: Path) -> Path:
@@ -671,8 +721,8 @@ def decision_log_path(root: Path) -> Path:
 
 
 def read_decisions(root: Path) -> list[dict[str, Any]]:
-    """The logged decisions, oldest first; torn lines are skipped."""
-    return read_jsonl(decision_log_path(root))
+    """The logged decisions of both generations (see rotation), oldest first; torn lines are skipped."""
+    return read_generations(decision_log_path(root))
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.core.errors import IndexRefused
 from memdir.core.model import MemoryType, Status
-from memdir.core.store import archive_dir, iter_jsonl, scan_folder, state_dir
+from memdir.core.store import archive_dir, iter_generations, scan_folder, state_dir
 
 if TYPE_CHECKING:
     from memdir.folder import MemoryDir
@@ -223,7 +223,7 @@ def _recall_figures(folder: MemoryDir, notes: list[str]) -> RecallFigures:
     recalls = returned = empty = 0
     recalled: set[str] = set()
     try:  # streamed: a log that escaped rotation can be hundreds of megabytes
-        for entry in iter_jsonl(state_dir(folder.root) / LOG_FILE):
+        for entry in iter_generations(state_dir(folder.root) / LOG_FILE):
             chosen = entry.get("chosen")
             if not isinstance(chosen, list):
                 continue  # a foreign line
@@ -242,7 +242,7 @@ def _cleanup(folder: MemoryDir, notes: list[str]) -> dict[str, int]:
 
     counts = {"expired": 0, "superseded": 0}
     try:
-        for entry in iter_jsonl(decision_log_path(folder.root)):
+        for entry in iter_generations(decision_log_path(folder.root)):
             reason = entry.get("reason")
             if entry.get("command") == "prune" and entry.get("decision") == "archived" and reason in counts:
                 counts[reason] += 1

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memdir.core.outward import dumps
-from memdir.core.store import (
-    append_lines,
-    ensure_state_dir,
-    read_jsonl,
-    rotate_log,
-    state_dir,
-)
+from memdir.core.store import append_lines, ensure_state_dir, read_generations, state_dir
 from memdir.read.scoring import RecallResult
-
-if TYPE_CHECKING:
-    pass
-
 
 LOG_FILE = "recall.jsonl"
 LOG_CANDIDATES = 50  # candidates written to the log per recall, best first (all chosen ones included)
@@ -72,11 +62,11 @@ def write_log(root: Path, result: RecallResult) -> Path:
     path = ensure_state_dir(root) / LOG_FILE
     # The query and the candidates' descriptions are free text: no key is copied into the log.
     line = (dumps(log_entry(result), indent=None, compact=True) + "\n").encode("utf-8")
-    rotate_log(path, len(line))
-    append_lines(path, line)
+    append_lines(path, line, rotate=True)
     return path
 
 
 def read_log(root: Path) -> list[dict[str, Any]]:
-    """The recalls logged in `<root>/.memdir/recall.jsonl`, oldest first (unreadable lines skipped)."""
-    return read_jsonl(state_dir(root) / LOG_FILE)
+    """The recalls logged in `<root>/.memdir/recall.jsonl` and its older generation, oldest first
+    (unreadable lines skipped)."""
+    return read_generations(state_dir(root) / LOG_FILE)

@@ -1,0 +1,105 @@
+"""memdir's own logs stay bounded and whole: every log it appends to (the decision log, the recall log,
+rejected.jsonl, MEMORY.md.history) is rotated past store.LOG_MAX_BYTES under the log's own lock, its
+readers read both generations, and `rm --purge` cleans the old generation as well as the new."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import invoke_memdir
+
+from memdir.core import store
+from memdir.core.store import DECISION_LOG, STATE_DIR, append_lines, log_decisions, read_decisions
+
+KEY = "sk-ant-api03-" + "Zq4Wn8Kd2Hs6Pf1T" * 6  # the shape of an Anthropic key; not a real one
+
+
+def test_the_decision_log_rotates_and_both_generations_are_read(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 1000)  # some ten decisions a generation
+    for n in range(30):
+        log_decisions(folder, [{"command": "add", "decision": "written", "file": f"user_{n}.md", "pad": "x" * 40}])
+    state = folder / STATE_DIR
+    assert (state / DECISION_LOG).stat().st_size <= 1000
+    assert (state / f"{DECISION_LOG}.1").stat().st_size <= 1000
+    files = [entry["file"] for entry in read_decisions(folder)]
+    assert files == [f"user_{n}.md" for n in range(30 - len(files), 30)]  # the latest, oldest first
+    assert 10 < len(files) < 30  # two generations, not one and not the whole history
+
+
+def test_one_entry_bigger_than_a_generation_is_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 10)
+    log = tmp_path / "log.jsonl"
+    append_lines(log, b"a line longer than ten bytes\n", rotate=True)
+    append_lines(log, b"another long line\n", rotate=True)
+    assert log.read_bytes() == b"another long line\n"
+    assert log.with_name("log.jsonl.1").read_bytes() == b"a line longer than ten bytes\n"
+
+
+def _rotated_by_someone_else_while_waiting(monkeypatch: pytest.MonkeyPatch, log: Path, then: bytes) -> None:
+    """The next lock taken on a log first lets another writer rotate it and append `then` (as another
+    process would between this writer's open and its flock)."""
+    lock = store._lock_log
+    done = False
+
+    def racing(fd: int) -> None:
+        nonlocal done
+        if not done:
+            done = True
+            log.replace(log.with_name(log.name + ".1"))
+            log.write_bytes(then)
+        lock(fd)
+
+    monkeypatch.setattr(store, "_lock_log", racing)
+
+
+def test_an_append_that_waited_out_a_rotation_goes_to_the_new_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"old\n")
+    _rotated_by_someone_else_while_waiting(monkeypatch, log, b"theirs\n")
+    append_lines(log, b"mine\n")
+    assert log.read_bytes() == b"theirs\nmine\n"  # not into the old generation, renamed under it
+    assert log.with_name("log.jsonl.1").read_bytes() == b"old\n"
+
+
+def test_two_writers_that_both_saw_a_full_log_rotate_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 100)
+    log = tmp_path / "log.jsonl"
+    full = b"".join(b"line %d of the full generation\n" % n for n in range(4))
+    log.write_bytes(full)
+    _rotated_by_someone_else_while_waiting(monkeypatch, log, b"theirs\n")
+    append_lines(log, b"mine\n", rotate=True)
+    # A second rotation would have put the one-line new log over the full old generation.
+    assert log.with_name("log.jsonl.1").read_bytes() == full
+    assert log.read_bytes() == b"theirs\nmine\n"
+
+
+def test_the_index_history_rotates(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdir.folder import MemoryDir
+
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 600)
+    memdir = MemoryDir(folder)
+    for n in range(12):
+        (folder / "MEMORY.md").write_text(f"- [hand-tuned {n}](user_{n}.md) — a line memdir will drop\n")
+        memdir.write_index(drop_missing=True)  # the line links to no file: it goes to the history
+    history = folder / STATE_DIR / "MEMORY.md.history"
+    assert history.stat().st_size <= 600 and history.with_name("MEMORY.md.history.1").is_file()
+    assert "hand-tuned 11" in history.read_text()
+
+
+def test_rm_purge_cleans_the_old_generations_too(folder: Path) -> None:
+    memory = folder / "reference_vault.md"
+    memory.write_text(f"---\nname: vault\ndescription: Deploy token\ntype: reference\n---\nToken {KEY}.\n")
+    state = folder / STATE_DIR
+    state.mkdir()
+    (state / f"{DECISION_LOG}.1").write_text(json.dumps({"command": "add", "reason": f"saw {KEY}"}) + "\n")
+    (state / "MEMORY.md.history.1").write_text(f"- [vault](reference_vault.md) — Deploy token {KEY}\n")
+    result = invoke_memdir("--dir", str(folder), "rm", "reference_vault.md", "--purge")
+    assert result.exit_code == 0, result.output
+    for path in state.rglob("*"):
+        if path.is_file():
+            assert KEY[20:44] not in path.read_text(errors="replace"), path
+    assert "command" in (state / f"{DECISION_LOG}.1").read_text()  # masked, not dropped: history reads it
