@@ -84,4 +84,4 @@ docs: $(VENV)/.installed
 	$(BIN)/python scripts/gen_docs.py
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache .cache memdir.egg-info
