@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -65,6 +66,62 @@ class LintReport:
 
 def run_rules(ctx: LintContext, rules: Iterable[Rule] | None = None) -> LintReport:
     chosen = list(RULES.values()) if rules is None else list(rules)
-    findings = suppress(ctx, (finding for r in chosen for finding in r.run(ctx)), chosen)
+    found = _run_in_two(ctx, chosen) if _worth_two(ctx, chosen) else {r.code: list(r.run(ctx)) for r in chosen}
+    findings = suppress(ctx, (finding for r in chosen for finding in found[r.code]), chosen)
     findings.sort(key=lambda f: (f.path != INDEX_NAME, f.path, f.line or 0, f.code))
     return LintReport(findings, files=ctx.scan.files_seen + 1, memories=len(ctx.scan.memories))
+
+
+# A big folder's lint is two halves of about equal cost: the near-duplicate families' pair search
+# over the whole folder (D), and every other rule, file by file. On a machine with two cores they
+# run at once, the second half in a forked copy of this process that sends its findings back.
+PAIR_FAMILY = "D"
+TWO_PROCESSES_FROM = 1_000  # memories; below it a fork costs more than it saves
+
+
+def _worth_two(ctx: LintContext, chosen: list[Rule]) -> bool:
+    import threading
+
+    if len(ctx.scan.memories) < TWO_PROCESSES_FROM or not hasattr(os, "fork") or threading.active_count() > 1:
+        return False  # a fork copies one thread only: never from a server's or a watcher's threads
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    families = {r.code[0] == PAIR_FAMILY for r in chosen}
+    return cores > 1 and len(families) == 2
+
+
+def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]]:
+    """Each rule's findings, the pair family's found here and the others' in a forked child.
+
+    Anything wrong with the child (killed, out of memory, a rule that raised) and its rules run
+    here after all, so a failure shows as it would without the child, and nothing is lost."""
+    import pickle
+
+    mine = [r for r in chosen if r.code[0] == PAIR_FAMILY]
+    theirs = [r for r in chosen if r.code[0] != PAIR_FAMILY]
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; its findings are checked in the parent
+        status = 1
+        try:
+            os.close(read_end)
+            data = pickle.dumps({r.code: list(r.run(ctx)) for r in theirs}, pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            status = 0
+        finally:
+            os._exit(status)  # no atexit handlers, no flush of the parent's buffered output
+    os.close(write_end)
+    answer = os.fdopen(read_end, "rb")
+    try:
+        found = {r.code: list(r.run(ctx)) for r in mine}
+        data = answer.read()
+    finally:
+        answer.close()  # first: a child still writing to it gets EPIPE instead of waiting for ever
+        _, status = os.waitpid(pid, 0)
+    try:
+        sent = pickle.loads(data) if status == 0 else None
+    except Exception:  # a torn answer: as if there were none
+        sent = None
+    if not isinstance(sent, dict):
+        sent = {r.code: list(r.run(ctx)) for r in theirs}
+    return found | sent
