@@ -73,6 +73,7 @@ class Figure:
     low: float
     high: float
     peak_mib: float
+    cpu: float  # seconds of CPU (user + system), median, the process's children included
 
 
 def child_env() -> dict[str, str]:
@@ -82,8 +83,9 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_once(argv: list[str], ok: tuple[int, ...] = (0, 1), stdin: bytes = b"") -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one child process, fed `stdin`."""
+def run_once(argv: list[str], ok: tuple[int, ...] = (0, 1), stdin: bytes = b"") -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds of one child process (with the processes it
+    waited for: lint's forked half), fed `stdin`."""
     start = time.perf_counter()
     child = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env()
@@ -97,7 +99,7 @@ def run_once(argv: list[str], ok: tuple[int, ...] = (0, 1), stdin: bytes = b"") 
     code = os.waitstatus_to_exitcode(status)
     if code not in ok:
         raise SystemExit(f"bench: {' '.join(argv)} exited {code}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def _nothing() -> None:
@@ -113,7 +115,8 @@ def measure(argv: list[str], runs: int, before: Callable[[], None] = _nothing, s
         before()
         results.append(run_once(argv, stdin=stdin))
     walls = sorted(r[0] for r in results)
-    return Figure(statistics.median(walls), walls[0], walls[-1], max(r[1] for r in results))
+    cpu = statistics.median(r[2] for r in results)
+    return Figure(statistics.median(walls), walls[0], walls[-1], max(r[1] for r in results), cpu)
 
 
 WATCH = f"`memdir watch`: save to index latency ({WATCH_SAVES} saves)"
@@ -276,7 +279,7 @@ def main() -> None:
                 rows.append((what, size, measure(recall, runs)))
             if wanted(WATCH):
                 latencies = sorted(watch_latencies(folder.root, WATCH_SAVES))
-                rows.append((WATCH, size, Figure(statistics.median(latencies), latencies[0], latencies[-1], 0.0)))
+                rows.append((WATCH, size, Figure(statistics.median(latencies), latencies[0], latencies[-1], 0.0, 0.0)))
             if size == max(sizes) and wanted("lint families"):
                 families = in_process_lint(folder.root)
             if args.folders is None:
@@ -302,8 +305,8 @@ def render(
 ) -> str:
     floors = {size: fig for what, size, fig in rows if what.startswith("work floor")}
     table = [
-        "| command | memories | median | min – max | peak memory | × import typer | × work floor |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| command | memories | median | min – max | CPU | peak memory | × import typer | × work floor |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for what, size, fig in rows:
         floor = floors.get(size) if size is not None else None
@@ -311,7 +314,7 @@ def render(
         work = f"{fig.median / floor.median:.1f}" if floor and process and not what.startswith("work floor") else ""
         table.append(
             f"| {what} | {'' if size is None else f'{size:,}'} | {ms(fig.median)} | {ms(fig.low)} – {ms(fig.high)} "
-            f"| {f'{fig.peak_mib:.0f} MiB' if process else ''} "
+            f"| {ms(fig.cpu) if process else ''} | {f'{fig.peak_mib:.0f} MiB' if process else ''} "
             f"| {f'{fig.median / typer_floor.median:.1f}' if process else ''} | {work} |"
         )
 
