@@ -1,7 +1,7 @@
 """The realistic no-answer protocol: does recall speak when the folder knows the answer, and stay
 silent when it does not, in folders of real sizes and real text?
 
-Usage: python scripts/eval_noanswer.py [--sizes 500,5000] [--corpus DIR] [--dev DIR]
+Usage: python scripts/eval_noanswer.py [--sizes 500,5000] [--corpus DIR] [--dev DIR] [--list]
 
 Two kinds of query, asked of three kinds of folder:
 - own: a memory's description, reworded (below), asked of the folder that holds the memory. The folder
@@ -28,7 +28,9 @@ became "D" and "505", which no memory holds.)
 
 Beside memdir recall (the folder's default settings), plain Okapi BM25 (scripts/eval_recall.py's
 baseline) at the score floor that keeps its false injection on the dev set at or under 10%, in the
-same run. Without ../shared it says so and exits 0.
+same run. `--list` prints instead, for the real folders, every cross query that injects and every own
+query that gets nothing, with the query gate's figures (why it passed or stayed silent). Without
+../shared it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -203,6 +205,26 @@ def evaluate(
     return results
 
 
+def list_real(corpus: Path) -> None:
+    """The real folders' failures one by one: each cross query that injects, each own query that gets
+    nothing, with the query gate's figures (relevance, chance, the words weighed) and its reason."""
+    with tempfile.TemporaryDirectory() as tmp:
+        real = real_folders(corpus, Path(tmp))
+        for at, folder in enumerate(real):
+            memories = MemoryDir(folder.root)
+            asked = [(q, True) for q, _ in real[(at + 1) % len(real)].own] + [(q, False) for q, _ in folder.own]
+            for query, cross in asked:
+                result = recall(memories, query, log=False)
+                if bool(result.results) != cross or result.gate is None:
+                    continue
+                gate, first = result.gate, result.results[0] if cross else None
+                figures = f"relevance {gate.relevance:.2f}, chance {gate.chance:.2g}, weighed {', '.join(gate.weighed)}"
+                print(f"  {'injects' if cross else 'silent'} {folder.label}: {query!r}")
+                print(f"      {figures}: {gate.why(result.settings)}")
+                if first is not None:
+                    print(f"      first {first.path}, matched {', '.join(first.matched)}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="500,5000", help="generated folder sizes, comma-separated")
@@ -212,9 +234,13 @@ def main() -> int:
     parser.add_argument("--gate", type=float, help="recall's gate instead of the default")
     parser.add_argument("--gate-chance", type=float, help="recall's gate-chance instead of the default")
     parser.add_argument("--no-bm25", action="store_true", help="skip the plain BM25 baseline")
+    parser.add_argument("--list", action="store_true", help="list the real folders' failures and why, instead")
     args = parser.parse_args()
     if not args.corpus.is_dir():
         print(f"eval_noanswer: {args.corpus} not found (the real folders live in ../shared); nothing to evaluate")
+        return 0
+    if args.list:
+        list_real(args.corpus)
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     results = evaluate(sizes, args.corpus, args.dev, args.seed, not args.no_bm25, (args.gate, args.gate_chance))

@@ -1,6 +1,6 @@
 """Score `memdir recall` on the labelled dev queries beside a plain BM25 baseline, and time it.
 
-Usage: python scripts/eval_recall.py [DIR] [--no-timings]   (default DIR: ../shared/eval/dev/recall/)
+Usage: python scripts/eval_recall.py [DIR] [--no-timings] [--misses]   (default DIR: ../shared/eval/dev/recall/)
 
 DIR holds memories.jsonl (id, name, description, type, body, importance, created, superseded,
 superseded_by) and queries.jsonl (id, query, relevant: memory ids, note). The memories are written as a
@@ -17,8 +17,10 @@ Metrics, over the top 5 each system returns (a system may return fewer, or nothi
 The baseline is plain Okapi BM25 (k1 1.2, b 0.75) over lower-cased words of name, description and body,
 with the same exclusions (superseded memories are never returned), at no score floor and at the lowest
 floor that keeps its false injection at or under 10%. Both systems are shown at several gates, and
-memdir's without each of its parts, so the trade-off is visible. Then `memdir recall` is timed as a fresh
-process on generated folders of 1,000 and 10,000 memories (scripts/synthetic.py).
+memdir's without each of its parts, so the trade-off is visible. `--misses` lists, for every task that
+misses a relevant memory, where each missed memory ranks with no query gate and what it matched. Then
+`memdir recall` is timed as a fresh process on generated folders of 1,000 and 10,000 memories
+(scripts/synthetic.py).
 """
 
 from __future__ import annotations
@@ -164,6 +166,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", nargs="?", type=Path, default=DEFAULT)
     parser.add_argument("--no-timings", action="store_true", help="skip timing memdir recall on generated folders")
+    parser.add_argument("--misses", action="store_true", help="list the relevant memories missed at the top 5, and why")
     args = parser.parse_args()
     if not (args.dir / "queries.jsonl").is_file():
         print(f"eval_recall: {args.dir} not found (the labelled data lives in ../shared); nothing to evaluate")
@@ -233,10 +236,36 @@ def main() -> int:
         print(row("without the general-language prior", evaluate(ablated(), queries)))
         tables.PRIOR = prior
         print(f"\n  in-process recall: {per_query_ms:.1f} ms a query on this folder")
+        if args.misses:
+            print_misses(folder, ids, queries, {str(m["id"]): m for m in memories})
 
     if not args.no_timings:
         time_cli()
     return 0
+
+
+def print_misses(
+    folder: MemoryDir, ids: dict[str, str], queries: Sequence[dict[str, object]], memories: dict[str, dict[str, object]]
+) -> None:
+    """Each task that misses a relevant memory at the top K: whether it passed the query gate, and for each
+    missed memory its rank with no query gate (none: it shares no word, synonym or lent name with the
+    task; a memory matched by lent names alone is never recalled) and the words it matched."""
+    ungated = replace(RecallSettings(), gate=0.0)
+    print(f"\n  misses at the top {K} (rank: with no query gate)")
+    for q in queries:
+        result = recall(folder, str(q["query"]), log=False)
+        got = {ids[r.path] for r in result.results[:K]}
+        missed = [key for key in q["relevant"] if key not in got]  # type: ignore[attr-defined]
+        if not missed:
+            continue
+        gate = result.gate.why(result.settings) if result.gate else ""
+        print(f"  {q['id']} {q['query']}\n      gate {'passed' if result.passed_gate else 'silent'}: {gate}")
+        ranked = recall(folder, str(q["query"]), settings=ungated, log=False).candidates
+        at = {ids[c.path]: (n, c) for n, c in enumerate(ranked, 1)}
+        for key in missed:
+            n, c = at.get(key, (0, None))
+            how = f"rank {n}, relevance {c.relevance:.2f}, matched {', '.join(c.matched)}" if c else "no match"
+            print(f"      {key} {memories[key]['description']!s:.70}: {how}")
 
 
 def recall_timings(sizes: Sequence[int] = (1_000, 10_000), runs: int = 7) -> list[dict[str, float]]:

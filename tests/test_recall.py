@@ -656,9 +656,9 @@ def test_realistic_no_answer_protocol_on_the_real_folders() -> None:
         sys.path.remove(str(ROOT))
     results = eval_noanswer.evaluate((), SHARED / "corpus" / "real", SHARED / "eval" / "dev" / "recall")
     ((ours, plain),) = results.values()
-    # Measured (docs/recall.md): 1.0% of answerable queries get nothing, 15.3% of cross-folder queries
-    # inject something; the bounds leave room for a few queries' worth of change.
-    assert ours.silent / ours.own <= 0.05 and ours.injected / ours.cross <= 0.22
+    # Measured (docs/recall.md): 1.0% of answerable queries get nothing, 13.8% of cross-folder queries
+    # (27 of 196) inject something; issue 20's targets are 10% and 15%, two queries above that.
+    assert ours.silent / ours.own <= 0.05 and ours.injected / ours.cross <= 0.15
     if plain is not None:  # plain BM25 at the dev set's floor is silent far more often
         assert plain.silent > 5 * ours.silent
 
@@ -821,3 +821,19 @@ def test_the_no_answer_protocol_rewords_with_the_words_recall_reads() -> None:
     assert query == "ticket rooms rack D505 Switches"
     assert reworded("论文合作者王磊负责理论部分") == "责理 者王 论文"  # 13 characters: six words, 分 left over
     assert reworded("Deploy 2 of 3 nodes in 12 days") is None  # deploy, nodes, days: fewer than four words
+
+
+def test_chinese_pairs_across_a_particle_are_not_weighed_by_the_gate(tmp_path: Path) -> None:
+    """The particles "的" and "了" join words, so the pairs that hold one ("中的", "的自") straddle a word
+    boundary in any Chinese text, the query's and the memory's: their meeting says nothing of a subject."""
+    root = tmp_path / "memory"
+    _made_up_folder(root, size=120)
+    (root / "project_zh.md").write_text(
+        "---\nname: zh\ndescription: 系统中的自动稀疏内核\ntype: project\n---\n系统中的自动稀疏内核。\n"
+    )
+    folder = _dir(root, gate=1.0)  # the chance path alone
+    fragments = recall(folder, "中的 的自", log=False)
+    assert fragments.gate is not None and fragments.gate.weighed == () and not fragments.passed_gate
+    words = recall(folder, "中的 稀疏 内核", log=False)
+    assert words.gate is not None and words.gate.weighed == ("稀疏", "内核") and words.passed_gate
+    assert words.results[0].path == "project_zh.md"

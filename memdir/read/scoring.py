@@ -37,10 +37,11 @@ the two gates that keep recall silent when the folder does not know the task.
 #   at most `gate-chance` (0.05) would, the best match holds the query's words together beyond chance
 #   (and one of them is not a common word: "explain" and "example", "用户" and "需要" meet in any text); when its
 #   relevance alone reaches `gate` (0.8), one match is strong enough by itself. Adjacent-word pairs,
-#   single CJK characters and words in more than a fifth of the folder do not count: the first two
-#   repeat their words' evidence, the last is the folder's own subject (a project's name in every
-#   memory). Otherwise nothing is recalled: recency and importance must not inject a memory into a
-#   query about something the folder does not know. And each recalled memory needs a relevance of its
+#   single CJK characters, CJK pairs holding a particle ("中的") and words in more than a fifth of the
+#   folder do not count: the first two repeat their words' evidence, the third is no word, the last is
+#   the folder's own subject (a project's name in every memory). Otherwise nothing is recalled:
+#   recency and importance must not inject a memory into a query about something the folder does not
+#   know. And each recalled memory needs a relevance of its
 #   own of at least `min-relevance` (0.3: one rare word in a body), however new or important it is,
 #   and some of it from the query's own words.
 
@@ -192,7 +193,7 @@ class Gate:
     @classmethod
     def of(cls, index: _Index, evidence: Sequence[_Evidence], settings: RecallSettings, query_words: int = 0) -> Gate:
         size = max(index.n, _MIN_FOLDER)  # as for IDF: a folder of three is not a place where all is common
-        words = [e for e in evidence if not e.pair and not (len(e.shown) == 1 and is_cjk(e.shown))]
+        words = [e for e in evidence if not e.pair and not _fragment(e.shown)]
         weighed = [e for e in words if len(e.values) <= _COMMON_SHARE * size]
         common = tuple(e.shown for e in words if len(e.values) > _COMMON_SHARE * size)
         sums: dict[int, float] = defaultdict(float)
@@ -238,6 +239,19 @@ class Gate:
 
 _COMMON_SHARE = 0.2  # a word in more than this share of the folder is the folder's subject, not the query's
 _CHANCE_BINS = 64  # resolution of the null distribution, in fractions of the best match's evidence
+
+
+# The grammatical particles of Chinese: "X的Y" (Y of X) and "X了" (X done) join words, so a
+# two-character term holding one straddles a word boundary ("中的", "的自", "用的") and says nothing of a
+# subject; the few words made with them (目的 purpose, 了解 understand) are generic.
+_CJK_PARTICLES = frozenset("的了")
+
+
+def _fragment(shown: str) -> bool:
+    """Whether a query term is a piece of Chinese, Japanese or Korean text rather than a word: a single
+    character (a letter of words, whose evidence their two-character terms carry) or a pair holding a
+    grammatical particle (_CJK_PARTICLES). The gate does not weigh these."""
+    return is_cjk(shown) and (len(shown) == 1 or not _CJK_PARTICLES.isdisjoint(shown))
 
 
 def _chance(weighed: Sequence[_Evidence], best: float, size: int) -> float:
