@@ -170,6 +170,60 @@ def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> 
     assert verdict is not None and verdict.label == "contradiction"
 
 
+# A rule reworded from end to end: the ordinary words change, the specific facts (a backup's 14 days,
+# its bucket) stay. Word overlap alone leaves it under DUPLICATE_SCORE.
+BACKUPS = mem(
+    "bk1.md",
+    "staging-snapshots",
+    "Staging database snapshots are kept for 14 days",
+    "Nightly snapshots of the staging Postgres go to s3://acme-db-backups and are deleted after 14 days.\n\n"
+    "**Why:** Storage costs doubled when nobody pruned them.\n**How to apply:** Restore from the newest one.",
+    "reference",
+)
+BACKUPS_REWORDED = mem(
+    "bk2.md",
+    "preprod-dumps-retention",
+    "Where the pre-production DB dumps live and how long they stay",
+    "Each night the pre-production database is dumped into s3://acme-db-backups; a dump is removed once it "
+    "is 14 days old.\n\n**Why:** Unpruned dumps once doubled the bill.\n**How to apply:** Use the latest dump.",
+    "reference",
+)
+
+
+def test_a_rewording_that_keeps_every_specific_fact_is_a_duplicate() -> None:
+    assert similarity.similarity(BACKUPS, BACKUPS_REWORDED) < similarity.DUPLICATE_SCORE
+    verdict = compare(BACKUPS, BACKUPS_REWORDED)
+    assert verdict is not None and verdict.label == "duplicate"
+    assert verdict.reason.startswith("same facts, reworded: 14")
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        # one more specific fact on one side: the same topic, not the same memory
+        mem(
+            "bk3.md", "preprod-dumps-region", BACKUPS_REWORDED.description,
+            BACKUPS_REWORDED.body + " The bucket is replicated to eu-west-1.", "reference",
+        ),
+        # another type of statement with the same facts
+        mem("bk4.md", "preprod-dumps-rule", *(BACKUPS_REWORDED.description, BACKUPS_REWORDED.body), "feedback"),
+        # one shared number, nothing else in common: chance
+        mem("net.md", "invoice-terms", "Client invoices are due in 14 days", "Set the due date 14 days out.", "reference"),
+    ],
+    ids=["an extra identifier", "another type", "only a number"],
+)  # fmt: skip
+def test_shared_specific_facts_are_not_enough_without_the_rest(other: MemoryText) -> None:
+    verdict = compare(BACKUPS, other)
+    assert verdict is None or verdict.label != "duplicate", verdict
+
+
+def test_small_counts_and_years_are_not_specific_facts() -> None:
+    # "at most 4" and "in 2025" recur in unrelated memories: sharing them is no evidence of one fact.
+    threads = mem("t.md", "gateway-threads", "Limit worker threads to 4 on the gateway", "Since 2025, at most 4 threads.")
+    posts = mem("p.md", "threads-posts", "Post at most 4 teasers per issue on Threads", "Since 2025, at most 4 posts.")
+    assert compare(threads, posts) is None
+
+
 def test_latin_abbreviations_are_not_names() -> None:
     # "e.g." and "i.e." have an inner dot like a host name; read as names, they made two wordings differ.
     a = mem(
@@ -397,8 +451,11 @@ def test_find_pairs_gives_every_candidate_pair_the_verdict_compare_gives() -> No
     # The scan reads a long body only as far as it takes to show that a pair cannot reach TOPIC_SCORE,
     # and counts CJK terms as numbers: neither may change a verdict.
     items = _candidate_folder()
-    candidates = similarity._candidates([similarity._Profile.of(item) for item in items])
-    expected = [verdict for i, j in candidates if (verdict := compare(items[i], items[j])) is not None]
+    profiles = [similarity._Profile.of(item) for item in items]
+    candidates = similarity._candidates(profiles)
+    # compare's verdict without what only compare adds (_same_facts, which the scan leaves out)
+    fresh = [similarity._Profile.of(item) for item in items]
+    expected = [verdict for i, j in candidates if (verdict := similarity._verdict(fresh[i], fresh[j])) is not None]
     assert len(candidates) > 200 and len(expected) > 20
     assert find_pairs(items) == expected
 
@@ -470,5 +527,5 @@ def test_duplicate_groups_never_join_different_numbers() -> None:
 def test_dev_set_duplicate_precision_and_recall() -> None:
     rows, flagged, correct = _dev_set_verdicts("duplicate")
     actual = sum(row["label"] == "duplicate" for row in rows)
-    assert flagged and correct / flagged >= 0.90, f"duplicate precision {correct}/{flagged}"
-    assert correct / actual >= 0.60, f"duplicate recall {correct}/{actual}"
+    assert flagged and correct / flagged >= 0.95, f"duplicate precision {correct}/{flagged}"
+    assert correct / actual >= 0.70, f"duplicate recall {correct}/{actual}"

@@ -772,8 +772,69 @@ def _verdict(a: _Profile, b: _Profile, whole: float | None = None) -> PairVerdic
 
 
 def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
-    """Compare two memories: a duplicate, a possible contradiction, or None (unrelated or compatible)."""
-    return _verdict(_Profile.of(a), _Profile.of(b))
+    """Compare two memories: a duplicate, a possible contradiction, or None (unrelated or compatible).
+
+    Beyond what the folder scan finds (`find_pairs`), a pair below DUPLICATE_SCORE is a duplicate
+    when its specific facts agree (`_same_facts`): the write path compares a new memory with each
+    of its neighbours, where a duplicate reworded from end to end is cheapest to stop.
+    """
+    pa, pb = _Profile.of(a), _Profile.of(b)
+    return _verdict(pa, pb) or _same_facts(pa, pb)
+
+
+# A reworded duplicate keeps its specific facts (see "Facts" at the top) while its ordinary words
+# change, sometimes nearly all of them ("Net 30 terms" / "thirty days from issuance"). Such facts
+# are specific when two memories rarely share them by chance: a date, a time, a percentage, a
+# decimal or version, a number from 10 up that is not a year; an identifier with a digit, a URL, a
+# path, a host or file name. A small count ("at most 4"), a year, a weekday or a cadence recurs in
+# unrelated memories, and so does a capitalised name (a product, a team): those are not.
+_FACTS_SCORE = 0.1  # some ordinary words must agree too: one shared number alone is chance
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_SPECIFIC_NAME = re.compile(r"://|\d|\w[./_]\w")
+
+
+def _specific_value(value: str) -> bool:
+    if _DATE_VALUE.fullmatch(value):
+        return True
+    if not value[0].isdigit() or _YEAR.fullmatch(value):
+        return False
+    if value.endswith("%") or any(mark in value for mark in ".:"):
+        return True
+    digits = "".join(filter(str.isdigit, value))
+    return int(digits) >= 10
+
+
+def _specific_facts(a: _Profile, b: _Profile) -> list[str] | None:
+    """The specific facts of `a` (as written), or None if `b` lacks one of them."""
+    shared = []
+    for value, shown in a.values.items():
+        if _specific_value(value):
+            if _unmatched_values({value: shown}, b.values):
+                return None
+            shared.append(shown)
+    for key, shown in a.names.items():
+        if _SPECIFIC_NAME.search(shown):
+            if not _mentions(b, key, shown):
+                return None
+            shared.append(shown)
+    return shared
+
+
+def _same_facts(a: _Profile, b: _Profile) -> PairVerdict | None:
+    """A duplicate by its facts: two memories of the same type, close enough in words to share a
+    topic at all (_FACTS_SCORE), that state at least one specific fact, every specific fact either
+    states the other states too, and no fact differs (_differences). Checked from the cheapest
+    condition to the dearest, since the write path asks it of every neighbour."""
+    if a.memory.type != b.memory.type:
+        return None
+    score = _score(a, b)
+    if not _FACTS_SCORE <= score < DUPLICATE_SCORE:
+        return None
+    mine = _specific_facts(a, b)
+    theirs = _specific_facts(b, a) if mine is not None else None
+    if not mine or theirs is None or _differences(a, b):
+        return None
+    return PairVerdict(a.memory.key, b.memory.key, "duplicate", score, f"same facts, reworded: {_show(mine)}")
 
 
 # --- a whole folder -------------------------------------------------------------------------------
