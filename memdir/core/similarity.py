@@ -788,7 +788,7 @@ def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
 # decimal or version, a number from 10 up that is not a year; an identifier with a digit, a URL, a
 # path, a host or file name. A small count ("at most 4"), a year, a weekday or a cadence recurs in
 # unrelated memories, and so does a capitalised name (a product, a team): those are not.
-_FACTS_SCORE = 0.1  # some ordinary words must agree too: one shared number alone is chance
+_FACTS_SCORE = 0.1  # some words must agree too (`_word_score`): one shared number alone is chance
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _SPECIFIC_NAME = re.compile(r"://|\d|\w[./_]\w")
 
@@ -820,6 +820,18 @@ def _specific_facts(a: _Profile, b: _Profile) -> list[str] | None:
     return shared
 
 
+def _word_score(a: _Profile, b: _Profile) -> float:
+    """`_score` of two memories of one type over their words alone, without the terms that hold a
+    digit: in a short memory a shared number is a good part of its terms, and says nothing of topic."""
+    head_a, head_b, all_a, all_b = (
+        frozenset(t for t in ts if not _DIGIT.search(t)) for ts in (a.head, b.head, a.terms, b.terms)
+    )
+    return (_cosine(head_a, head_b) + _cosine(all_a, all_b)) / 2
+
+
+_DIGIT = re.compile(r"\d")
+
+
 def _same_facts(a: _Profile, b: _Profile) -> PairVerdict | None:
     """A duplicate by its facts: two memories of the same type, close enough in words to share a
     topic at all (_FACTS_SCORE), that state at least one specific fact, every specific fact either
@@ -828,7 +840,7 @@ def _same_facts(a: _Profile, b: _Profile) -> PairVerdict | None:
     if a.memory.type != b.memory.type:
         return None
     score = _score(a, b)
-    if not _FACTS_SCORE <= score < DUPLICATE_SCORE:
+    if score >= DUPLICATE_SCORE or _word_score(a, b) < _FACTS_SCORE:
         return None
     mine = _specific_facts(a, b)
     theirs = _specific_facts(b, a) if mine is not None else None
