@@ -190,11 +190,31 @@ BACKUPS_REWORDED = mem(
 )
 
 
-def test_a_rewording_that_keeps_every_specific_fact_is_a_duplicate() -> None:
-    assert similarity.similarity(BACKUPS, BACKUPS_REWORDED) < similarity.DUPLICATE_SCORE
-    verdict = compare(BACKUPS, BACKUPS_REWORDED)
+BOARD = mem(
+    "art1.md",
+    "sprite-requests-board",
+    "Sprite requests are tracked on the Trello board 'Field Kit - Art'",
+    "Every new sprite or tileset request goes on the board 'Field Kit - Art'; the artist reads it on Fridays.",
+    "reference",
+)
+BOARD_REWORDED = mem(
+    "art2.md",
+    "asking-the-illustrator",
+    "How to ask the illustrator for new graphics",
+    "For new visuals (characters, tiles), add a card to 'Field Kit - Art' in Trello; the illustrator goes "
+    "through the cards once a week.",
+    "reference",
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "facts"), [(BACKUPS, BACKUPS_REWORDED, "14"), (BOARD, BOARD_REWORDED, "Field Kit - Art")]
+)
+def test_a_rewording_that_keeps_every_specific_fact_is_a_duplicate(a: MemoryText, b: MemoryText, facts: str) -> None:
+    assert similarity.similarity(a, b) < similarity.DUPLICATE_SCORE
+    verdict = compare(a, b)
     assert verdict is not None and verdict.label == "duplicate"
-    assert verdict.reason.startswith("same facts, reworded: 14")
+    assert verdict.reason.startswith(f"same facts, reworded: {facts}")
 
 
 @pytest.mark.parametrize(

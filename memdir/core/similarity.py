@@ -27,7 +27,9 @@ tuned together on the dev pairs.
 # - Verdict. Score >= DUPLICATE_SCORE and no differing fact: duplicate. Score >= TOPIC_SCORE and some
 #   differing fact: possible contradiction (same topic, values differ). Anything else: no verdict.
 #   A false "duplicate" can cost a user a memory, so the duplicate bar is set for precision; the
-#   thresholds are round numbers chosen on a labelled dev set (scripts/eval_pairs.py).
+#   thresholds are round numbers chosen on a labelled dev set (scripts/eval_pairs.py). `compare`
+#   (not the folder scan, for its cost) also calls a pair below the bar a duplicate when every
+#   specific fact of each agrees (`_same_facts`): a rewording from end to end keeps those.
 # - Write path: `compare` a candidate with its neighbours; a duplicate can be skipped, and a pair
 #   with `similarity` >= TOPIC_SCORE (or a little lower, to be safe) is worth asking a model about.
 
@@ -786,8 +788,9 @@ def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
 # change, sometimes nearly all of them ("Net 30 terms" / "thirty days from issuance"). Such facts
 # are specific when two memories rarely share them by chance: a date, a time, a percentage, a
 # decimal or version, a number from 10 up that is not a year; an identifier with a digit, a URL, a
-# path, a host or file name. A small count ("at most 4"), a year, a weekday or a cadence recurs in
-# unrelated memories, and so does a capitalised name (a product, a team): those are not.
+# path, a host or file name; a quoted phrase of several words (a board's or a document's title).
+# A small count ("at most 4"), a year, a weekday or a cadence recurs in unrelated memories, and so
+# does a capitalised name (a product, a team): those are not.
 _FACTS_SCORE = 0.1  # some words must agree too (`_word_score`): one shared number alone is chance
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _SPECIFIC_NAME = re.compile(r"://|\d|\w[./_]\w")
@@ -813,7 +816,8 @@ def _specific_facts(a: _Profile, b: _Profile) -> list[str] | None:
                 return None
             shared.append(shown)
     for key, shown in a.names.items():
-        if _SPECIFIC_NAME.search(shown):
+        # Only a quoted name holds a space (_NAME_CANDIDATE): a title said word for word.
+        if _SPECIFIC_NAME.search(shown) or " " in shown:
             if not _mentions(b, key, shown):
                 return None
             shared.append(shown)
