@@ -10,11 +10,14 @@ scores only candidate pairs (two shared rare words of name and description), so 
 also scanned as one folder of their distinct memories, which shows the candidates and what the scan
 flags across pairs (memories of different pairs, unlabelled: read them). Then it counts the pairs the
 same thresholds flag in the real folders of ../shared/corpus/real/ (per 1,000 memories, each pair
-shown), then times `find_pairs` on generated folders of 1,000 and 10,000 memories.
+shown), by the folder scan and by `compare` over every pair (which adds the duplicates whose specific
+facts agree, a check the scan leaves out), then times `find_pairs` on generated folders of 1,000 and
+10,000 memories.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -216,23 +219,28 @@ REAL = ROOT.parent / "shared" / "corpus" / "real"
 
 
 def flag_real(corpus: Path = REAL) -> None:
-    """The pairs find_pairs flags in each real folder, per 1,000 memories, each shown as a user would
-    read it (the two descriptions): the thresholds are not re-fitted, and a false "merge them" is a defect."""
+    """The pairs find_pairs flags in each real folder (lint's view), and those `compare` flags among all
+    of a folder's pairs (the write path's view: a new memory meets every neighbour), per 1,000 memories,
+    each shown as a user would read it (the two descriptions): the thresholds are not re-fitted, and a
+    false "merge them" is a defect."""
     from memdir.folder import MemoryDir  # a folder is read as memdir reads it; nothing is written
 
-    total, flagged = 0, []
+    total, flagged, compared = 0, [], []
     for folder in sorted(p for p in corpus.iterdir() if p.is_dir()):
         memories = MemoryDir(folder, cache=False).list()
         total += len(memories)
         by_path = {m.path: m for m in memories}
         items = [MemoryText(m.path, m.name, m.description, m.body, m.type.value if m.type else None) for m in memories]
         flagged += [(folder.name, verdict, by_path) for verdict in find_pairs(items)]
-    kinds = Counter(verdict.label for _, verdict, _ in flagged)
-    rates = ", ".join(f"{kinds[k] * 1000 / max(total, 1):.1f} {k}" for k in ("duplicate", "contradiction"))
-    print(f"\n{corpus}: {total} memories; per 1,000 memories: {rates}")
-    for name, verdict, by_path in flagged:
-        a, b = by_path[verdict.a].description, by_path[verdict.b].description
-        print(f"  {verdict.label} ({name}, {verdict.score:.2f}): {a[:60]!r} / {b[:60]!r}")
+        pairs = itertools.combinations(items, 2)
+        compared += [(folder.name, verdict, by_path) for a, b in pairs if (verdict := compare(a, b)) is not None]
+    for title, found in (("find_pairs (lint)", flagged), ("compare, every pair (the write path)", compared)):
+        kinds = Counter(verdict.label for _, verdict, _ in found)
+        rates = ", ".join(f"{kinds[k] * 1000 / max(total, 1):.1f} {k}" for k in ("duplicate", "contradiction"))
+        print(f"\n{corpus}: {total} memories; {title}, per 1,000 memories: {rates}")
+        for name, verdict, by_path in found:
+            a, b = by_path[verdict.a].description, by_path[verdict.b].description
+            print(f"  {verdict.label} ({name}, {verdict.score:.2f}): {a[:60]!r} / {b[:60]!r}; {verdict.reason[:80]}")
 
 
 def main(argv: list[str]) -> int:

@@ -170,6 +170,98 @@ def test_a_shared_template_about_different_subjects_is_not_a_contradiction() -> 
     assert verdict is not None and verdict.label == "contradiction"
 
 
+# A rule reworded from end to end: the ordinary words change, the specific facts (a backup's 14 days,
+# its bucket) stay. Word overlap alone leaves it under DUPLICATE_SCORE.
+BACKUPS = mem(
+    "bk1.md",
+    "staging-snapshots",
+    "Staging database snapshots are kept for 14 days",
+    "Nightly snapshots of the staging Postgres go to s3://acme-db-backups and are deleted after 14 days.\n\n"
+    "**Why:** Storage costs doubled when nobody pruned them.\n**How to apply:** Restore from the newest one.",
+    "reference",
+)
+BACKUPS_REWORDED = mem(
+    "bk2.md",
+    "preprod-dumps-retention",
+    "Where the pre-production DB dumps live and how long they stay",
+    "Each night the pre-production database is dumped into s3://acme-db-backups; a dump is removed once it "
+    "is 14 days old.\n\n**Why:** Unpruned dumps once doubled the bill.\n**How to apply:** Use the latest dump.",
+    "reference",
+)
+
+
+BOARD = mem(
+    "art1.md",
+    "sprite-requests-board",
+    "Sprite requests are tracked on the Trello board 'Field Kit - Art'",
+    "Every new sprite or tileset request goes on the board 'Field Kit - Art'; the artist reads it on Fridays.",
+    "reference",
+)
+BOARD_REWORDED = mem(
+    "art2.md",
+    "asking-the-illustrator",
+    "How to ask the illustrator for new graphics",
+    "For new visuals (characters, tiles), add a card to 'Field Kit - Art' in Trello; the illustrator goes "
+    "through the cards once a week.",
+    "reference",
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "facts"), [(BACKUPS, BACKUPS_REWORDED, "14"), (BOARD, BOARD_REWORDED, "Field Kit - Art")]
+)
+def test_a_rewording_that_keeps_every_specific_fact_is_a_duplicate(a: MemoryText, b: MemoryText, facts: str) -> None:
+    assert similarity.similarity(a, b) < similarity.DUPLICATE_SCORE
+    verdict = compare(a, b)
+    assert verdict is not None and verdict.label == "duplicate"
+    assert verdict.reason.startswith(f"same facts, reworded: {facts}")
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        # one more specific fact on one side: the same topic, not the same memory
+        mem(
+            "bk3.md", "preprod-dumps-region", BACKUPS_REWORDED.description,
+            BACKUPS_REWORDED.body + " The bucket is replicated to eu-west-1.", "reference",
+        ),
+        # another type of statement with the same facts
+        mem("bk4.md", "preprod-dumps-rule", *(BACKUPS_REWORDED.description, BACKUPS_REWORDED.body), "feedback"),
+    ],
+    ids=["an extra identifier", "another type"],
+)  # fmt: skip
+def test_shared_specific_facts_are_not_enough_without_the_rest(other: MemoryText) -> None:
+    verdict = compare(BACKUPS, other)
+    assert verdict is None or verdict.label != "duplicate", verdict
+
+
+def test_small_counts_and_years_are_not_specific_facts() -> None:
+    # "at most 4" and "in 2025" recur in unrelated memories: sharing them is no evidence of one fact.
+    threads = mem(
+        "t.md",
+        "gateway-worker-threads",
+        "Limit the gateway daemon to four worker threads",
+        "Since 2025 the gateway runs at most 4 worker threads; more starved the packet forwarder.",
+    )
+    posts = mem(
+        "p.md", "newsletter-threads", "Promote each newsletter issue with four teasers on Threads",
+        "Since 2025 each issue gets at most 4 short posts on Threads.",
+    )  # fmt: skip
+    a, b = similarity._Profile.of(threads), similarity._Profile.of(posts)
+    assert similarity._word_score(a, b) >= similarity._FACTS_SCORE
+    assert similarity._score(a, b) < similarity.DUPLICATE_SCORE
+    assert compare(threads, posts) is None
+
+
+def test_one_shared_number_and_no_shared_words_is_chance() -> None:
+    invoices = mem("i.md", "invoice-terms", "Client invoices are due 45 days after issue", "Net 45.", "reference")
+    logs = mem("l.md", "log-rotation", "Log files rotate every 45 minutes", "Rotation: 45 minutes.", "reference")
+    # The shared 45 alone lifts these short memories over _FACTS_SCORE; their words alone stay under it.
+    a, b = similarity._Profile.of(invoices), similarity._Profile.of(logs)
+    assert similarity._word_score(a, b) < similarity._FACTS_SCORE <= similarity._score(a, b)
+    assert compare(invoices, logs) is None
+
+
 def test_latin_abbreviations_are_not_names() -> None:
     # "e.g." and "i.e." have an inner dot like a host name; read as names, they made two wordings differ.
     a = mem(
@@ -397,8 +489,11 @@ def test_find_pairs_gives_every_candidate_pair_the_verdict_compare_gives() -> No
     # The scan reads a long body only as far as it takes to show that a pair cannot reach TOPIC_SCORE,
     # and counts CJK terms as numbers: neither may change a verdict.
     items = _candidate_folder()
-    candidates = similarity._candidates([similarity._Profile.of(item) for item in items])
-    expected = [verdict for i, j in candidates if (verdict := compare(items[i], items[j])) is not None]
+    profiles = [similarity._Profile.of(item) for item in items]
+    candidates = similarity._candidates(profiles)
+    # compare's verdict without what only compare adds (_same_facts, which the scan leaves out)
+    fresh = [similarity._Profile.of(item) for item in items]
+    expected = [verdict for i, j in candidates if (verdict := similarity._verdict(fresh[i], fresh[j])) is not None]
     assert len(candidates) > 200 and len(expected) > 20
     assert find_pairs(items) == expected
 
@@ -470,5 +565,5 @@ def test_duplicate_groups_never_join_different_numbers() -> None:
 def test_dev_set_duplicate_precision_and_recall() -> None:
     rows, flagged, correct = _dev_set_verdicts("duplicate")
     actual = sum(row["label"] == "duplicate" for row in rows)
-    assert flagged and correct / flagged >= 0.90, f"duplicate precision {correct}/{flagged}"
-    assert correct / actual >= 0.60, f"duplicate recall {correct}/{actual}"
+    assert flagged and correct / flagged >= 0.95, f"duplicate precision {correct}/{flagged}"
+    assert correct / actual >= 0.70, f"duplicate recall {correct}/{actual}"

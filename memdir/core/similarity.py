@@ -27,7 +27,9 @@ tuned together on the dev pairs.
 # - Verdict. Score >= DUPLICATE_SCORE and no differing fact: duplicate. Score >= TOPIC_SCORE and some
 #   differing fact: possible contradiction (same topic, values differ). Anything else: no verdict.
 #   A false "duplicate" can cost a user a memory, so the duplicate bar is set for precision; the
-#   thresholds are round numbers chosen on a labelled dev set (scripts/eval_pairs.py).
+#   thresholds are round numbers chosen on a labelled dev set (scripts/eval_pairs.py). `compare`
+#   (not the folder scan, for its cost) also calls a pair below the bar a duplicate when every
+#   specific fact of each agrees (`_same_facts`): a rewording from end to end keeps those.
 # - Write path: `compare` a candidate with its neighbours; a duplicate can be skipped, and a pair
 #   with `similarity` >= TOPIC_SCORE (or a little lower, to be safe) is worth asking a model about.
 
@@ -772,8 +774,83 @@ def _verdict(a: _Profile, b: _Profile, whole: float | None = None) -> PairVerdic
 
 
 def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
-    """Compare two memories: a duplicate, a possible contradiction, or None (unrelated or compatible)."""
-    return _verdict(_Profile.of(a), _Profile.of(b))
+    """Compare two memories: a duplicate, a possible contradiction, or None (unrelated or compatible).
+
+    Beyond what the folder scan finds (`find_pairs`), a pair below DUPLICATE_SCORE is a duplicate
+    when its specific facts agree (`_same_facts`): the write path compares a new memory with each
+    of its neighbours, where a duplicate reworded from end to end is cheapest to stop.
+    """
+    pa, pb = _Profile.of(a), _Profile.of(b)
+    return _verdict(pa, pb) or _same_facts(pa, pb)
+
+
+# A reworded duplicate keeps its specific facts (see "Facts" at the top) while its ordinary words
+# change, sometimes nearly all of them ("Net 30 terms" / "thirty days from issuance"). Such facts
+# are specific when two memories rarely share them by chance: a date, a time, a percentage, a
+# decimal or version, a number from 10 up that is not a year; an identifier with a digit, a URL, a
+# path, a host or file name; a quoted phrase of several words (a board's or a document's title).
+# A small count ("at most 4"), a year, a weekday or a cadence recurs in unrelated memories, and so
+# does a capitalised name (a product, a team): those are not.
+_FACTS_SCORE = 0.1  # some words must agree too (`_word_score`): one shared number alone is chance
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_SPECIFIC_NAME = re.compile(r"://|\d|\w[./_]\w")
+
+
+def _specific_value(value: str) -> bool:
+    if _DATE_VALUE.fullmatch(value):
+        return True
+    if not value[0].isdigit() or _YEAR.fullmatch(value):
+        return False
+    if value.endswith("%") or any(mark in value for mark in ".:"):
+        return True
+    digits = "".join(filter(str.isdigit, value))
+    return int(digits) >= 10
+
+
+def _specific_facts(a: _Profile, b: _Profile) -> list[str] | None:
+    """The specific facts of `a` (as written), or None if `b` lacks one of them."""
+    shared = []
+    for value, shown in a.values.items():
+        if _specific_value(value):
+            if _unmatched_values({value: shown}, b.values):
+                return None
+            shared.append(shown)
+    for key, shown in a.names.items():
+        # Only a quoted name holds a space (_NAME_CANDIDATE): a title said word for word.
+        if _SPECIFIC_NAME.search(shown) or " " in shown:
+            if not _mentions(b, key, shown):
+                return None
+            shared.append(shown)
+    return shared
+
+
+def _word_score(a: _Profile, b: _Profile) -> float:
+    """`_score` of two memories of one type over their words alone, without the terms that hold a
+    digit: in a short memory a shared number is a good part of its terms, and says nothing of topic."""
+    head_a, head_b, all_a, all_b = (
+        frozenset(t for t in ts if not _DIGIT.search(t)) for ts in (a.head, b.head, a.terms, b.terms)
+    )
+    return (_cosine(head_a, head_b) + _cosine(all_a, all_b)) / 2
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _same_facts(a: _Profile, b: _Profile) -> PairVerdict | None:
+    """A duplicate by its facts: two memories of the same type, close enough in words to share a
+    topic at all (_FACTS_SCORE), that state at least one specific fact, every specific fact either
+    states the other states too, and no fact differs (_differences). Checked from the cheapest
+    condition to the dearest, since the write path asks it of every neighbour."""
+    if a.memory.type != b.memory.type:
+        return None
+    score = _score(a, b)
+    if score >= DUPLICATE_SCORE or _word_score(a, b) < _FACTS_SCORE:
+        return None
+    mine = _specific_facts(a, b)
+    theirs = _specific_facts(b, a) if mine is not None else None
+    if not mine or theirs is None or _differences(a, b):
+        return None
+    return PairVerdict(a.memory.key, b.memory.key, "duplicate", score, f"same facts, reworded: {_show(mine)}")
 
 
 # --- a whole folder -------------------------------------------------------------------------------
