@@ -440,3 +440,21 @@ def test_the_library_update_redacts_a_key_and_logs_it(folder: Path) -> None:
     MemoryDir(folder).update(memory.path, body=f"Kept: {SECRET}", screened=False)
     assert SECRET in (folder / memory.path).read_text()
     assert read_decisions(folder)[-1]["decision"] == "updated-unscreened"
+
+
+def test_a_skip_says_why_the_pair_is_one_memory(folder: Path) -> None:
+    # A rewording with few words in common is a duplicate by its facts: the skip says which, not only a
+    # similarity far under the duplicate bar that would read as a mistake.
+    first = _add(folder, "reference", "staging-snapshots", "-d", "Staging database snapshots are kept for 14 days",
+                 "--body", "Nightly snapshots of the staging Postgres go to s3://acme-db-backups and are deleted "
+                 "after 14 days.\n\n**Why:** Storage costs doubled when nobody pruned them.\n"
+                 "**How to apply:** Restore from the newest one.")  # fmt: skip
+    assert first.exit_code == 0, first.stderr
+    again = _add(folder, "reference", "preprod-dumps-retention", "-d",
+                 "Where the pre-production DB dumps live and how long they stay", "--body",
+                 "Each night the pre-production database is dumped into s3://acme-db-backups; a dump is removed "
+                 "once it is 14 days old.\n\n**Why:** Unpruned dumps once doubled the bill.\n"
+                 "**How to apply:** Use the latest dump.")  # fmt: skip
+    assert again.exit_code == 1
+    assert "says the same as reference_staging-snapshots.md (same facts, reworded: " in again.stderr, again.stderr
+    assert read_decisions(folder)[-1]["decision"] == "skipped-duplicate"

@@ -26,7 +26,7 @@ from memdir.core.model import Memory, NewMemory, Status, name_key
 
 if TYPE_CHECKING:
     from memdir.core.rejections import Rejection
-    from memdir.core.similarity import MemoryText
+    from memdir.core.similarity import MemoryText, PairVerdict
 
 SOURCES = ("user", "agent", "tool")
 SAME_TOPIC_FLOOR = 0.3
@@ -162,6 +162,12 @@ def live_memories(memories: Iterable[Memory], today: dt.date) -> list[Memory]:
     return [m for m in memories if m.type is not None and m.exclusion(today) is None]
 
 
+def _same_as(shown: str, pair: PairVerdict) -> str:
+    """Why a candidate is skipped as a duplicate: the comparison's reason too, since a rewording
+    found by its facts scores far under the duplicate bar and the score alone would read as a mistake."""
+    return f"says the same as {shown} ({pair.reason}; similarity {pair.score:.2f})"
+
+
 def _says_the_same(other: MemoryText, mine: MemoryText) -> str | None:
     """How `mine` repeats `other`, or None: a near-duplicate, or the
     same name on the same topic (a rewording that moved a date or a number, say). For the memories
@@ -170,7 +176,7 @@ def _says_the_same(other: MemoryText, mine: MemoryText) -> str | None:
 
     pair = compare(other, mine)
     if pair is not None and pair.label == "duplicate":
-        return f"says the same as {other.key} (similarity {pair.score:.2f})"
+        return _same_as(other.key, pair)
     score = pair.score if pair is not None else similarity(other, mine)
     if name_key(other.name) == name_key(mine.name) and score >= SAME_TOPIC_FLOOR:
         return f"has the name and topic of {other.key} (similarity {score:.2f})"
@@ -243,7 +249,7 @@ def screen(
             if pair is not None and pair.label == "duplicate":
                 verdict.action = Action.SKIP
                 verdict.duplicate_of = shown
-                verdict.reasons.append(f"says the same as {shown} (similarity {pair.score:.2f})")
+                verdict.reasons.append(_same_as(shown, pair))
                 break
             score = pair.score if pair is not None else similarity(other, mine)
             same_name = name_key(other.name) == name_key(candidate.memory.name)
