@@ -195,25 +195,52 @@ def _key_before_separator() -> str:
     return "|".join(f"(?<=(?i:{endings}){_FILLER}{{{n}}}[:=])" for n in range(3))
 
 
-# Where a secret may be: every alternative starts with a character that is rare in prose, so `re`
-# skips to the next candidate in C. Token prefixes are anchored on their punctuation (or on the 9
-# of `ya29.`, the G of `SG.`, the J of `eyJ`, the K of `SK`), one lookbehind per prefix width;
-# find_secrets goes back to the start of the token.
-_SECRET_ANCHORS = re.compile(
-    r"-(?:(?P<pem>----BEGIN )|(?<=sk-)|(?<=xai-)|(?<=pypi-|xox[abeoprs]-|xapp-|pplx-)|(?<=GOCSPX-)"
-    r"|(?<=gl[a-z]{2}-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)|(?<=gl[a-z]{5}-))"
-    r"|_(?:(?<=[sr]k_|hf_|r8_)|(?<=gh[pousr]_|npm_|gsk_|glc_|ntn_|lin_|do[opr]_)|(?<=lsv2_|glsa_)"
-    r"|(?<=shp[a-z]{2}_|whsec_)|(?<=github_|secret_))"
-    r"|\.(?<=dp\.)"
-    r"|9(?<=ya29)\."
-    r"|A(?:KIA|SIA|BIA|CCA|Iza)"
-    r"|G(?:(?<=SG)\.|R1348941)"
-    r"|J(?<=eyJ)"
-    r"|K(?<=SK)[0-9a-fA-F]"
-    # `://`: credentials in a URL, or a Slack webhook; `: Bearer`: an Authorization header.
-    rf"|:(?:(?P<url>//)|[ \t\"']*(?P<bearer>(?i:bearer)[ \t]+)|{_key_before_separator()})"
-    rf"|=(?:{_key_before_separator()})"
+# Where a secret may be: each pattern starts with its own character, rare in prose, and `re` scans
+# for that character in C (a pattern opening with one literal is searched like `str.find`; one
+# opening with a class of the ten, as a single pattern did, is tried at every offset, at some 20 ns
+# a character). Token prefixes are anchored on their punctuation (or on the 9 of `ya29.`, the G of
+# `SG.`, the J of `eyJ`, the K of `SK`), one lookbehind per prefix width; find_secrets goes back to
+# the start of the token.
+_SECRET_ANCHORS = tuple(
+    re.compile(source)
+    for source in (
+        # Every prefix ends in a letter (or a digit) and the separator: one test of the character
+        # before spares the lookbehinds the dashes of `---` and ` - ` and most underscores.
+        r"-(?:(?P<pem>----BEGIN )|(?<=[A-Za-z]-)(?:(?<=sk-)|(?<=xai-)|(?<=pypi-|xox[abeoprs]-|xapp-|pplx-)"
+        r"|(?<=GOCSPX-)|(?<=gl[a-z]{2}-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)|(?<=gl[a-z]{5}-)))",
+        r"_(?<=[a-z0-9]_)(?:(?<=[sr]k_|hf_|r8_)|(?<=gh[pousr]_|npm_|gsk_|glc_|ntn_|lin_|do[opr]_)|(?<=lsv2_|glsa_)"
+        r"|(?<=shp[a-z]{2}_|whsec_)|(?<=github_|secret_))",
+        r"\.(?<=dp\.)",
+        r"9(?<=ya29)\.",
+        r"A(?:KIA|SIA|BIA|CCA|Iza)",
+        r"G(?:(?<=SG)\.|R1348941)",
+        r"J(?<=eyJ)",
+        r"K(?<=SK)[0-9a-fA-F]",
+        # `://`: credentials in a URL, or a Slack webhook; `: Bearer`: an Authorization header.
+        rf":(?:(?P<url>//)|[ \t\"']*(?P<bearer>(?i:bearer)[ \t]+)|{_key_before_separator()})",
+        rf"=(?:{_key_before_separator()})",
+    )
 )
+
+
+def _anchors(text: str) -> list[re.Match[str]]:
+    """The anchors in `text`, as `re.finditer` of the patterns joined in one would find them: left
+    to right, none starting inside the one before. No two patterns start with the same character,
+    so at any offset at most one of them matches, and its match is the joined pattern's."""
+    found: list[re.Match[str]] = []
+    for pattern in _SECRET_ANCHORS:
+        m = pattern.search(text)
+        while m is not None:  # every offset, overlapping ones too: the walk below decides
+            found.append(m)
+            m = pattern.search(text, m.start() + 1)
+    found.sort(key=lambda m: m.start())
+    kept: list[re.Match[str]] = []
+    for m in found:
+        if not kept or m.start() >= kept[-1].end():  # an anchor match is never empty
+            kept.append(m)
+    return kept
+
+
 # From here on, patterns compile on their first use (core/lazyre.py): a hook masking text in which
 # no anchor is found needs none of them, nor the personal-data ones below.
 _PEM_BEGIN = LazyPattern(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
@@ -402,7 +429,7 @@ def find_secrets(text: str) -> list[Hit]:
     """Credentials in `text`: API keys and tokens, private keys, URL passwords, secret assignments."""
     hits: list[Hit] = []
     done = 0  # end of the last hit: an anchor inside it (a token in `KEY=<token>`) is already judged
-    for a in _SECRET_ANCHORS.finditer(text):
+    for a in _anchors(text):
         at = a.start()
         if at < done:
             continue
