@@ -24,7 +24,12 @@ class LazyPattern:
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.pattern, self.flags)
+        compiled = re.compile(self.pattern, self.flags)
+        # From here on the pattern's own methods answer, not this class's: an instance attribute
+        # comes before a method, and a scan calls some of these once per frontmatter line.
+        methods = ("search", "match", "fullmatch", "finditer", "findall", "sub")
+        self.__dict__.update({name: getattr(compiled, name) for name in methods})
+        return compiled
 
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         return self.compiled.search(string, pos, endpos)

@@ -222,13 +222,17 @@ _SECRET_ANCHORS = tuple(
     )
 )
 
+_ANCHOR_FIRST = tuple(anchor.pattern.removeprefix("\\")[0] for anchor in _SECRET_ANCHORS)
+
 
 def _anchors(text: str) -> list[re.Match[str]]:
     """The anchors in `text`, as `re.finditer` of the patterns joined in one would find them: left
     to right, none starting inside the one before. No two patterns start with the same character,
     so at any offset at most one of them matches, and its match is the joined pattern's."""
     found: list[re.Match[str]] = []
-    for pattern in _SECRET_ANCHORS:
+    for first, pattern in zip(_ANCHOR_FIRST, _SECRET_ANCHORS, strict=True):
+        if first not in text:
+            continue  # `in` stops at the first one or skips in C: a name or a description holds few
         m = pattern.search(text)
         while m is not None:  # every offset, overlapping ones too: the walk below decides
             found.append(m)
