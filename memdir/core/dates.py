@@ -1103,16 +1103,16 @@ class _Prefilter:
         (a trie of them) over the one-byte copy: a pass of bytes.find per literal read the whole
         text some seventy times."""
         pattern, by_first = _narrow_literals()
-        for literal, _ in itertools.chain.from_iterable(by_first.values()):
+        for literal, _, _ in itertools.chain.from_iterable(by_first.values()):
             self._hits[literal] = {}
         text, starts, search = self.ascii, self.starts, pattern.search
         found = search(text)
-        while found is not None:  # every offset where a literal starts, overlapping ones too
+        while found is not None:  # every offset where a literal (or, for " from ", its word) starts
             at = found.start()
-            which = bisect.bisect_right(starts, at) - 1
-            for literal, needle in by_first[text[at]]:
-                if text.startswith(needle, at):
-                    self._hits[literal].setdefault(which, []).append(at - starts[which])
+            which = bisect.bisect_right(starts, at) - 1  # a space never stands for a text's separator
+            for literal, needle, back in by_first[text[at]]:
+                if at >= back and text.startswith(needle, at - back):
+                    self._hits[literal].setdefault(which, []).append(at - back - starts[which])
             found = search(text, at + 1)
 
     def _find_wide(self) -> None:
@@ -1152,16 +1152,23 @@ def _inner_literals() -> dict[str, str]:
 
 
 @cache
-def _narrow_literals() -> tuple[re.Pattern[bytes], dict[int, list[tuple[str, bytes]]]]:
+def _narrow_literals() -> tuple[re.Pattern[bytes], dict[int, list[tuple[str, bytes, int]]]]:
     """The one-byte literals found by a pass over the text (those with no other inside): a pattern
-    finding where any of them starts, and the literals (with their bytes) by their first byte."""
+    finding where any of them starts, and the literals (with their bytes, and how far before the
+    pattern's match they start) by the byte the match starts with.
+
+    A literal opening with a space (" from ", " ago") is searched from its word on, the space
+    checked after: every space in the text was a place to try the pattern, for a fifth of its time."""
     inner = _inner_literals()
     narrow = sorted({lit for needs in _needs() if needs for lit in needs if _in_one_byte(lit) and lit not in inner})
-    by_first: dict[int, list[tuple[str, bytes]]] = {}
+    by_first: dict[int, list[tuple[str, bytes, int]]] = {}
+    words: set[bytes] = set()
     for literal in narrow:
         needle = literal.encode("ascii")
-        by_first.setdefault(needle[0], []).append((literal, needle))
-    return re.compile(_trie([literal.encode("ascii") for literal in narrow]) or b"(?!)"), by_first
+        back = 1 if needle[:1] == b" " and len(needle) > 1 else 0
+        words.add(needle[back:])
+        by_first.setdefault(needle[back], []).append((literal, needle, back))
+    return re.compile(_trie(sorted(words)) or b"(?!)"), by_first
 
 
 def _trie(words: Sequence[bytes]) -> bytes:

@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from memdir.core.errors import InvalidMemory
+from memdir.core.lazyre import LazyPattern
 
 if TYPE_CHECKING:
     from memdir.core.dates import DateSpan
@@ -215,8 +216,9 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
 # Anything YAML could read differently (quotes, flow or block collections, anchors, tags, `: ` or
 # ` #` inside a value, numbers other than the simple ones, YAML 1.1 booleans, characters YAML
 # rejects) falls back to the YAML parser, which then decides. A test holds the two to the same
-# answers on every corpus file and on a table of tricky values.
-_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
+# answers on every corpus file and on a table of tricky values. Its patterns compile on first use
+# (core/lazyre.py): a warm `memdir index` or a hook reads every frontmatter from the parse cache.
+_SIMPLE_LINE = LazyPattern(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
 # YAML's indicators: a plain value cannot start with one. `-` only before a space, see _risky.
 _RISKY_START = frozenset("!&*|>'\"%@`[]{},?#")
 # PyYAML's implicit resolvers (yaml/resolver.py, YAML 1.1), copied verbatim: a plain scalar none of
@@ -246,27 +248,27 @@ _YAML_RESOLVERS = (
                     |true|True|TRUE|false|False|FALSE
                     |on|On|ON|off|Off|OFF)$""",
 )
-_YAML_TYPED = re.compile("|".join(f"(?:{pattern})" for pattern in _YAML_RESOLVERS), re.VERBOSE)
+_YAML_TYPED = LazyPattern("|".join(f"(?:{pattern})" for pattern in _YAML_RESOLVERS), re.VERBOSE)
 # Compared lower-cased: YAML 1.1 reads these as booleans or null, as values and as keys.
 _SPECIAL_WORDS = frozenset(("y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<"))
-_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+_DAY = LazyPattern(r"\d{4}-\d\d-\d\d")
 _DIGIT_START = frozenset("0123456789")
-_QUOTED = re.compile(r"'(?:[^'\t]|'')*'|\"(?:[^\"\\\t]|\\[\"\\])*\"")
-_QUOTED_ESCAPE = re.compile(r'\\(["\\])')  # in double quotes, `\"` and `\\` only: the rest go to YAML
-_INT = re.compile(r"0|[1-9][0-9]*")
+_QUOTED = LazyPattern(r"'(?:[^'\t]|'')*'|\"(?:[^\"\\\t]|\\[\"\\])*\"")
+_QUOTED_ESCAPE = LazyPattern(r'\\(["\\])')  # in double quotes, `\"` and `\\` only: the rest go to YAML
+_INT = LazyPattern(r"0|[1-9][0-9]*")
 # Python converts no int of more than 4,300 digits to or from text (sys.get_int_max_str_digits) and
 # none above about 1.8e308 to a float, so one such number in one file would make every command that
 # reads it an internal error. No field of a memory means anything by a number that long: it is read
 # as the text it was written as, like an impossible date, and lint F011 names it where a number was due.
 _INT_DIGITS_MAX = 300
 _INT_BOUND = 10**_INT_DIGITS_MAX
-_FLOAT = re.compile(r"(?:0|[1-9][0-9]*)\.[0-9]+")
+_FLOAT = LazyPattern(r"(?:0|[1-9][0-9]*)\.[0-9]+")
 # What YAML refuses: anything outside [\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff],
 # written as the characters refused: the negated class takes milliseconds to compile at every start.
-_YAML_REJECTS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+_YAML_REJECTS = LazyPattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 # A bare CR, NEL, U+2028 and U+2029 are line breaks to YAML but not to the line-by-line reading
 # below: a value holding one goes to YAML.
-_YAML_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+_YAML_BREAKS = LazyPattern("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def _risky(value: str) -> bool:

@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from memdir.core.lazyre import LazyPattern
+
 __all__ = ["Hit", "find_instructions", "find_pii", "find_secrets", "mask", "mask_secrets", "redact"]
 
 
@@ -193,40 +195,73 @@ def _key_before_separator() -> str:
     return "|".join(f"(?<=(?i:{endings}){_FILLER}{{{n}}}[:=])" for n in range(3))
 
 
-# Where a secret may be: every alternative starts with a character that is rare in prose, so `re`
-# skips to the next candidate in C. Token prefixes are anchored on their punctuation (or on the 9
-# of `ya29.`, the G of `SG.`, the J of `eyJ`, the K of `SK`), one lookbehind per prefix width;
-# find_secrets goes back to the start of the token.
-_SECRET_ANCHORS = re.compile(
-    r"-(?:(?P<pem>----BEGIN )|(?<=sk-)|(?<=xai-)|(?<=pypi-|xox[abeoprs]-|xapp-|pplx-)|(?<=GOCSPX-)"
-    r"|(?<=gl[a-z]{2}-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)|(?<=gl[a-z]{5}-))"
-    r"|_(?:(?<=[sr]k_|hf_|r8_)|(?<=gh[pousr]_|npm_|gsk_|glc_|ntn_|lin_|do[opr]_)|(?<=lsv2_|glsa_)"
-    r"|(?<=shp[a-z]{2}_|whsec_)|(?<=github_|secret_))"
-    r"|\.(?<=dp\.)"
-    r"|9(?<=ya29)\."
-    r"|A(?:KIA|SIA|BIA|CCA|Iza)"
-    r"|G(?:(?<=SG)\.|R1348941)"
-    r"|J(?<=eyJ)"
-    r"|K(?<=SK)[0-9a-fA-F]"
-    # `://`: credentials in a URL, or a Slack webhook; `: Bearer`: an Authorization header.
-    rf"|:(?:(?P<url>//)|[ \t\"']*(?P<bearer>(?i:bearer)[ \t]+)|{_key_before_separator()})"
-    rf"|=(?:{_key_before_separator()})"
+# Where a secret may be: each pattern starts with its own character, rare in prose, and `re` scans
+# for that character in C (a pattern opening with one literal is searched like `str.find`; one
+# opening with a class of the ten, as a single pattern did, is tried at every offset, at some 20 ns
+# a character). Token prefixes are anchored on their punctuation (or on the 9 of `ya29.`, the G of
+# `SG.`, the J of `eyJ`, the K of `SK`), one lookbehind per prefix width; find_secrets goes back to
+# the start of the token.
+_SECRET_ANCHORS = tuple(
+    re.compile(source)
+    for source in (
+        # Every prefix ends in a letter (or a digit) and the separator: one test of the character
+        # before spares the lookbehinds the dashes of `---` and ` - ` and most underscores.
+        r"-(?:(?P<pem>----BEGIN )|(?<=[A-Za-z]-)(?:(?<=sk-)|(?<=xai-)|(?<=pypi-|xox[abeoprs]-|xapp-|pplx-)"
+        r"|(?<=GOCSPX-)|(?<=gl[a-z]{2}-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)|(?<=gl[a-z]{5}-)))",
+        r"_(?<=[a-z0-9]_)(?:(?<=[sr]k_|hf_|r8_)|(?<=gh[pousr]_|npm_|gsk_|glc_|ntn_|lin_|do[opr]_)|(?<=lsv2_|glsa_)"
+        r"|(?<=shp[a-z]{2}_|whsec_)|(?<=github_|secret_))",
+        r"\.(?<=dp\.)",
+        r"9(?<=ya29)\.",
+        r"A(?:KIA|SIA|BIA|CCA|Iza)",
+        r"G(?:(?<=SG)\.|R1348941)",
+        r"J(?<=eyJ)",
+        r"K(?<=SK)[0-9a-fA-F]",
+        # `://`: credentials in a URL, or a Slack webhook; `: Bearer`: an Authorization header.
+        rf":(?:(?P<url>//)|[ \t\"']*(?P<bearer>(?i:bearer)[ \t]+)|{_key_before_separator()})",
+        rf"=(?:{_key_before_separator()})",
+    )
 )
-_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]*-----")
-_PEM_BODY = re.compile(r"(?:[ \t]*\r?\n?[ \t]*[A-Za-z0-9+/=]{16,})+")
-_B64_RUN = re.compile(r"[A-Za-z0-9+/=]{16,}")
-_URL_CREDENTIALS = re.compile(
+
+_ANCHOR_FIRST = tuple(anchor.pattern.removeprefix("\\")[0] for anchor in _SECRET_ANCHORS)
+
+
+def _anchors(text: str) -> list[re.Match[str]]:
+    """The anchors in `text`, as `re.finditer` of the patterns joined in one would find them: left
+    to right, none starting inside the one before. No two patterns start with the same character,
+    so at any offset at most one of them matches, and its match is the joined pattern's."""
+    found: list[re.Match[str]] = []
+    for first, pattern in zip(_ANCHOR_FIRST, _SECRET_ANCHORS, strict=True):
+        if first not in text:
+            continue  # `in` stops at the first one or skips in C: a name or a description holds few
+        m = pattern.search(text)
+        while m is not None:  # every offset, overlapping ones too: the walk below decides
+            found.append(m)
+            m = pattern.search(text, m.start() + 1)
+    found.sort(key=lambda m: m.start())
+    kept: list[re.Match[str]] = []
+    for m in found:
+        if not kept or m.start() >= kept[-1].end():  # an anchor match is never empty
+            kept.append(m)
+    return kept
+
+
+# From here on, patterns compile on their first use (core/lazyre.py): a hook masking text in which
+# no anchor is found needs none of them, nor the personal-data ones below.
+_PEM_BEGIN = LazyPattern(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = LazyPattern(r"-----END [A-Z0-9 ]*-----")
+_PEM_BODY = LazyPattern(r"(?:[ \t]*\r?\n?[ \t]*[A-Za-z0-9+/=]{16,})+")
+_B64_RUN = LazyPattern(r"[A-Za-z0-9+/=]{16,}")
+_URL_CREDENTIALS = LazyPattern(
     r"://(?P<user>[^\s:/?#@\"'<>\[\]`]{0,64}):(?P<pw>[^\s/?#@\"'<>\[\]`]{1,128})@[A-Za-z0-9\[]"
 )
-_BEARER_VALUE = re.compile(r"[A-Za-z0-9._~+/-]{16,}=*")
-_KEY_BEFORE = re.compile(rf"(?i:{'|'.join(map(re.escape, _KEY_WORDS))}){_FILLER}{{0,2}}\Z")
-_ENV_VALUE = re.compile(r"[=:][ \t*]*[\"'`]?([^\s\"'`,;:<>(){}\[\]|]+)")
-_AWS_SECRET_LABEL = re.compile(r"(?i:aws.{0,20}secret|secret.?access.?key)[^\n]{0,12}\Z")
-_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
-_PREV_WORD = re.compile(r"([A-Z]?[a-z0-9]+|[A-Z0-9]+)[ _.-]?\Z")
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
+_BEARER_VALUE = LazyPattern(r"[A-Za-z0-9._~+/-]{16,}=*")
+_KEY_BEFORE = LazyPattern(rf"(?i:{'|'.join(map(re.escape, _KEY_WORDS))}){_FILLER}{{0,2}}\Z")
+_ENV_VALUE = LazyPattern(r"[=:][ \t*]*[\"'`]?([^\s\"'`,;:<>(){}\[\]|]+)")
+_AWS_SECRET_LABEL = LazyPattern(r"(?i:aws.{0,20}secret|secret.?access.?key)[^\n]{0,12}\Z")
+_AWS_SECRET_VALUE = LazyPattern(r"[A-Za-z0-9/+]{40}")
+_PREV_WORD = LazyPattern(r"([A-Z]?[a-z0-9]+|[A-Z0-9]+)[ _.-]?\Z")
+_DOTTED_NAME = LazyPattern(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_LETTER_DIGIT = LazyPattern(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
 
 # Markers of a placeholder or a reference rather than a value. Lower-case substrings.
 _PLACEHOLDER_PARTS = (
@@ -398,7 +433,7 @@ def find_secrets(text: str) -> list[Hit]:
     """Credentials in `text`: API keys and tokens, private keys, URL passwords, secret assignments."""
     hits: list[Hit] = []
     done = 0  # end of the last hit: an anchor inside it (a token in `KEY=<token>`) is already judged
-    for a in _SECRET_ANCHORS.finditer(text):
+    for a in _anchors(text):
         at = a.start()
         if at < done:
             continue
@@ -443,7 +478,7 @@ def redact(text: str) -> str:
 
 # One character class first (so `re` skips everything else in C), then which number it starts.
 # E-mail addresses are anchored on `@` and extended both ways in Python.
-_PII_RE = re.compile(
+_PII_RE = LazyPattern(
     r"[@+(0-9](?:"
     r"(?P<at>(?<=@))"
     # Every number below has 7 or more digits: a cheap look ahead rules out dates, versions and counts.
@@ -462,13 +497,13 @@ _PII_RE = re.compile(
     r"|(?P<cn>(?<=1)[3-9][0-9](?:[0-9]{8}|(?P<cnsep>[ -])[0-9]{4}(?P=cnsep)[0-9]{4}))"
     r"))"
 )
-_HEX_BEFORE = re.compile(r"[0-9A-Fa-f]{2} \Z")
-_HEX_AFTER = re.compile(r" [0-9A-Fa-f]{2}(?![0-9A-Za-z])")
-_PHONE_CONTEXT = re.compile(
+_HEX_BEFORE = LazyPattern(r"[0-9A-Fa-f]{2} \Z")
+_HEX_AFTER = LazyPattern(r" [0-9A-Fa-f]{2}(?![0-9A-Za-z])")
+_PHONE_CONTEXT = LazyPattern(
     r"(?i:phone|mobile|cell|tel\b|whatsapp|wechat|sms)|手机|手機|电话|電話|联系|聯繫|微信|号码|號碼"
 )
-_EMAIL_LOCAL_TAIL = re.compile(r"[A-Za-z0-9._%+-]{1,64}\Z")
-_EMAIL_DOMAIN = re.compile(
+_EMAIL_LOCAL_TAIL = LazyPattern(r"[A-Za-z0-9._%+-]{1,64}\Z")
+_EMAIL_DOMAIN = LazyPattern(
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?P<tld>[A-Za-z]{2,24})(?![A-Za-z0-9-])"
 )
 # Addresses that name nobody: RFC 2606/6761 documentation and test domains, and any `example.*`.
@@ -482,7 +517,7 @@ _NOT_TLDS = _words(
 
 # What comes before the password of `scheme://user:password@host`, which is no e-mail address
 # (and whose masked form would show the password's first characters).
-_URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@]*:\Z")
+_URL_USERINFO = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@]*:\Z")
 
 
 def _email_hit(text: str, at: int) -> Hit | None:
@@ -742,7 +777,7 @@ def _instruction_anchors() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
 
 _EVERY_RULE = frozenset(range(len(_RULES)))
 # "act as a proxy" is ordinary prose; "Act as my lawyer." or "you must now act as a …" is an order.
-_IMPERATIVE_LEAD = re.compile(
+_IMPERATIVE_LEAD = LazyPattern(
     r"(?:^|[.!?:;>\n]|\byou\s+(?:will|must|should|shall)(?:\s+now)?|\bnow,?|\bplease)[\s*_\"'`-]*\Z", re.IGNORECASE
 )
 _RADIUS = 150  # no rule's match reaches further than this from its anchor word

@@ -294,10 +294,13 @@ def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | N
         if cached is not None:
             return Memory(path=rel, doc=cached, mtime=status.st_mtime)
         # Checked again once open: a file swapped for a named pipe since the stat must not block.
-        with open(_open_regular(path, os.O_RDONLY), "rb") as handle:
-            raw = handle.read(size + 1)  # not read(MAX_FILE_BYTES): that allocates a megabyte a file
+        fd = _open_regular(path, os.O_RDONLY)
+        try:  # read from the descriptor: a buffered file object costs more than a small file's read
+            raw = _read_upto(fd, size + 1)  # not MAX_FILE_BYTES: that allocates a megabyte a file
             if len(raw) > size:  # it grew since the stat
-                raw += handle.read(MAX_FILE_BYTES + 1 - len(raw))
+                raw += _read_upto(fd, MAX_FILE_BYTES + 1 - len(raw))
+        finally:
+            os.close(fd)
     except NotRegularFile:
         return FileProblem(rel, "unreadable", _NOT_REGULAR)
     except OSError as exc:
@@ -321,6 +324,18 @@ def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | N
     if len(raw) == size:  # else the file changed while it was read: do not tie this text to its key
         cache.put(rel, key, memory)
     return memory
+
+
+def _read_upto(fd: int, count: int) -> bytes:
+    """Up to `count` bytes from `fd`, fewer only at its end (a read may return less than asked)."""
+    parts: list[bytes] = []
+    while count > 0:
+        part = os.read(fd, count)
+        if not part:
+            break
+        parts.append(part)
+        count -= len(part)
+    return b"".join(parts)
 
 
 def read_text_if_exists(path: Path) -> str | None:

@@ -45,11 +45,16 @@ _STEP = re.compile(r"^[ \t]{0,3}(?:(?P<n>\d{1,2})[.)]|Step (?P<s>\d{1,2}):?)[ \t
 _STEP_LINE = re.compile(_STEP.pattern, re.IGNORECASE | re.MULTILINE)  # _STEP at any line's start
 
 
-def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
-    """(first line index, line count) of each fenced code block, by 0-based body line."""
+def _fenced_blocks(view: str, pos: int) -> Iterator[tuple[int, int]]:
+    """(first line index, line count) of each fenced code block, by 0-based body line, in the body
+    that `view` holds from `pos` on after a newline (newline_and_body: read in place, not copied)."""
+    if view.find("```", pos) < 0 and view.find("~~~", pos) < 0:
+        return  # no fence (most memories): no line counting
     opened: tuple[str, int] | None = None
-    for found in at_line_starts(_FENCE).finditer("\n" + body):  # a fence ends in ` or ~, not a newline
-        line = line_at(body, found.start()) - 1
+    line, counted = 0, pos  # the body line of the newline at `counted`
+    for found in at_line_starts(_FENCE).finditer(view, pos):  # a fence ends in ` or ~, not a newline
+        line += view.count("\n", counted, found.start())
+        counted = found.start()
         fence = found.group(1)
         if opened is None:
             opened = (fence, line)
@@ -57,7 +62,7 @@ def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
             yield opened[1], line - opened[1] - 1
             opened = None
     if opened is not None:  # an unclosed fence runs to the end
-        yield opened[1], body.count("\n") - opened[1]
+        yield opened[1], view.count("\n", pos + 1) - opened[1]
 
 
 def _body_line(memory: Memory, body_offset: int) -> int:
@@ -86,7 +91,7 @@ def _repeated(ctx: LintContext, pattern: re.Pattern[str], describe: Callable[[in
 )  # fmt: skip
 def long_code_block(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
-        for first, count in _fenced_blocks(memory.body):
+        for first, count in _fenced_blocks(*newline_and_body(memory)):
             if count > CODE_BLOCK_MAX_LINES:
                 line = memory.doc.body_line + first
                 yield Hit(
@@ -118,12 +123,15 @@ def file_tree(ctx: LintContext) -> Iterator[Hit]:
 )  # fmt: skip
 def commit_log(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
-        body = memory.body
-        marked = body.encode("ascii", "replace").translate(_HEX_MARKS)
-        found = [m for run in _MARKED_RUN.finditer(marked) if (m := _HASH.match(body, run.start()))]
+        # The whole file marked, the body searched: no copy of the body. The frontmatter ends in a
+        # newline, so no run starts before the body and runs into it, and _HASH's look behind sees
+        # that newline where the body alone would have its start: either way no hash is joined.
+        text, start = memory.doc.text, memory.doc.body_start
+        marked = text.encode("ascii", "replace").translate(_HEX_MARKS)
+        found = [m for run in _MARKED_RUN.finditer(marked, start) if (m := _HASH.match(text, run.start()))]
         distinct = {m.group(0)[:7] for m in found}
         if len(distinct) >= HASHES_MIN:
-            line = _body_line(memory, found[0].start())
+            line = line_at(text, found[0].start())
             yield Hit(memory.path, line, f"{len(distinct)} commit hashes; git has the history, keep the why")
 
 
@@ -150,7 +158,10 @@ def stack_trace(ctx: LintContext) -> Iterator[Hit]:
     instead="The queue must be drained before a worker restart; the runbook is docs/ops/restart.md.",
 )  # fmt: skip
 def fix_recipe(ctx: LintContext) -> Iterator[Hit]:
+    step_lines = at_line_starts(_STEP_LINE)  # a step ends in a non-space
     for memory in ctx.scan.memories:
+        if len(step_lines.findall(*newline_and_body(memory))) < RECIPE_MIN_STEPS:
+            continue  # too few numbered lines for a procedure (most memories): no line walk
         for first, steps in _recipes(memory.body):
             yield Hit(
                 memory.path,
@@ -163,8 +174,6 @@ def _recipes(body: str) -> Iterator[tuple[int, int]]:
     """(first line, steps) of each numbered list that reads as a procedure: one list counting up
     1, 2, 3... for RECIPE_MIN_STEPS steps or more, at least half of them running a command
     (`git ...`, `npm ...`). A long numbered list of facts or options is not a recipe."""
-    if len(at_line_starts(_STEP_LINE).findall("\n" + body)) < RECIPE_MIN_STEPS:  # a step ends in a non-space
-        return  # too few numbered lines for a procedure (most memories): no line walk
     run: list[bool] = []  # per step: has a code span
     start = 0
     for number, line in enumerate([*body.split("\n"), "END"]):
@@ -196,6 +205,8 @@ def long_body(ctx: LintContext) -> Iterator[Hit]:
     for memory in ctx.scan.memories:
         text, start = memory.doc.text, memory.doc.body_start  # counted in place: memory.body is a copy
         lines = text.count("\n", start) + 1
+        if lines <= BODY_MAX_LINES and (len(text) - start) * 4 <= BODY_MAX_BYTES:
+            continue  # within both caps whatever its characters (UTF-8 takes at most four bytes each)
         size = len(text) - start if text.isascii() else len(text[start:].encode("utf-8"))
         if lines > BODY_MAX_LINES or size > BODY_MAX_BYTES:
             yield Hit(
