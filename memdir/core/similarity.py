@@ -287,15 +287,9 @@ def _words_and_runs(text: str) -> tuple[Iterable[str], set[str], set[str]]:
     return filter(str.isascii, tokens), words, runs
 
 
-def _terms(text: str) -> set[str]:
+def _terms(text: str) -> frozenset[str]:
     """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
-    ascii_words, words, runs = _words_and_runs(text)
-    terms = set(map(_TERM_OF.__getitem__, ascii_words))
-    terms.update(map(_TERM_OF.__getitem__, words))
-    terms.discard("")
-    if runs:
-        terms |= _cjk_terms(runs)
-    return terms
+    return _terms_of_keys(_term_keys(text))
 
 
 # A CJK term is worked out as a number, several times cheaper to make from the text than a string: a
@@ -310,34 +304,34 @@ def _below_cjk() -> re.Pattern[str]:
     return re.compile("[\x01-\u303f]")
 
 
-def _cjk_numbers(runs: Collection[str]) -> set[int] | None:
-    """The `_key`s of the characters and bigrams of CJK runs (and of words that go their way, as in
-    term_sequence); None if a run holds a character below U+3040 (a word of full-width letters),
-    whose terms may be plain letters, kept as text."""
+def _add_cjk_numbers(keys: set[str | int], runs: Collection[str]) -> bool:
+    """Add the `_key`s of the characters and bigrams of CJK runs (and of words that go their way, as
+    in term_sequence) to `keys`; False, adding nothing, if a run holds a character below U+3040 (a
+    word of full-width letters), whose terms may be plain letters, kept as text."""
     joined = "\x00".join(runs) + "\x00"
     if _below_cjk().search(joined):
-        return None
+        return False
     # Code points, four bytes each, read as one number a character or two a bigram: the bigrams at
     # even and at odd offsets are every bigram. NULs between runs (and at the end, to an even length)
-    # make the bigrams that straddle two runs, taken out below.
+    # make the bigrams that straddle two runs, taken out below. Each number goes into `keys` once,
+    # as it is read: a CJK text is mostly bigrams, and each set it passes through costs their number.
     joined += "\x00" * (len(joined) % 2)
     points = memoryview(joined.encode("utf-32-le"))
     chars = set(points.cast("I"))
-    pairs = set(points.cast("Q"))
-    pairs.update(points[4:-4].cast("Q"))
+    keys.update(chars)
+    keys.update(points.cast("Q"))
+    keys.update(points[4:-4].cast("Q"))
     # A bigram's first character is never a NUL, so its number has a non-zero low half and is at
-    # least 2**32: (c, NUL) is c's own number, (NUL, c) c's times 2**32, both taken out here.
-    pairs -= chars
-    pairs.difference_update(map((1 << 32).__mul__, chars))
-    chars -= _CJK_STOP_KEYS
-    return chars | pairs
+    # least 2**32: (c, NUL) is c's own number (kept unless c is a stopword, taken out with it), and
+    # (NUL, c) is c's times 2**32, which no bigram is.
+    keys.difference_update(map((1 << 32).__mul__, chars))
+    keys.difference_update(_CJK_STOP_KEYS)
+    return True
 
 
 def _cjk_terms(runs: Collection[str]) -> set[str]:
-    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence)."""
-    numbers = _cjk_numbers(runs)
-    if numbers is not None:
-        return set(_text_of_numbers(numbers))
+    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence),
+    as text: for the runs `_add_cjk_numbers` leaves (a word of full-width letters)."""
     joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
     terms = set(joined)
     terms.discard("\x00")
@@ -355,25 +349,27 @@ def _text_of_numbers(numbers: Iterable[int]) -> Iterator[str]:
     return map(sys.intern, map(str.rstrip, map(operator.add, text[::2], text[1::2]), itertools.repeat("\x00")))
 
 
-def _term_keys(text: str) -> set[str | int]:
+def _term_keys(text: str, keys: set[str | int] | None = None) -> set[str | int]:
     """`_terms(text)` with each CJK term as its `_key`: a set of the same size, meeting another such
-    set in as many elements."""
+    set in as many elements. Added to `keys` if given (a body read a stretch at a time)."""
     ascii_words, words, runs = _words_and_runs(text)
-    keys: set[str | int] = set(map(_TERM_OF.__getitem__, ascii_words))
+    if keys is None:
+        keys = set()
+    keys.update(map(_TERM_OF.__getitem__, ascii_words))
     keys.update(map(_TERM_OF.__getitem__, words))
     keys.discard("")
-    if runs:
-        numbers = _cjk_numbers(runs)
-        keys.update(map(_key, _cjk_terms(runs)) if numbers is None else numbers)
+    if runs and not _add_cjk_numbers(keys, runs):
+        keys.update(map(_key, _cjk_terms(runs)))
     return keys
 
 
-def _terms_of_keys(keys: Iterable[str | int]) -> frozenset[str]:
+def _terms_of_keys(keys: Collection[str | int]) -> frozenset[str]:
     """The terms whose `_key`s these are."""
-    words: list[str] = []
-    numbers: list[int] = []
-    for key in keys:
-        (words if isinstance(key, str) else numbers).append(key)  # type: ignore[arg-type]
+    if not keys:
+        return frozenset()
+    is_text = list(map(isinstance, keys, itertools.repeat(str)))  # C-level, in one order of `keys`
+    words = itertools.compress(keys, is_text)
+    numbers: Iterable[int] = itertools.compress(keys, map(operator.not_, is_text))  # type: ignore[arg-type]
     return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
 
 
@@ -393,10 +389,12 @@ class _Profile:
     # The terms of the name and description, each once: a tuple, a fifth of a set's size, since a
     # folder scan holds one for every memory (20 MiB as sets for the realistic 10k folder).
     head: tuple[str, ...]
+    head_keys: tuple[str | int, ...]  # the same terms as `_key`s, which a body's reading starts from
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
-        return cls(memory, tuple(_terms(f"{memory.name}\n{memory.description}")))  # slug hyphens split like spaces
+        keys = _term_keys(f"{memory.name}\n{memory.description}")  # slug hyphens split like spaces
+        return cls(memory, tuple(_terms_of_keys(keys)), tuple(keys))
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -405,7 +403,7 @@ class _Profile:
         reading = self.__dict__.get("reading")
         if reading is not None and reading.done:  # a folder scan has read the body already
             return _terms_of_keys(reading.keys)
-        return frozenset(_terms(self.memory.body).union(self.head))
+        return _terms_of_keys(_term_keys(self.memory.body, set(self.head_keys)))
 
     @cached_property
     def reading(self) -> _Reading:
@@ -457,7 +455,7 @@ class _Reading:
 
     def __init__(self, profile: _Profile) -> None:
         self._memory = profile.memory
-        self.keys = _term_keys(f"{profile.memory.name}\n{profile.memory.description}")  # the head's
+        self.keys = set(profile.head_keys)
         self.length = len(profile.memory.body)
         self.read = 0  # characters of the body read so far
 
@@ -470,7 +468,7 @@ class _Reading:
         body = self._memory.body  # not held: a lint's memory cuts it from the file's text when asked
         cut = _CUT.search(body, self.read + chars)
         end = len(body) if cut is None else cut.start()
-        self.keys |= _term_keys(body[self.read : end])
+        _term_keys(body[self.read : end], self.keys)
         self.read = end
 
     def read_all(self) -> set[str | int]:
