@@ -368,7 +368,7 @@ def _terms_of_keys(keys: Collection[str | int]) -> frozenset[str]:
     if not keys:
         return frozenset()
     is_text = list(map(isinstance, keys, itertools.repeat(str)))  # C-level, in one order of `keys`
-    words = itertools.compress(keys, is_text)
+    words: Iterable[str] = itertools.compress(keys, is_text)  # type: ignore[arg-type]
     numbers: Iterable[int] = itertools.compress(keys, map(operator.not_, is_text))  # type: ignore[arg-type]
     return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
 
