@@ -43,7 +43,7 @@ import re
 import sys
 import unicodedata
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Literal
@@ -397,13 +397,27 @@ class _Profile:
         return cls(memory, tuple(_terms_of_keys(keys)), tuple(keys))
 
     @cached_property
-    def terms(self) -> frozenset[str]:
-        """The whole memory's terms: worked out only for a memory that meets another, since a folder's
-        bodies hold most of its text, and dropped (`forget`) once a folder scan is done with them."""
-        reading = self.__dict__.get("reading")
+    def keys(self) -> set[str | int]:
+        """The whole memory's terms as `_key`s: worked out only for a memory that meets another, since
+        a folder's bodies hold most of its text, and dropped (`forget`) once a folder scan is done with
+        them. Sizes, overlaps and membership (`has`) need no more, so the text of CJK terms is made
+        only when asked for (`terms`)."""
+        reading: _Reading | None = self.__dict__.get("reading")
         if reading is not None and reading.done:  # a folder scan has read the body already
-            return _terms_of_keys(reading.keys)
-        return _terms_of_keys(_term_keys(self.memory.body, set(self.head_keys)))
+            return reading.keys
+        return _term_keys(self.memory.body, set(self.head_keys))
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """The whole memory's terms."""
+        return _terms_of_keys(self.keys)
+
+    def has(self, term: str) -> bool:
+        """Whether `term` is one of the whole memory's terms, asked of its keys. A term from U+3040 up
+        is a CJK character or bigram (see _key), so a longer such string is none."""
+        if is_cjk(term):
+            return len(term) <= 2 and _key(term) in self.keys
+        return term in self.keys
 
     @cached_property
     def reading(self) -> _Reading:
@@ -412,7 +426,7 @@ class _Profile:
 
     def forget(self) -> None:
         """Let go of what was worked out from the body; it is worked out again if asked for."""
-        for name in ("terms", "reading", "values", "head_values", "names", "words", "change"):
+        for name in ("keys", "terms", "reading", "values", "head_values", "names", "words", "change"):
             self.__dict__.pop(name, None)
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
@@ -433,9 +447,12 @@ class _Profile:
     def words(self) -> frozenset[str]:
         """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
         text = _fold(f"{self.memory.name}\n{self.memory.description}\n{self.memory.body}")
-        # Each distinct candidate squashed once (the pattern has no groups: findall gives whole matches).
-        squashed = map(functools.partial(_SQUASH.sub, ""), set(_NAME_CANDIDATE.findall(text)))
-        return frozenset(_token().findall(text)).union(squashed)
+        # Each distinct candidate squashed once (the pattern has no groups: findall gives whole matches);
+        # most are plain words, all word characters but "_", which squashing leaves as they are.
+        candidates = set(_NAME_CANDIDATE.findall(text))
+        plain = set(filter(str.isalnum, candidates))
+        squashed = map(functools.partial(_SQUASH.sub, ""), candidates - plain)
+        return frozenset(_token().findall(text)).union(plain, squashed)
 
     @cached_property
     def change(self) -> str | None:
@@ -477,7 +494,7 @@ class _Reading:
         return self.keys
 
 
-def _cosine(a: frozenset[str], b: frozenset[str]) -> float:
+def _cosine(a: Set[str | int], b: Set[str | int]) -> float:
     return _cosine_of(len(a & b), len(a), len(b))
 
 
@@ -493,7 +510,7 @@ _OTHER_TYPE_FACTOR = 0.8
 def _score(a: _Profile, b: _Profile, whole: float | None = None) -> float:
     """`whole`: the cosine of the two whole memories' terms, when the caller has worked it out."""
     head = _cosine_of(len(set(a.head).intersection(b.head)), len(a.head), len(b.head))
-    score = ((_cosine(a.terms, b.terms) if whole is None else whole) + head) / 2
+    score = ((_cosine(a.keys, b.keys) if whole is None else whole) + head) / 2
     # Memories of different types are different kinds of statement (a user's profile, a rule, a project
     # fact, a pointer); one that shares words with a memory of another type is less likely the same fact.
     if a.memory.type and b.memory.type and a.memory.type != b.memory.type:
@@ -578,6 +595,7 @@ _TIME_WORDS = {
     )
     for word in words.split()
 }
+_VALUE_WORDS = frozenset(_NUMBER_WORDS.keys() | _TIME_WORDS.keys())
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]+)\.?,?\s+(?:de\s+)?(\d{4})\b")
 _MONTH_DAY_YEAR = re.compile(r"\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
@@ -636,10 +654,8 @@ def stated_values(text: str) -> dict[str, str]:
     take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
     take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
     take(_NUMBER, lambda m: (m[1].replace(",", "") if _THOUSANDS.fullmatch(m[1]) else m[1]) + (m[2] or ""))
-    for word in _WORD.findall(folded):
-        value = _NUMBER_WORDS.get(word) or _TIME_WORDS.get(word)
-        if value:
-            found.setdefault(value, word)
+    for word in filter(_VALUE_WORDS.__contains__, _WORD.findall(folded)):
+        found.setdefault(_NUMBER_WORDS.get(word) or _TIME_WORDS[word], word)
     return found
 
 
@@ -659,6 +675,9 @@ def _names(text: str) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     for m in _NAME_CANDIDATE.finditer(text):
+        # Most candidates are ordinary words: letters only, no capital (nor A-Z inside). None qualifies.
+        if (word := m[0]).isalpha() and word.lower() == word and not word[0].isupper():
+            continue
         token = m[0].rstrip(".,;:)")
         core = token.strip("'\"")
         if (
@@ -681,7 +700,7 @@ def _names(text: str) -> dict[str, str]:
 def _mentions(memory: _Profile, key: str, shown: str) -> bool:
     """Whether `memory` mentions a name in any form: as a word or identifier, by its stem, or (a
     quoted phrase) word by word."""
-    if key in memory.words or _stem(key) in memory.terms:
+    if key in memory.words or memory.has(_stem(key)):
         return True
     words = _token().findall(_fold(shown))
     return len(words) > 1 and all(word in memory.words for word in words)
@@ -743,7 +762,7 @@ def _own_subject(a: _Profile, b: _Profile) -> set[str]:
     told = set(a.values.values()) | set(a.names.values()) | set(_MONTHS)
     stated = _terms(" ".join(told))
     return {
-        t for t in a.head if t not in b.terms and t not in stated and not any(c.isdigit() for c in t) and not is_cjk(t)
+        t for t in a.head if t not in b.keys and t not in stated and not any(c.isdigit() for c in t) and not is_cjk(t)
     }
 
 
