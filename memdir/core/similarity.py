@@ -264,26 +264,29 @@ def term_list(text: str) -> list[str]:
     return [term for term, _ in term_sequence(text)]
 
 
-def _words_and_runs(text: str) -> tuple[Iterable[str], set[str], set[str]]:
+def _words_and_runs(text: str) -> tuple[Iterable[str], Iterable[str], Collection[str]]:
     """The words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_token()` finds them:
-    the distinct all-ASCII words, the other distinct words, the distinct runs.
+    the all-ASCII words, the other words, the runs; in text order, repeats and all.
 
     Cut at ASCII separators first, in bytes (where translate and split run at C speed): a token that is
     all ASCII is a word as it stands, and only the rest need folding and the Unicode-wide patterns. The
     cuts change nothing: a folded word or CJK run never spans an ASCII separator, and neither folding
-    nor NFC/NFD joins a character to one.
+    nor NFC/NFD joins a character to one. Repeats are left for the caller's set to drop: a set of the
+    tokens first would cost more than it saves (few repeat) and hand them back in hash order, out of
+    the order they lie in memory, which makes each later step slower.
     """
     raw = text.encode("utf-8", "surrogatepass").lower().translate(_ASCII_SEPARATORS)
-    tokens = set(raw.decode("utf-8", "surrogatepass").split())
+    tokens = raw.decode("utf-8", "surrogatepass").split()
     if text.isascii():
-        return tokens, set(), set()
+        return tokens, (), ()
     rest = _fold(" ".join(itertools.filterfalse(str.isascii, tokens)))
-    words = set(_word_run().findall(rest))
-    runs = set(_cjk_run().findall(rest))
+    words: Iterable[str] = _word_run().findall(rest)
+    runs: Collection[str] = _cjk_run().findall(rest)
     if _odd_word_char().search(rest):  # rare (full-width letters): otherwise no word is such a token
+        words = set(words)
         odd = {w for w in words if w >= "\u3040"}
         words -= odd
-        runs |= odd
+        runs = {*runs, *odd}
     return filter(str.isascii, tokens), words, runs
 
 
