@@ -46,7 +46,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Literal
+from typing import Literal, cast
 
 from memdir.core.bulk import paused_gc
 
@@ -95,28 +95,11 @@ class PairVerdict:
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 
 
-# Compiled on first use: a class of "word characters but not ..." is built over all of Unicode, about
-# 10 ms for the four, which every prompt hook would pay at import though most use one or two.
+# Compiled on first use: a class of "word characters but not ..." is built over all of Unicode, a few
+# milliseconds, which every prompt hook would pay at import though most never need it.
 @functools.cache
 def _token() -> re.Pattern[str]:
     return re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-
-
-@functools.cache
-def _cjk_run() -> re.Pattern[str]:
-    return re.compile(rf"[{_CJK}]+")
-
-
-@functools.cache
-def _word_run() -> re.Pattern[str]:
-    return re.compile(rf"[^\W_{_CJK}]+")
-
-
-@functools.cache
-def _odd_word_char() -> re.Pattern[str]:
-    """A word character from U+3040 up outside the CJK ranges (a full-width letter): a word starting
-    with one is split into characters and bigrams, like a CJK run."""
-    return re.compile(rf"[^\W_\x00-\u303f{_CJK}]")
 
 
 # Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
@@ -264,6 +247,9 @@ def term_list(text: str) -> list[str]:
     return [term for term, _ in term_sequence(text)]
 
 
+_CJK_FROM = "\u3040"  # a token from here up is a CJK run (or a word that goes its way): see is_cjk
+
+
 def _words_and_runs(text: str) -> tuple[Iterable[str], Iterable[str], Collection[str]]:
     """The words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_token()` finds them:
     the all-ASCII words, the other words, the runs; in text order, repeats and all.
@@ -279,15 +265,11 @@ def _words_and_runs(text: str) -> tuple[Iterable[str], Iterable[str], Collection
     tokens = raw.decode("utf-8", "surrogatepass").split()
     if text.isascii():
         return tokens, (), ()
-    rest = _fold(" ".join(itertools.filterfalse(str.isascii, tokens)))
-    words: Iterable[str] = _word_run().findall(rest)
-    runs: Collection[str] = _cjk_run().findall(rest)
-    if _odd_word_char().search(rest):  # rare (full-width letters): otherwise no word is such a token
-        words = set(words)
-        odd = {w for w in words if w >= "\u3040"}
-        words -= odd
-        runs = {*runs, *odd}
-    return filter(str.isascii, tokens), words, runs
+    # One pass finds the words and the runs, told apart by their first character: a word starting from
+    # U+3040 up (full-width letters) goes the CJK way, as in term_sequence.
+    found = _token().findall(_fold(" ".join(itertools.filterfalse(str.isascii, tokens))))
+    runs = list(filter(_CJK_FROM.__le__, found))
+    return filter(str.isascii, tokens), filter(_CJK_FROM.__gt__, found) if runs else found, runs
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -311,6 +293,8 @@ def _add_cjk_numbers(keys: set[str | int], runs: Collection[str]) -> bool:
     """Add the `_key`s of the characters and bigrams of CJK runs (and of words that go their way, as
     in term_sequence) to `keys`; False, adding nothing, if a run holds a character below U+3040 (a
     word of full-width letters), whose terms may be plain letters, kept as text."""
+    if not runs:
+        return True
     joined = "\x00".join(runs) + "\x00"
     if _below_cjk().search(joined):
         return False
@@ -320,14 +304,14 @@ def _add_cjk_numbers(keys: set[str | int], runs: Collection[str]) -> bool:
     # as it is read: a CJK text is mostly bigrams, and each set it passes through costs their number.
     joined += "\x00" * (len(joined) % 2)
     points = memoryview(joined.encode("utf-32-le"))
-    chars = set(points.cast("I"))
-    keys.update(chars)
+    keys.update(points.cast("I"))
     keys.update(points.cast("Q"))
     keys.update(points[4:-4].cast("Q"))
     # A bigram's first character is never a NUL, so its number has a non-zero low half and is at
-    # least 2**32: (c, NUL) is c's own number (kept unless c is a stopword, taken out with it), and
-    # (NUL, c) is c's times 2**32, which no bigram is.
-    keys.difference_update(map((1 << 32).__mul__, chars))
+    # least 2**32: (c, NUL) at a run's end is c's own number (kept, unless c is a stopword and taken
+    # out with it), and (NUL, c) at a run's start is c's times 2**32, read from NUL-c pairs alike.
+    starts = "\x00" + "\x00".join(map(operator.itemgetter(0), runs))
+    keys.difference_update(memoryview(starts.encode("utf-32-le")).cast("Q"))
     keys.difference_update(_CJK_STOP_KEYS)
     return True
 
@@ -396,8 +380,24 @@ class _Profile:
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
-        keys = _term_keys(f"{memory.name}\n{memory.description}")  # slug hyphens split like spaces
-        return cls(memory, tuple(_terms_of_keys(keys)), tuple(keys))
+        return cls.all_of([memory])[0]
+
+    @classmethod
+    def all_of(cls, memories: Sequence[MemoryText]) -> list[_Profile]:
+        """Profiles of many memories, their heads' CJK keys made text in one go: a head is short, and
+        doing it one head at a time cost as much again as finding the keys."""
+        # Slug hyphens split like spaces.
+        heads = [tuple(_term_keys(f"{memory.name}\n{memory.description}")) for memory in memories]
+        keys = list(itertools.chain.from_iterable(heads))
+        is_number = map(operator.not_, map(isinstance, keys, itertools.repeat(str)))
+        numbers: set[int] = set(itertools.compress(keys, is_number))  # type: ignore[arg-type]
+        text_of: dict[str | int, str] = dict(zip(numbers, _text_of_numbers(numbers), strict=True))
+        # A word is its own key, and not in text_of.
+        terms = cast(Iterator[str], iter(list(map(text_of.get, keys, keys))))
+        return [
+            cls(memory, tuple(itertools.islice(terms, len(head))), head)
+            for memory, head in zip(memories, heads, strict=True)
+        ]
 
     @cached_property
     def keys(self) -> set[str | int]:
@@ -935,7 +935,7 @@ def find_pairs(items: Sequence[MemoryText]) -> list[PairVerdict]:
     10,000 memories takes a fraction of a second rather than 50 million comparisons.
     """
     with paused_gc():
-        return [verdict for _, _, verdict in _pairs([_Profile.of(item) for item in items])]
+        return [verdict for _, _, verdict in _pairs(_Profile.all_of(items))]
 
 
 def duplicate_groups(items: Sequence[MemoryText]) -> list[list[str]]:
@@ -946,7 +946,7 @@ def duplicate_groups(items: Sequence[MemoryText]) -> list[list[str]]:
     duplicates can never put two different values in one group.
     """
     with paused_gc():
-        profiles = [_Profile.of(item) for item in items]
+        profiles = _Profile.all_of(items)
         pairs = _pairs(profiles)
     group_of = list(range(len(items)))  # each memory's group, named by one of its members
     members: dict[int, list[int]] = {i: [i] for i in range(len(items))}
