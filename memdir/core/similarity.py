@@ -360,6 +360,19 @@ def _terms_of_keys(keys: Collection[str | int]) -> frozenset[str]:
     return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
 
 
+def _keys_of_terms(terms: Iterable[str]) -> set[str | int]:
+    """The `_key`s of these terms, made in C: a head's, which a body's reading starts from. Holding
+    them instead cost a profile a number object for each CJK term of its head, 11 MiB for the
+    realistic 10k folder."""
+    terms = tuple(terms)
+    words: Iterable[str] = filter(_CJK_FROM.__gt__, terms)
+    keys: set[str | int] = set(words)
+    # Each CJK term (one or two characters) padded with a NUL to two, as the number _key makes of it.
+    cjk = "".join(map(str.ljust, filter(_CJK_FROM.__le__, terms), itertools.repeat(2), itertools.repeat("\x00")))
+    keys.update(memoryview(cjk.encode("utf-32-le")).cast("Q"))
+    return keys
+
+
 def _key(term: str) -> str | int:
     """A term as the folder scan holds it (see _term_keys). Only a CJK term starts from U+3040 up,
     and it is one or two characters long."""
@@ -376,16 +389,22 @@ class _Profile:
     # The terms of the name and description, each once: a tuple, a fifth of a set's size, since a
     # folder scan holds one for every memory (20 MiB as sets for the realistic 10k folder).
     head: tuple[str, ...]
-    head_keys: tuple[str | int, ...]  # the same terms as `_key`s, which a body's reading starts from
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
         return cls.all_of([memory])[0]
 
     @classmethod
-    def all_of(cls, memories: Sequence[MemoryText]) -> list[_Profile]:
-        """Profiles of many memories, their heads' CJK keys made text in one go: a head is short, and
-        doing it one head at a time cost as much again as finding the keys."""
+    def all_of(cls, memories: Sequence[MemoryText], batch: int = 1000) -> list[_Profile]:
+        """Profiles of many memories, their heads' CJK keys made text a batch at a time: a head is
+        short, and doing it one head at a time cost as much again as finding the keys."""
+        profiles: list[_Profile] = []
+        for start in range(0, len(memories), batch):
+            profiles += cls._batch(memories[start : start + batch])
+        return profiles
+
+    @classmethod
+    def _batch(cls, memories: Sequence[MemoryText]) -> list[_Profile]:
         # Slug hyphens split like spaces.
         heads = [tuple(_term_keys(f"{memory.name}\n{memory.description}")) for memory in memories]
         keys = list(itertools.chain.from_iterable(heads))
@@ -395,8 +414,7 @@ class _Profile:
         # A word is its own key, and not in text_of.
         terms = cast(Iterator[str], iter(list(map(text_of.get, keys, keys))))
         return [
-            cls(memory, tuple(itertools.islice(terms, len(head))), head)
-            for memory, head in zip(memories, heads, strict=True)
+            cls(memory, tuple(itertools.islice(terms, len(head)))) for memory, head in zip(memories, heads, strict=True)
         ]
 
     @cached_property
@@ -408,7 +426,7 @@ class _Profile:
         reading: _Reading | None = self.__dict__.get("reading")
         if reading is not None and reading.done:  # a folder scan has read the body already
             return reading.keys
-        return _term_keys(self.memory.body, set(self.head_keys))
+        return _term_keys(self.memory.body, _keys_of_terms(self.head))
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -475,7 +493,7 @@ class _Reading:
 
     def __init__(self, profile: _Profile) -> None:
         self._memory = profile.memory
-        self.keys = set(profile.head_keys)
+        self.keys = _keys_of_terms(profile.head)
         self.length = len(profile.memory.body)
         self.read = 0  # characters of the body read so far
 
@@ -490,6 +508,11 @@ class _Reading:
         end = len(body) if cut is None else cut.start()
         _term_keys(body[self.read : end], self.keys)
         self.read = end
+        if self.done:
+            # Grown a stretch at a time, with the junk bigrams of each taken out again, the set's table
+            # is often a size class too large; a copy fits it. Held until a memory's last pair, the
+            # slack came to 4 MiB of the realistic 10k folder's peak.
+            self.keys = set(self.keys)
 
     def read_all(self) -> set[str | int]:
         if not self.done:
