@@ -45,10 +45,10 @@ import re
 import sys
 import unicodedata
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Literal
+from typing import Literal, cast
 
 from memdir.core.bulk import paused_gc
 
@@ -97,28 +97,11 @@ class PairVerdict:
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 
 
-# Compiled on first use: a class of "word characters but not ..." is built over all of Unicode, about
-# 10 ms for the four, which every prompt hook would pay at import though most use one or two.
+# Compiled on first use: a class of "word characters but not ..." is built over all of Unicode, a few
+# milliseconds, which every prompt hook would pay at import though most never need it.
 @functools.cache
 def _token() -> re.Pattern[str]:
     return re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-
-
-@functools.cache
-def _cjk_run() -> re.Pattern[str]:
-    return re.compile(rf"[{_CJK}]+")
-
-
-@functools.cache
-def _word_run() -> re.Pattern[str]:
-    return re.compile(rf"[^\W_{_CJK}]+")
-
-
-@functools.cache
-def _odd_word_char() -> re.Pattern[str]:
-    """A word character from U+3040 up outside the CJK ranges (a full-width letter): a word starting
-    with one is split into characters and bigrams, like a CJK run."""
-    return re.compile(rf"[^\W_\x00-\u303f{_CJK}]")
 
 
 # Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
@@ -266,38 +249,34 @@ def term_list(text: str) -> list[str]:
     return [term for term, _ in term_sequence(text)]
 
 
-def _words_and_runs(text: str) -> tuple[Iterable[str], set[str], set[str]]:
+_CJK_FROM = "\u3040"  # a token from here up is a CJK run (or a word that goes its way): see is_cjk
+
+
+def _words_and_runs(text: str) -> tuple[Iterable[str], Iterable[str], Collection[str]]:
     """The words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_token()` finds them:
-    the distinct all-ASCII words, the other distinct words, the distinct runs.
+    the all-ASCII words, the other words, the runs; in text order, repeats and all.
 
     Cut at ASCII separators first, in bytes (where translate and split run at C speed): a token that is
     all ASCII is a word as it stands, and only the rest need folding and the Unicode-wide patterns. The
     cuts change nothing: a folded word or CJK run never spans an ASCII separator, and neither folding
-    nor NFC/NFD joins a character to one.
+    nor NFC/NFD joins a character to one. Repeats are left for the caller's set to drop: a set of the
+    tokens first would cost more than it saves (few repeat) and hand them back in hash order, out of
+    the order they lie in memory, which makes each later step slower.
     """
     raw = text.encode("utf-8", "surrogatepass").lower().translate(_ASCII_SEPARATORS)
-    tokens = set(raw.decode("utf-8", "surrogatepass").split())
+    tokens = raw.decode("utf-8", "surrogatepass").split()
     if text.isascii():
-        return tokens, set(), set()
-    rest = _fold(" ".join(itertools.filterfalse(str.isascii, tokens)))
-    words = set(_word_run().findall(rest))
-    runs = set(_cjk_run().findall(rest))
-    if _odd_word_char().search(rest):  # rare (full-width letters): otherwise no word is such a token
-        odd = {w for w in words if w >= "\u3040"}
-        words -= odd
-        runs |= odd
-    return filter(str.isascii, tokens), words, runs
+        return tokens, (), ()
+    # One pass finds the words and the runs, told apart by their first character: a word starting from
+    # U+3040 up (full-width letters) goes the CJK way, as in term_sequence.
+    found = _token().findall(_fold(" ".join(itertools.filterfalse(str.isascii, tokens))))
+    runs = list(filter(_CJK_FROM.__le__, found))
+    return filter(str.isascii, tokens), filter(_CJK_FROM.__gt__, found) if runs else found, runs
 
 
-def _terms(text: str) -> set[str]:
+def _terms(text: str) -> frozenset[str]:
     """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
-    ascii_words, words, runs = _words_and_runs(text)
-    terms = set(map(_TERM_OF.__getitem__, ascii_words))
-    terms.update(map(_TERM_OF.__getitem__, words))
-    terms.discard("")
-    if runs:
-        terms |= _cjk_terms(runs)
-    return terms
+    return _terms_of_keys(_term_keys(text))
 
 
 # A CJK term is worked out as a number, several times cheaper to make from the text than a string: a
@@ -312,34 +291,36 @@ def _below_cjk() -> re.Pattern[str]:
     return re.compile("[\x01-\u303f]")
 
 
-def _cjk_numbers(runs: Collection[str]) -> set[int] | None:
-    """The `_key`s of the characters and bigrams of CJK runs (and of words that go their way, as in
-    term_sequence); None if a run holds a character below U+3040 (a word of full-width letters),
-    whose terms may be plain letters, kept as text."""
+def _add_cjk_numbers(keys: set[str | int], runs: Collection[str]) -> bool:
+    """Add the `_key`s of the characters and bigrams of CJK runs (and of words that go their way, as
+    in term_sequence) to `keys`; False, adding nothing, if a run holds a character below U+3040 (a
+    word of full-width letters), whose terms may be plain letters, kept as text."""
+    if not runs:
+        return True
     joined = "\x00".join(runs) + "\x00"
     if _below_cjk().search(joined):
-        return None
+        return False
     # Code points, four bytes each, read as one number a character or two a bigram: the bigrams at
     # even and at odd offsets are every bigram. NULs between runs (and at the end, to an even length)
-    # make the bigrams that straddle two runs, taken out below.
+    # make the bigrams that straddle two runs, taken out below. Each number goes into `keys` once,
+    # as it is read: a CJK text is mostly bigrams, and each set it passes through costs their number.
     joined += "\x00" * (len(joined) % 2)
     points = memoryview(joined.encode("utf-32-le"))
-    chars = set(points.cast("I"))
-    pairs = set(points.cast("Q"))
-    pairs.update(points[4:-4].cast("Q"))
+    keys.update(points.cast("I"))
+    keys.update(points.cast("Q"))
+    keys.update(points[4:-4].cast("Q"))
     # A bigram's first character is never a NUL, so its number has a non-zero low half and is at
-    # least 2**32: (c, NUL) is c's own number, (NUL, c) c's times 2**32, both taken out here.
-    pairs -= chars
-    pairs.difference_update(map((1 << 32).__mul__, chars))
-    chars -= _CJK_STOP_KEYS
-    return chars | pairs
+    # least 2**32: (c, NUL) at a run's end is c's own number (kept, unless c is a stopword and taken
+    # out with it), and (NUL, c) at a run's start is c's times 2**32, read from NUL-c pairs alike.
+    starts = "\x00" + "\x00".join(map(operator.itemgetter(0), runs))
+    keys.difference_update(memoryview(starts.encode("utf-32-le")).cast("Q"))
+    keys.difference_update(_CJK_STOP_KEYS)
+    return True
 
 
 def _cjk_terms(runs: Collection[str]) -> set[str]:
-    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence)."""
-    numbers = _cjk_numbers(runs)
-    if numbers is not None:
-        return set(_text_of_numbers(numbers))
+    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence),
+    as text: for the runs `_add_cjk_numbers` leaves (a word of full-width letters)."""
     joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
     terms = set(joined)
     terms.discard("\x00")
@@ -357,26 +338,41 @@ def _text_of_numbers(numbers: Iterable[int]) -> Iterator[str]:
     return map(sys.intern, map(str.rstrip, map(operator.add, text[::2], text[1::2]), itertools.repeat("\x00")))
 
 
-def _term_keys(text: str) -> set[str | int]:
+def _term_keys(text: str, keys: set[str | int] | None = None) -> set[str | int]:
     """`_terms(text)` with each CJK term as its `_key`: a set of the same size, meeting another such
-    set in as many elements."""
+    set in as many elements. Added to `keys` if given (a body read a stretch at a time)."""
     ascii_words, words, runs = _words_and_runs(text)
-    keys: set[str | int] = set(map(_TERM_OF.__getitem__, ascii_words))
+    if keys is None:
+        keys = set()
+    keys.update(map(_TERM_OF.__getitem__, ascii_words))
     keys.update(map(_TERM_OF.__getitem__, words))
     keys.discard("")
-    if runs:
-        numbers = _cjk_numbers(runs)
-        keys.update(map(_key, _cjk_terms(runs)) if numbers is None else numbers)
+    if runs and not _add_cjk_numbers(keys, runs):
+        keys.update(map(_key, _cjk_terms(runs)))
     return keys
 
 
-def _terms_of_keys(keys: Iterable[str | int]) -> frozenset[str]:
+def _terms_of_keys(keys: Collection[str | int]) -> frozenset[str]:
     """The terms whose `_key`s these are."""
-    words: list[str] = []
-    numbers: list[int] = []
-    for key in keys:
-        (words if isinstance(key, str) else numbers).append(key)  # type: ignore[arg-type]
+    if not keys:
+        return frozenset()
+    is_text = list(map(isinstance, keys, itertools.repeat(str)))  # C-level, in one order of `keys`
+    words: Iterable[str] = itertools.compress(keys, is_text)  # type: ignore[arg-type]
+    numbers: Iterable[int] = itertools.compress(keys, map(operator.not_, is_text))  # type: ignore[arg-type]
     return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
+
+
+def _keys_of_terms(terms: Iterable[str]) -> set[str | int]:
+    """The `_key`s of these terms, made in C: a head's, which a body's reading starts from. Holding
+    them instead cost a profile a number object for each CJK term of its head, 11 MiB for the
+    realistic 10k folder."""
+    terms = tuple(terms)
+    words: Iterable[str] = filter(_CJK_FROM.__gt__, terms)
+    keys: set[str | int] = set(words)
+    # Each CJK term (one or two characters) padded with a NUL to two, as the number _key makes of it.
+    cjk = "".join(map(str.ljust, filter(_CJK_FROM.__le__, terms), itertools.repeat(2), itertools.repeat("\x00")))
+    keys.update(memoryview(cjk.encode("utf-32-le")).cast("Q"))
+    return keys
 
 
 def _key(term: str) -> str | int:
@@ -398,16 +394,53 @@ class _Profile:
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
-        return cls(memory, tuple(_terms(f"{memory.name}\n{memory.description}")))  # slug hyphens split like spaces
+        return cls.all_of([memory])[0]
+
+    @classmethod
+    def all_of(cls, memories: Sequence[MemoryText], batch: int = 1000) -> list[_Profile]:
+        """Profiles of many memories, their heads' CJK keys made text a batch at a time: a head is
+        short, and doing it one head at a time cost as much again as finding the keys."""
+        profiles: list[_Profile] = []
+        for start in range(0, len(memories), batch):
+            profiles += cls._batch(memories[start : start + batch])
+        return profiles
+
+    @classmethod
+    def _batch(cls, memories: Sequence[MemoryText]) -> list[_Profile]:
+        # Slug hyphens split like spaces.
+        heads = [tuple(_term_keys(f"{memory.name}\n{memory.description}")) for memory in memories]
+        keys = list(itertools.chain.from_iterable(heads))
+        is_number = map(operator.not_, map(isinstance, keys, itertools.repeat(str)))
+        numbers: set[int] = set(itertools.compress(keys, is_number))  # type: ignore[arg-type]
+        text_of: dict[str | int, str] = dict(zip(numbers, _text_of_numbers(numbers), strict=True))
+        # A word is its own key, and not in text_of.
+        terms = cast(Iterator[str], iter(list(map(text_of.get, keys, keys))))
+        return [
+            cls(memory, tuple(itertools.islice(terms, len(head)))) for memory, head in zip(memories, heads, strict=True)
+        ]
+
+    @cached_property
+    def keys(self) -> set[str | int]:
+        """The whole memory's terms as `_key`s: worked out only for a memory that meets another, since
+        a folder's bodies hold most of its text, and dropped (`forget`) once a folder scan is done with
+        them. Sizes, overlaps and membership (`has`) need no more, so the text of CJK terms is made
+        only when asked for (`terms`)."""
+        reading: _Reading | None = self.__dict__.get("reading")
+        if reading is not None and reading.done:  # a folder scan has read the body already
+            return reading.keys
+        return _term_keys(self.memory.body, _keys_of_terms(self.head))
 
     @cached_property
     def terms(self) -> frozenset[str]:
-        """The whole memory's terms: worked out only for a memory that meets another, since a folder's
-        bodies hold most of its text, and dropped (`forget`) once a folder scan is done with them."""
-        reading = self.__dict__.get("reading")
-        if reading is not None and reading.done:  # a folder scan has read the body already
-            return _terms_of_keys(reading.keys)
-        return frozenset(_terms(self.memory.body).union(self.head))
+        """The whole memory's terms."""
+        return _terms_of_keys(self.keys)
+
+    def has(self, term: str) -> bool:
+        """Whether `term` is one of the whole memory's terms, asked of its keys. A term from U+3040 up
+        is a CJK character or bigram (see _key), so a longer such string is none."""
+        if is_cjk(term):
+            return len(term) <= 2 and _key(term) in self.keys
+        return term in self.keys
 
     @cached_property
     def reading(self) -> _Reading:
@@ -416,7 +449,7 @@ class _Profile:
 
     def forget(self) -> None:
         """Let go of what was worked out from the body; it is worked out again if asked for."""
-        for name in ("terms", "reading", "values", "head_values", "names", "words", "change"):
+        for name in ("keys", "terms", "reading", "values", "head_values", "names", "words", "change"):
             self.__dict__.pop(name, None)
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
@@ -437,9 +470,12 @@ class _Profile:
     def words(self) -> frozenset[str]:
         """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
         text = _fold(f"{self.memory.name}\n{self.memory.description}\n{self.memory.body}")
-        # Each distinct candidate squashed once (the pattern has no groups: findall gives whole matches).
-        squashed = map(functools.partial(_SQUASH.sub, ""), set(_NAME_CANDIDATE.findall(text)))
-        return frozenset(_token().findall(text)).union(squashed)
+        # Each distinct candidate squashed once (the pattern has no groups: findall gives whole matches);
+        # most are plain words, all word characters but "_", which squashing leaves as they are.
+        candidates = set(_NAME_CANDIDATE.findall(text))
+        plain = set(filter(str.isalnum, candidates))
+        squashed = map(functools.partial(_SQUASH.sub, ""), candidates - plain)
+        return frozenset(_token().findall(text)).union(plain, squashed)
 
     @cached_property
     def change(self) -> str | None:
@@ -459,7 +495,7 @@ class _Reading:
 
     def __init__(self, profile: _Profile) -> None:
         self._memory = profile.memory
-        self.keys = _term_keys(f"{profile.memory.name}\n{profile.memory.description}")  # the head's
+        self.keys = _keys_of_terms(profile.head)
         self.length = len(profile.memory.body)
         self.read = 0  # characters of the body read so far
 
@@ -472,8 +508,13 @@ class _Reading:
         body = self._memory.body  # not held: a lint's memory cuts it from the file's text when asked
         cut = _CUT.search(body, self.read + chars)
         end = len(body) if cut is None else cut.start()
-        self.keys |= _term_keys(body[self.read : end])
+        _term_keys(body[self.read : end], self.keys)
         self.read = end
+        if self.done:
+            # Grown a stretch at a time, with the junk bigrams of each taken out again, the set's table
+            # is often a size class too large; a copy fits it. Held until a memory's last pair, the
+            # slack came to 4 MiB of the realistic 10k folder's peak.
+            self.keys = set(self.keys)
 
     def read_all(self) -> set[str | int]:
         if not self.done:
@@ -481,7 +522,7 @@ class _Reading:
         return self.keys
 
 
-def _cosine(a: frozenset[str], b: frozenset[str]) -> float:
+def _cosine(a: Set[str | int], b: Set[str | int]) -> float:
     return _cosine_of(len(a & b), len(a), len(b))
 
 
@@ -497,7 +538,7 @@ _OTHER_TYPE_FACTOR = 0.8
 def _score(a: _Profile, b: _Profile, whole: float | None = None) -> float:
     """`whole`: the cosine of the two whole memories' terms, when the caller has worked it out."""
     head = _cosine_of(len(set(a.head).intersection(b.head)), len(a.head), len(b.head))
-    score = ((_cosine(a.terms, b.terms) if whole is None else whole) + head) / 2
+    score = ((_cosine(a.keys, b.keys) if whole is None else whole) + head) / 2
     # Memories of different types are different kinds of statement (a user's profile, a rule, a project
     # fact, a pointer); one that shares words with a memory of another type is less likely the same fact.
     if a.memory.type and b.memory.type and a.memory.type != b.memory.type:
@@ -582,6 +623,7 @@ _TIME_WORDS = {
     )
     for word in words.split()
 }
+_VALUE_WORDS = frozenset(_NUMBER_WORDS.keys() | _TIME_WORDS.keys())
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]+)\.?,?\s+(?:de\s+)?(\d{4})\b")
 _MONTH_DAY_YEAR = re.compile(r"\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
@@ -640,10 +682,8 @@ def stated_values(text: str) -> dict[str, str]:
     take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
     take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
     take(_NUMBER, lambda m: (m[1].replace(",", "") if _THOUSANDS.fullmatch(m[1]) else m[1]) + (m[2] or ""))
-    for word in _WORD.findall(folded):
-        value = _NUMBER_WORDS.get(word) or _TIME_WORDS.get(word)
-        if value:
-            found.setdefault(value, word)
+    for word in filter(_VALUE_WORDS.__contains__, _WORD.findall(folded)):
+        found.setdefault(_NUMBER_WORDS.get(word) or _TIME_WORDS[word], word)
     return found
 
 
@@ -663,6 +703,9 @@ def _names(text: str) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     for m in _NAME_CANDIDATE.finditer(text):
+        # Most candidates are ordinary words: letters only, no capital (nor A-Z inside). None qualifies.
+        if (word := m[0]).isalpha() and word.lower() == word and not word[0].isupper():
+            continue
         token = m[0].rstrip(".,;:)")
         core = token.strip("'\"")
         if (
@@ -685,7 +728,7 @@ def _names(text: str) -> dict[str, str]:
 def _mentions(memory: _Profile, key: str, shown: str) -> bool:
     """Whether `memory` mentions a name in any form: as a word or identifier, by its stem, or (a
     quoted phrase) word by word."""
-    if key in memory.words or _stem(key) in memory.terms:
+    if key in memory.words or memory.has(_stem(key)):
         return True
     words = _token().findall(_fold(shown))
     return len(words) > 1 and all(word in memory.words for word in words)
@@ -747,7 +790,7 @@ def _own_subject(a: _Profile, b: _Profile) -> set[str]:
     told = set(a.values.values()) | set(a.names.values()) | set(_MONTHS)
     stated = _terms(" ".join(told))
     return {
-        t for t in a.head if t not in b.terms and t not in stated and not any(c.isdigit() for c in t) and not is_cjk(t)
+        t for t in a.head if t not in b.keys and t not in stated and not any(c.isdigit() for c in t) and not is_cjk(t)
     }
 
 
@@ -992,7 +1035,7 @@ def find_pairs(items: Sequence[MemoryText]) -> list[PairVerdict]:
     10,000 memories takes a fraction of a second rather than 50 million comparisons.
     """
     with paused_gc():
-        return [verdict for _, _, verdict in _pairs([_Profile.of(item) for item in items])]
+        return [verdict for _, _, verdict in _pairs(_Profile.all_of(items))]
 
 
 def duplicate_groups(items: Sequence[MemoryText]) -> list[list[str]]:
@@ -1003,7 +1046,7 @@ def duplicate_groups(items: Sequence[MemoryText]) -> list[list[str]]:
     duplicates can never put two different values in one group.
     """
     with paused_gc():
-        profiles = [_Profile.of(item) for item in items]
+        profiles = _Profile.all_of(items)
         pairs = _pairs(profiles)
     group_of = list(range(len(items)))  # each memory's group, named by one of its members
     members: dict[int, list[int]] = {i: [i] for i in range(len(items))}
