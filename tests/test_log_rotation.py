@@ -5,6 +5,7 @@ readers read both generations, and `rm --purge` cleans the old generation as wel
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,36 @@ def test_rm_purge_cleans_the_old_generations_too(folder: Path) -> None:
         if path.is_file():
             assert KEY[20:44] not in path.read_text(errors="replace"), path
     assert "command" in (state / f"{DECISION_LOG}.1").read_text()  # masked, not dropped: history reads it
+
+
+def test_an_append_during_a_purge_is_not_lost(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rm --purge` rewrites the decision log: a writer appending between its reading and its
+    replacing of the file must wait for the rewrite (the log's lock), not lose its line to it."""
+    import fcntl
+
+    from memdir.core import purge
+
+    log = folder / STATE_DIR / DECISION_LOG
+    log.parent.mkdir()
+    log.write_text(json.dumps({"command": "add", "reason": f"saw {KEY}"}) + "\n")  # as an older memdir wrote it
+    waited: list[bool] = []
+    write = purge.atomic_write
+
+    def another_writer_first(path: Path, data: bytes) -> None:
+        if path == log:  # as another process would: append if the log is not locked
+            fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.write(fd, b'{"command": "theirs"}\n')
+            except BlockingIOError:
+                waited.append(True)
+            finally:
+                os.close(fd)
+        write(path, data)
+
+    monkeypatch.setattr(purge, "atomic_write", another_writer_first)
+    purge.purge_traces(folder, "reference_vault.md", f"Token {KEY}.")
+    if waited:  # it waited for the lock: its append comes now
+        append_lines(log, b'{"command": "theirs"}\n')
+    assert [entry["command"] for entry in read_decisions(folder)] == ["add", "theirs"]
+    assert KEY not in log.read_text()

@@ -505,6 +505,18 @@ def _locked_log(path: Path, incoming: int | None) -> int:
         return fd
 
 
+@contextlib.contextmanager
+def log_lock(path: Path) -> Iterator[None]:
+    """Hold the lock of the log at `path` that every append takes and every rotation is made under:
+    a rewrite of the log and of its older generation (`rm --purge`) that no append, and no rotation
+    replacing either file, can come between. Creates the log when it is missing."""
+    fd = _locked_log(path, None)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
 def _lock_log(fd: int) -> None:
     """An exclusive flock of an open log, held until it is closed (not on Windows: no flock)."""
     try:
