@@ -137,3 +137,23 @@ def test_an_append_during_a_purge_is_not_lost(folder: Path, monkeypatch: pytest.
         append_lines(log, b'{"command": "theirs"}\n')
     assert [entry["command"] for entry in read_decisions(folder)] == ["add", "theirs"]
     assert KEY not in log.read_text()
+
+
+def test_a_rotation_between_the_two_reads_loses_no_generation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "log.jsonl"
+    log.with_name("log.jsonl.1").write_text('{"n": 1}\n')
+    log.write_text('{"n": 2}\n')
+    read = store.read_jsonl
+    rotated = False
+
+    def rotating_after_the_first(path: Path) -> list[dict[str, object]]:
+        nonlocal rotated
+        entries = read(path)
+        if not rotated:  # another writer rotates the log once the older generation is read
+            rotated = True
+            log.replace(log.with_name("log.jsonl.1"))
+            log.write_text('{"n": 3}\n')
+        return entries
+
+    monkeypatch.setattr(store, "read_jsonl", rotating_after_the_first)
+    assert [entry["n"] for entry in store.read_generations(log)] == [2, 3]  # not [1, 3]: 2 was left out

@@ -721,8 +721,23 @@ def iter_generations(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def read_generations(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a rotated log, its older generation's first, as read_jsonl."""
-    return read_jsonl(older_generation(path)) + read_jsonl(path)
+    """The JSON objects of a rotated log, its older generation's first, as read_jsonl.
+
+    A rotation between the two reads would leave out a whole generation (the older one read, then
+    the log renamed over it): the reads are made again when the file at `path` changed meanwhile."""
+    while True:
+        before = _identity(path)
+        entries = read_jsonl(older_generation(path)) + read_jsonl(path)
+        if _identity(path) == before:
+            return entries
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 # --- the decision log: what every writer decided, and why -------------------------------------
