@@ -12,8 +12,9 @@ is deleted by `MemoryDir.remove`; this removes the copies memdir itself made of 
 - the parse cache and the recall index, which hold the file's text: deleted (they are rebuilt);
 - drafts of the file kept in `.memdir/drafts/`.
 
-Called with the folder lock held. A recall that appends to recall.jsonl in the instant between the
-read and the rewrite could lose its line; recall takes no lock, and a lost log line is harmless.
+Called with the folder lock held. A log is rewritten under its own lock too (`store.log_lock`),
+which a recall's append takes though recall never takes the folder's: a line appended meanwhile
+waits for the rewrite and lands in the new file, and no rotation comes between the two generations.
 """
 
 from __future__ import annotations
