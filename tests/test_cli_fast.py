@@ -126,6 +126,7 @@ _WARM_INDEX_MODULES = {
     "memdir.cli.index", "memdir.core", "memdir.core.errors", "memdir.core.config", "memdir.core.model",
     "memdir.core.index", "memdir.core.cache", "memdir.core.store", "memdir.core.bulk", "memdir.folder",
     "memdir.core.reports",  # the run's summary, as text or JSON; no imports of its own beyond the above
+    "memdir.core.lazyre",  # model's patterns, compiled on first use: what keeps a warm index from compiling them
 }  # fmt: skip
 # The secret scanner and the masking (each cached row carries its masked line), YAML (nothing is
 # parsed), the temporary files of a write with the compressors shutil brings (nothing is written),

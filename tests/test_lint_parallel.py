@@ -5,6 +5,8 @@ nothing but the time."""
 from __future__ import annotations
 
 import os
+import select
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -106,3 +108,38 @@ def test_no_fork_beside_other_threads_or_below_the_size(busy: Path, monkeypatch:
         stop.set()
         other.join()
     assert made == []
+
+
+def test_a_parent_that_fails_does_not_wait_for_its_child(busy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or a rule that raised) in this half: the child's findings are of no use any more, so
+    it is killed rather than waited for to the end of its rules."""
+    _always_two(monkeypatch)
+    parent = os.getpid()
+    pair_rule, other_rule = RULES["D001"], RULES["S002"]
+    pair_check: Callable[..., Iterator[object]] = pair_rule.check
+    other_check: Callable[..., Iterator[object]] = other_rule.check
+
+    def interrupted(ctx: object) -> Iterator[object]:
+        if os.getpid() == parent:
+            raise KeyboardInterrupt
+        yield from pair_check(ctx)
+
+    def slow(ctx: object) -> Iterator[object]:
+        if os.getpid() != parent:
+            select.select([], [], [], 5)  # long enough that its end would be the waitpid's answer
+        yield from other_check(ctx)
+
+    monkeypatch.setitem(RULES, "D001", type(pair_rule)(**{**pair_rule.__dict__, "check": interrupted}))
+    monkeypatch.setitem(RULES, "S002", type(other_rule)(**{**other_rule.__dict__, "check": slow}))
+    ended: list[int] = []
+    waitpid = os.waitpid
+
+    def recorded(pid: int, options: int) -> tuple[int, int]:
+        answer = waitpid(pid, options)
+        ended.append(answer[1])
+        return answer
+
+    monkeypatch.setattr(os, "waitpid", recorded)
+    with pytest.raises(KeyboardInterrupt):
+        _lint(busy)
+    assert len(ended) == 1 and os.WIFSIGNALED(ended[0]) and os.WTERMSIG(ended[0]) == signal.SIGKILL

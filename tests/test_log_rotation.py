@@ -5,6 +5,7 @@ readers read both generations, and `rm --purge` cleans the old generation as wel
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -43,13 +44,13 @@ def _rotated_by_someone_else_while_waiting(monkeypatch: pytest.MonkeyPatch, log:
     lock = store._lock_log
     done = False
 
-    def racing(fd: int) -> None:
+    def racing(fd: int) -> bool:
         nonlocal done
         if not done:
             done = True
             log.replace(log.with_name(log.name + ".1"))
             log.write_bytes(then)
-        lock(fd)
+        return lock(fd)
 
     monkeypatch.setattr(store, "_lock_log", racing)
 
@@ -103,3 +104,102 @@ def test_rm_purge_cleans_the_old_generations_too(folder: Path) -> None:
         if path.is_file():
             assert KEY[20:44] not in path.read_text(errors="replace"), path
     assert "command" in (state / f"{DECISION_LOG}.1").read_text()  # masked, not dropped: history reads it
+
+
+def test_an_append_during_a_purge_is_not_lost(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rm --purge` rewrites the decision log: a writer appending between its reading and its
+    replacing of the file must wait for the rewrite (the log's lock), not lose its line to it."""
+    import fcntl
+
+    from memdir.core import purge
+
+    log = folder / STATE_DIR / DECISION_LOG
+    log.parent.mkdir()
+    log.write_text(json.dumps({"command": "add", "reason": f"saw {KEY}"}) + "\n")  # as an older memdir wrote it
+    waited: list[bool] = []
+    write = purge.atomic_write
+
+    def another_writer_first(path: Path, data: bytes) -> None:
+        if path == log:  # as another process would: append if the log is not locked
+            fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.write(fd, b'{"command": "theirs"}\n')
+            except BlockingIOError:
+                waited.append(True)
+            finally:
+                os.close(fd)
+        write(path, data)
+
+    monkeypatch.setattr(purge, "atomic_write", another_writer_first)
+    purge.purge_traces(folder, "reference_vault.md", f"Token {KEY}.")
+    if waited:  # it waited for the lock: its append comes now
+        append_lines(log, b'{"command": "theirs"}\n')
+    assert [entry["command"] for entry in read_decisions(folder)] == ["add", "theirs"]
+    assert KEY not in log.read_text()
+
+
+def test_a_rotation_between_the_two_reads_loses_no_generation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "log.jsonl"
+    log.with_name("log.jsonl.1").write_text('{"n": 1}\n')
+    log.write_text('{"n": 2}\n')
+    read = store.read_jsonl
+    rotated = False
+
+    def rotating_after_the_first(path: Path) -> list[dict[str, object]]:
+        nonlocal rotated
+        entries = read(path)
+        if not rotated:  # another writer rotates the log once the older generation is read
+            rotated = True
+            log.replace(log.with_name("log.jsonl.1"))
+            log.write_text('{"n": 3}\n')
+        return entries
+
+    monkeypatch.setattr(store, "read_jsonl", rotating_after_the_first)
+    assert [entry["n"] for entry in store.read_generations(log)] == [2, 3]  # not [1, 3]: 2 was left out
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell an open file")
+def test_a_log_rotates_where_there_is_no_flock_and_no_renaming_an_open_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on Windows: no flock, and a file that is open cannot be renamed (PermissionError)."""
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 10)
+    monkeypatch.setattr(store, "_lock_log", lambda fd: False)
+    replace = os.replace
+
+    def refusing_an_open_file(source: Path, target: Path) -> None:
+        held = {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
+        if os.path.realpath(source) in held:
+            raise PermissionError(f"{source} is open")
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", refusing_an_open_file)
+    log = tmp_path / "log.jsonl"
+    append_lines(log, b"a line longer than ten bytes\n", rotate=True)
+    append_lines(log, b"another long line\n", rotate=True)
+    assert log.read_bytes() == b"another long line\n"
+    assert log.with_name("log.jsonl.1").read_bytes() == b"a line longer than ten bytes\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell an open file")
+def test_a_purge_where_there_is_no_flock_replaces_no_open_log(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on Windows: with no lock to hold, the purge's rewrite does not keep the log open, which
+    would make its replacing fail."""
+    from memdir.core import purge
+
+    monkeypatch.setattr(store, "_lock_log", lambda fd: False)
+    replace = os.replace
+
+    def refusing_an_open_target(source: str, target: str) -> None:
+        held = {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
+        if os.path.realpath(target) in held:
+            raise PermissionError(f"{target} is open")
+        replace(source, target)
+
+    log = folder / STATE_DIR / DECISION_LOG
+    log.parent.mkdir()
+    log.write_text(json.dumps({"command": "add", "reason": f"saw {KEY}"}) + "\n")
+    monkeypatch.setattr(os, "replace", refusing_an_open_target)
+    assert purge.purge_traces(folder, "reference_vault.md", f"Token {KEY}.") == [f"{STATE_DIR}/{DECISION_LOG}"]
+    assert KEY not in log.read_text()

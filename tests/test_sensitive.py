@@ -479,3 +479,26 @@ def test_no_secrets_in_the_real_corpus() -> None:
     assert files
     found = {str(p.relative_to(CORPUS)): hits for p in files if (hits := find_secrets(p.read_text(errors="replace")))}
     assert found == {}
+
+
+def test_the_split_anchor_search_finds_what_one_joined_pattern_does() -> None:
+    """find_secrets' anchors are ten patterns, one per first character, searched apart for speed
+    (sensitive._anchors); read left to right without overlaps they must be what `finditer` of the
+    ten joined as alternatives finds, which holds only while no two open with the same character.
+    Texts packed with prefixes, separators and their overlaps (`sk-`, `----BEGIN `, `://`, `key=`)."""
+    import re
+
+    from memdir.core import sensitive
+
+    assert len(set(sensitive._ANCHOR_FIRST)) == len(sensitive._SECRET_ANCHORS)
+    joined = re.compile("|".join(anchor.pattern for anchor in sensitive._SECRET_ANCHORS))
+    pieces = (
+        "sk-", "sk_", "-", "--", "----BEGIN ", "-----BEGIN RSA PRIVATE KEY-----", "xai-", "xoxb-", "glpat-", "_",
+        "hf_", "ghp_", "github_", ".", "dp.", "ya29.", "9", "AKIA", "AIza", "SG.", "eyJ", "SK", "0f", ":", "://",
+        "user:pw@host", " Bearer ", "=", "api_key", "password", "KEY", " ", "\n", "A", "J", "x", "Authorization",
+    )  # fmt: skip
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        split = [(m.start(), m.end(), m.lastgroup) for m in sensitive._anchors(text)]
+        assert split == [(m.start(), m.end(), m.lastgroup) for m in joined.finditer(text)], text

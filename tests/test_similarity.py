@@ -585,3 +585,18 @@ def test_dev_set_duplicate_precision_and_recall() -> None:
     actual = sum(row["label"] == "duplicate" for row in rows)
     assert flagged and correct / flagged >= 0.95, f"duplicate precision {correct}/{flagged}"
     assert correct / actual >= 0.70, f"duplicate recall {correct}/{actual}"
+
+
+def test_the_facts_rule_takes_a_number_of_thousands_of_digits() -> None:
+    # Two memories of one type, under the duplicate bar, sharing a 5,000-digit number: Python's int()
+    # refuses text that long, and compare (the write path's, for every neighbour) raised ValueError.
+    number = "7" * 5000
+    a = mem(
+        "a.md", "build-id", "Which build is on staging", f"The staging build id is {number}; it stays until Friday."
+    )
+    b = mem(
+        "b.md", "pinned", "Nobody redeploys the pinned staging host", f"Pinned to {number}; redeploys need sign-off."
+    )
+    pair = similarity.compare(a, b)
+    assert pair is not None and pair.label == "duplicate" and pair.reason.startswith("same facts, reworded")
+    assert similarity._specific_value("0012") and not similarity._specific_value("009")  # from 10 up, as int() read it

@@ -4,6 +4,10 @@ Every command imports the core, and `re` compiles a pattern in Python: a module-
 `re.compile` costs each start a few hundred microseconds to milliseconds, whether the command
 uses it or not. A session-start or prompt hook masks a few lines and never parses a frontmatter or
 looks for a phone number, so such patterns wait here until a search needs them.
+
+One idiom per case: a pattern whose source is fixed text is a `LazyPattern`; a `functools.cache`
+function returning a compiled pattern is for a source that is itself work to build (worked out from
+the Unicode database or from other patterns) or that depends on an argument.
 """
 
 from __future__ import annotations

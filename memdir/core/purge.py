@@ -12,8 +12,9 @@ is deleted by `MemoryDir.remove`; this removes the copies memdir itself made of 
 - the parse cache and the recall index, which hold the file's text: deleted (they are rebuilt);
 - drafts of the file kept in `.memdir/drafts/`.
 
-Called with the folder lock held. A recall that appends to recall.jsonl in the instant between the
-read and the rewrite could lose its line; recall takes no lock, and a lost log line is harmless.
+Called with the folder lock held. A log is rewritten under its own lock too (`store.log_lock`),
+which a recall's append takes though recall never takes the folder's: a line appended meanwhile
+waits for the rewrite and lands in the new file, and no rotation comes between the two generations.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from memdir.core.cache import CACHE_FILE
 from memdir.core.index import entry_target
 from memdir.core.model import INDEX_NAME
 from memdir.core.sensitive import find_secrets
-from memdir.core.store import DECISION_LOG, MAX_FILE_BYTES, STATE_DIR, atomic_write
+from memdir.core.store import DECISION_LOG, MAX_FILE_BYTES, STATE_DIR, atomic_write, log_lock, older_generation
 
 _RECALL_LOG = "recall.jsonl"  # read.recall_log.LOG_FILE, without importing recall for every `rm`
 _RECALL_INDEX = "recall-index"  # read.termindex.INDEX_FILE
@@ -60,18 +61,12 @@ def purge_traces(root: Path, path: str, text: str) -> list[str]:
         return line
 
     changed: list[str] = []
-    for name, drop in (
-        (f"{INDEX_NAME}.prev", index_line),
-        (f"{INDEX_NAME}.history", index_line),
-        (f"{INDEX_NAME}.history.1", index_line),
-        (_RECALL_LOG, recall_line),
-        (f"{_RECALL_LOG}.1", recall_line),
-    ):
-        if _rewrite(state / name, lambda line, drop=drop: None if drop(line) else line):  # type: ignore[misc]
-            changed.append(name)
-    for name in (DECISION_LOG, f"{DECISION_LOG}.1"):
-        if secrets and _rewrite(state / name, masked_line):
-            changed.append(name)
+    if _rewrite(state / f"{INDEX_NAME}.prev", lambda line: None if index_line(line) else line):
+        changed.append(f"{INDEX_NAME}.prev")
+    for name, drop in ((f"{INDEX_NAME}.history", index_line), (_RECALL_LOG, recall_line)):
+        changed += _rewrite_log(state / name, lambda line, drop=drop: None if drop(line) else line)  # type: ignore[misc]
+    if secrets:
+        changed += _rewrite_log(state / DECISION_LOG, masked_line)
     base = PurePosixPath(path).name
     gone = [state / CACHE_FILE, state / _RECALL_INDEX]
     drafts = state / "drafts"
@@ -94,6 +89,15 @@ def purged_text(source: Path) -> str:
             return file.read(MAX_FILE_BYTES).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _rewrite_log(log: Path, keep: Callable[[str], str | None]) -> list[str]:
+    """`_rewrite` of a log memdir appends to and of its older generation, under the log's lock: an
+    append made between the reading and the replacing would be lost, and a rotation would put the
+    unpurged generation back. The names of the files it changed."""
+    generations = (log, older_generation(log))
+    with log_lock(log) if log.exists() else contextlib.nullcontext():  # no lock file made for nothing
+        return [file.name for file in generations if _rewrite(file, keep)]
 
 
 def _rewrite(file: Path, keep: Callable[[str], str | None]) -> bool:

@@ -170,11 +170,9 @@ _TOKENS = (
 _TOKEN_SOURCE = "|".join(f"(?P<t{i}>{t.pattern})" for i, t in enumerate(_TOKENS))
 
 
-@functools.cache
-def _token_re() -> re.Pattern[str]:
-    """Every token shape in one pattern. Compiled on first use, since only an anchor's hit needs it:
-    `memdir index` masks each entry it writes, and most runs meet no anchor at all."""
-    return re.compile(_TOKEN_SOURCE)
+# Every token shape in one pattern. Compiled on first use, since only an anchor's hit needs it:
+# `memdir index` masks each entry it writes, and most runs meet no anchor at all.
+_TOKEN_RE = LazyPattern(_TOKEN_SOURCE)
 
 
 @functools.cache
@@ -329,7 +327,7 @@ def _word_start(text: str, pos: int, limit: int = 12) -> int:
 
 
 def _token_hit(text: str, m: re.Match[str]) -> Hit | None:
-    """A hit for a match of _token_re(), if it is one: not glued to a longer word, not a placeholder."""
+    """A hit for a match of _TOKEN_RE, if it is one: not glued to a longer word, not a placeholder."""
     i = int(str(m.lastgroup)[1:])
     start, end = m.span()
     if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):  # `task-…`, `MYAKIA…`
@@ -345,7 +343,7 @@ def _token_hit(text: str, m: re.Match[str]) -> Hit | None:
 def _classify(text: str, start: int, end: int, kind: str, label: str) -> Hit | None:
     """A hit for a value claimed by a key word, URL or header: a known token inside it is judged as
     that token (so `sk-ant-api03-xxxx…` stays a placeholder), anything else is reported as `kind`."""
-    m = _token_re().search(text, start, end)
+    m = _TOKEN_RE.search(text, start, end)
     if m is not None:
         return _token_hit(text, m)
     return Hit(kind, start, end, mask(text[start:end], 0), label)
@@ -375,7 +373,7 @@ def _url_hit(text: str, colon: int) -> Hit | None:
     scheme_start = _word_start(text, colon, 30)
     if colon - scheme_start < 2:
         return None
-    if (m := _token_re().match(text, scheme_start)) is not None:  # a Slack webhook is a secret as a whole
+    if (m := _TOKEN_RE.match(text, scheme_start)) is not None:  # a Slack webhook is a secret as a whole
         return _token_hit(text, m)
     if (m := _URL_CREDENTIALS.match(text, colon)) is None:
         return None
@@ -391,7 +389,7 @@ def _url_hit(text: str, colon: int) -> Hit | None:
 
 def _bearer_hit(text: str, at: int) -> Hit | None:
     m = _BEARER_VALUE.match(text, at)
-    if m is None or not (_token_re().match(m.group()) or _looks_like_secret(m.group())):
+    if m is None or not (_TOKEN_RE.match(m.group()) or _looks_like_secret(m.group())):
         return None
     return _classify(text, m.start(), m.end(), "bearer-token", "Bearer token")
 
@@ -406,7 +404,7 @@ def _env_hit(text: str, sep: int) -> Hit | None:
     start, end = value_m.span(1)
     value = value_m.group(1).rstrip(".")  # a sentence's full stop is not part of the value
     end = start + len(value)
-    if _token_re().match(value):  # `TOKEN=ghp_…`: judged as the token it is
+    if _TOKEN_RE.match(value):  # `TOKEN=ghp_…`: judged as the token it is
         return _classify(text, start, end, "env-assignment", "Secret in a key=value assignment")
     key_start = key_m.start()
     before = text[key_start - 1] if key_start else ""
@@ -447,7 +445,7 @@ def find_secrets(text: str) -> list[Hit]:
         elif text[at] in ":=":
             hit = _env_hit(text, at)
         else:
-            m = _token_re().match(text, _word_start(text, at))
+            m = _TOKEN_RE.match(text, _word_start(text, at))
             hit = _token_hit(text, m) if m is not None else None
         if hit is not None:
             hits.append(hit)

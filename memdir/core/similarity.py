@@ -846,8 +846,9 @@ def _specific_value(value: str) -> bool:
         return False
     if value.endswith("%") or any(mark in value for mark in ".:"):
         return True
-    digits = "".join(filter(str.isdigit, value))
-    return int(digits) >= 10
+    # From 10 up: two digits or more past the leading zeros. Not int(): Python converts no text of
+    # more than 4,300 digits to an int, and one such number in a memory made the write path fail.
+    return len("".join(filter(str.isdigit, value)).lstrip("0")) >= 2
 
 
 def _specific_facts(a: _Profile, b: _Profile) -> list[str] | None:

@@ -455,7 +455,7 @@ def append_lines(path: Path, data: bytes, *, durable: bool = False, rotate: bool
     left by something else (a power cut, an older memdir) is ended with a newline first, so it stays
     a line of its own that readers skip, instead of swallowing the first line appended after it.
     """
-    fd = _locked_log(path, len(data) if rotate else None)
+    fd, _ = _locked_log(path, len(data) if rotate else None)
     try:
         start = os.fstat(fd).st_size
         if start and os.pread(fd, 1, start - 1) != b"\n":
@@ -474,9 +474,10 @@ def append_lines(path: Path, data: bytes, *, durable: bool = False, rotate: bool
         os.close(fd)  # and with it the flock
 
 
-def _locked_log(path: Path, incoming: int | None) -> int:
-    """The log at `path`, opened for appending and flocked; rotated first when `incoming` (None: never
-    rotate) more bytes would take a non-empty log past LOG_MAX_BYTES.
+def _locked_log(path: Path, incoming: int | None) -> tuple[int, bool]:
+    """The log at `path`, opened for appending and flocked, and whether it is (False: no flock on this
+    platform); rotated first when `incoming` (None: never rotate) more bytes would take a non-empty
+    log past LOG_MAX_BYTES.
 
     The size is judged and the rename made under the lock, and a writer that waited for the lock
     checks that the file it holds is still the one at `path`: another writer may have rotated it in
@@ -485,7 +486,7 @@ def _locked_log(path: Path, incoming: int | None) -> int:
     while True:
         fd = _open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
-            _lock_log(fd)
+            locked = _lock_log(fd)
             held = os.fstat(fd)
             try:
                 there = os.stat(path, follow_symlinks=False)
@@ -495,23 +496,45 @@ def _locked_log(path: Path, incoming: int | None) -> int:
                 os.close(fd)
                 continue
             if incoming is not None and held.st_size and held.st_size + incoming > LOG_MAX_BYTES:
-                os.replace(path, older_generation(path))
-                os.close(fd)
+                if locked:
+                    os.replace(path, older_generation(path))
+                    os.close(fd)
+                else:  # Windows: no lock to keep, and no renaming a file that is open
+                    os.close(fd)
+                    fd = -1  # not closed again below should the rename fail
+                    os.replace(path, older_generation(path))
                 continue
         except BaseException:
             with contextlib.suppress(OSError):
                 os.close(fd)
             raise
-        return fd
+        return fd, locked
 
 
-def _lock_log(fd: int) -> None:
-    """An exclusive flock of an open log, held until it is closed (not on Windows: no flock)."""
+@contextlib.contextmanager
+def log_lock(path: Path) -> Iterator[None]:
+    """Hold the lock of the log at `path` that every append takes and every rotation is made under:
+    a rewrite of the log and of its older generation (`rm --purge`) that no append, and no rotation
+    replacing either file, can come between. Creates the log when it is missing."""
+    fd, locked = _locked_log(path, None)
+    if not locked:  # Windows: nothing to hold, and an open file could not be replaced
+        os.close(fd)
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def _lock_log(fd: int) -> bool:
+    """An exclusive flock of an open log, held until it is closed; False on Windows (no flock)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
-        return
+        return False
     fcntl.flock(fd, fcntl.LOCK_EX)
+    return True
 
 
 # --- memdir's own files: .memdir/ and .archive/ ----------------------------------------------------
@@ -709,8 +732,23 @@ def iter_generations(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def read_generations(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a rotated log, its older generation's first, as read_jsonl."""
-    return read_jsonl(older_generation(path)) + read_jsonl(path)
+    """The JSON objects of a rotated log, its older generation's first, as read_jsonl.
+
+    A rotation between the two reads would leave out a whole generation (the older one read, then
+    the log renamed over it): the reads are made again when the file at `path` changed meanwhile."""
+    while True:
+        before = _identity(path)
+        entries = read_jsonl(older_generation(path)) + read_jsonl(path)
+        if _identity(path) == before:
+            return entries
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 # --- the decision log: what every writer decided, and why -------------------------------------

@@ -95,6 +95,7 @@ def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]
     Anything wrong with the child (killed, out of memory, a rule that raised) and its rules run
     here after all, so a failure shows as it would without the child, and nothing is lost."""
     import pickle
+    import signal
 
     mine = [r for r in chosen if r.code[0] == PAIR_FAMILY]
     theirs = [r for r in chosen if r.code[0] != PAIR_FAMILY]
@@ -112,11 +113,15 @@ def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]
             os._exit(status)  # no atexit handlers, no flush of the parent's buffered output
     os.close(write_end)
     answer = os.fdopen(read_end, "rb")
+    answered = False
     try:
         found = {r.code: list(r.run(ctx)) for r in mine}
         data = answer.read()
+        answered = True
     finally:
         answer.close()  # first: a child still writing to it gets EPIPE instead of waiting for ever
+        if not answered:  # this half failed (Ctrl-C, a rule that raised): the child's work is no use
+            os.kill(pid, signal.SIGKILL)  # so it is not waited for; a zombie can still be signalled
         _, status = os.waitpid(pid, 0)
     try:
         sent = pickle.loads(data) if status == 0 else None
