@@ -262,6 +262,35 @@ def test_one_shared_number_and_no_shared_words_is_chance() -> None:
     assert compare(invoices, logs) is None
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            mem("f1.md", "deploy-freeze", "Deploy freeze starts 2026-12-01", "No deploys from 2026-12-01."),
+            mem("f2.md", "freeze-cancelled", "The deploy freeze of 2026-12-01 is cancelled",
+                "The freeze planned for 2026-12-01 was called off; deploys go on as usual."),
+        ),
+        (
+            mem("t1.md", "request-timeout", "Set the request timeout to 30 seconds in config/app.yaml",
+                "The gateway reads config/app.yaml at start-up; 30 seconds suits the slow report endpoints.",
+                "feedback"),
+            mem("t2.md", "timeout-ceiling", "Never raise the API time limit above 30 seconds",
+                "Keep it in config/app.yaml at 30 seconds at most: load balancers drop longer requests.",
+                "feedback"),
+        ),
+    ],
+    ids=["cancelled", "never"],
+)  # fmt: skip
+def test_the_same_facts_with_a_negation_on_one_side_are_not_a_duplicate(a: MemoryText, b: MemoryText) -> None:
+    # Every fact agrees, but one side calls it off or forbids it: skipping it as a rewording would lose
+    # the news. A call-off is a difference (a possible contradiction); a lone "never" leaves the facts
+    # rule without a verdict.
+    verdict = compare(a, b)
+    assert verdict is None or verdict.label != "duplicate", verdict
+    if a.key == "f1.md":
+        assert verdict is not None and "called off ('cancelled')" in verdict.reason, verdict
+
+
 def test_latin_abbreviations_are_not_names() -> None:
     # "e.g." and "i.e." have an inner dot like a host name; read as names, they made two wordings differ.
     a = mem(

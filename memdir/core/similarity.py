@@ -478,6 +478,17 @@ class _Profile:
         return frozenset(_token().findall(text)).union(plain, squashed)
 
     @cached_property
+    def called_off(self) -> str | None:
+        """The first word calling something off ("cancelled", "postponed"), or None (see _CALL_OFF)."""
+        found = _CALL_OFF.search(_fold(self.memory.description + "\n" + self.memory.body))
+        return found[0] if found else None
+
+    @cached_property
+    def negated(self) -> bool:
+        """Whether the memory says no or never anywhere (see _NEGATION)."""
+        return _NEGATION.search(_fold(self.memory.description + "\n" + self.memory.body)) is not None
+
+    @cached_property
     def change(self) -> str | None:
         found = _CHANGE.search(_fold(self.memory.description + "\n" + self.memory.body))
         return found[0] if found else None
@@ -648,6 +659,9 @@ _ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")
 # Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh):
 # a move said while it happens as well as after ("moving off", "moved off"), and a quantity "raised to" or
 # "reduced to" a new value, which is "changed to" said of a number.
+# Calling off a plan or an event ("the freeze of 2026-12-01 is cancelled") keeps every fact of the
+# plan and reverses it: like an announced change, it is a difference, never a rewording.
+_CALL_OFF = re.compile(r"\b(?:cancel(?:l?ed|s)?|called off|postponed|abandoned|abgesagt|cancelad[oa])\b|取消")
 _CHANGE = re.compile(
     r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|moving to|moving over|"
     r"moving off|switching to|raised to|increased to|reduced to|decreased to|lowered to|replaced|retired|"
@@ -770,6 +784,9 @@ def _differences(a: _Profile, b: _Profile) -> list[str]:
     if bool(a.change) != bool(b.change):
         changed = a if a.change else b
         reasons.append(f"{changed.memory.name or changed.memory.key} says it changed ({changed.change!r})")
+    elif bool(a.called_off) != bool(b.called_off):
+        off = a if a.called_off else b
+        reasons.append(f"{off.memory.name or off.memory.key} says it was called off ({off.called_off!r})")
     return reasons
 
 
@@ -802,8 +819,10 @@ def _verdict(a: _Profile, b: _Profile, whole: float | None = None) -> PairVerdic
     # Two memories that share a template but not a subject ("payments owner is Alice", "search owner
     # is Bob"; the gateway board's baud rate and the sensor board's) differ in values because they
     # are about different things. Each head then names something the other memory never mentions. An
-    # update announcing a change ("moved to the handbook") is exempt: it may well rename its subject.
-    if differences and not (a.change or b.change) and _own_subject(a, b) and _own_subject(b, a):
+    # update announcing a change ("moved to the handbook") or calling something off is exempt: it may
+    # well rename its subject.
+    updated = a.change or b.change or a.called_off or b.called_off
+    if differences and not updated and _own_subject(a, b) and _own_subject(b, a):
         return None
     if differences:
         return PairVerdict(a.memory.key, b.memory.key, "contradiction", score, "same topic; " + "; ".join(differences))
@@ -892,9 +911,20 @@ def _same_facts(a: _Profile, b: _Profile) -> PairVerdict | None:
         return None
     mine = _specific_facts(a, b)
     theirs = _specific_facts(b, a) if mine is not None else None
-    if not mine or theirs is None or _differences(a, b):
+    if not mine or theirs is None or a.negated != b.negated or _differences(a, b):
         return None
     return PairVerdict(a.memory.key, b.memory.key, "duplicate", score, f"same facts, reworded: {_show(mine)}")
+
+
+# One side saying no or never, and not the other, can turn a statement of the same facts into its
+# opposite ("set the timeout to 30 seconds" / "never set it above 30 seconds"). Where most words
+# agree that is a rewording more often than not ("don't" for "never"), but the facts rule reads
+# little else, so there a lone negation means no verdict.
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|without|avoid|rather than|instead of|don't|doesn't|isn't|aren't|won't|can't|"
+    r"shouldn't|didn't|"
+    r"nicht|kein\w*|nie|nunca|jamais)\b|不|没|別|别"
+)
 
 
 # --- a whole folder -------------------------------------------------------------------------------
