@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,22 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     return home
 
 
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A module's folder on a tmpfs when there is one, else pytest's tmp_path: for the crash tests'
+    many runs, which fsync at every write step. fsync costs nothing there, and what a killed process
+    leaves behind is the same (the page cache outlives the process)."""
+    import tempfile
+
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        path = Path(tempfile.mkdtemp(prefix="memdir-crash-", dir=shm))
+        yield path
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        yield tmp_path_factory.mktemp("crash")
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """An initialised, empty memory folder."""
@@ -187,14 +203,32 @@ def recorded_client(replies: Iterable[tuple[int, dict[str, Any] | str]], sent: l
 # A fork server: a Python that has imported memdir's CLI (every command module) once, then for each
 # request forks a child that takes the request's argv, environment, working directory and output
 # files and runs its code, by default `memdir.cli.main()` as `python -m memdir` does. The child is a
-# real process of its own (its own lock, its own death), only its ~0.5 s of imports is shared.
+# real process of its own (its own lock, its own death), only its ~0.5 s of imports (and the modules
+# the commands import lazily, the date finder's patterns: pure, read-only set-up) is shared. A
+# preload request runs code in the server itself (more imports, a stand-in for the API client): what
+# it defines is in the globals of every command's code forked after it.
 _FORK_SERVER = r"""
 import atexit, json, os, sys, traceback
 from memdir.cli import _typer_app, main
 _typer_app()
+try:  # what the commands import and build on first use, done once here rather than in every child
+    import datetime, yaml, rich.console, memdir.cli.console, memdir.lint, memdir.lint.fix, memdir.read.recall
+    import memdir.core.sensitive, memdir.core.similarity, memdir.lifecycle.consolidate, memdir.lifecycle.prune
+    from memdir.core.dates import find_relative_dates
+    find_relative_dates("We ship it tomorrow, not next week.", datetime.date(2026, 11, 22))  # its cached patterns
+except ImportError:  # a module renamed: the children import what they need themselves
+    pass
+preloaded = {"__name__": "__main__", "main": main}
 print(json.dumps({"ready": os.getpid()}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
+    if "preload" in request:
+        try:
+            exec(compile(request["preload"], "<preload>", "exec"), preloaded)
+            print(json.dumps({"preloaded": True}), flush=True)
+        except BaseException:
+            print(json.dumps({"error": traceback.format_exc()}), flush=True)
+        continue
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -209,7 +243,7 @@ for line in sys.stdin:
                 os.dup2(os.open(path, flags), fd)
             sys.argv = request["argv"]
             try:
-                exec(compile(request["code"], "<memdir>", "exec"), {"__name__": "__main__", "main": main})
+                exec(compile(request["code"], "<memdir>", "exec"), dict(preloaded))
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
@@ -241,6 +275,7 @@ class ForkedMemdir:
         self._outputs: tuple[Path, Path] | None = None
         self._args: list[str] = []
         self._pid = 0
+        self._preloads: list[str] = []  # run again in a new server when one died
 
     def _reply(self, timeout: float | None) -> dict[str, Any]:
         import select
@@ -266,6 +301,8 @@ class ForkedMemdir:
                 stderr=subprocess.PIPE, text=True, env=env,
             )  # fmt: skip
             self._reply(timeout=120)
+            for preload in self._preloads:
+                self._send({"preload": preload})
         folder = Path(tempfile.mkdtemp(prefix="memdir-fork-"))
         self._outputs = (folder / "stdout", folder / "stderr")
         for path in self._outputs:
@@ -276,11 +313,26 @@ class ForkedMemdir:
             "argv": argv, "env": env, "cwd": str(cwd or Path.cwd()), "code": code, "new_session": new_session,
             "stdin": str(folder / "stdin"), "stdout": str(self._outputs[0]), "stderr": str(self._outputs[1]),
         }  # fmt: skip
-        assert self._server.stdin is not None
+        self._pid = int(self._send(request)["pid"])
+        return self._pid
+
+    def _send(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self._server is not None and self._server.stdin is not None
         self._server.stdin.write(json.dumps(request) + "\n")
         self._server.stdin.flush()
-        self._pid = int(self._reply(timeout=120)["pid"])
-        return self._pid
+        reply = self._reply(timeout=120)
+        assert "error" not in reply, f"a preload failed in the memdir fork server:\n{reply.get('error')}"
+        return reply
+
+    def preload(self, code: str) -> None:
+        """Run `code` once in the server (imports, definitions), so that the commands forked after it
+        start with it done and with its names in their code's globals; the same code again is a no-op.
+        The server's environment is the first test's; `code` must not depend on a test's."""
+        if code in self._preloads:
+            return
+        self._preloads.append(code)
+        if self._server is not None and self._server.poll() is None:
+            self._send({"preload": code})
 
     def wait(self, timeout: float) -> Any:
         """The finished command as a subprocess.CompletedProcess[str]; TimeoutExpired after killing it."""
