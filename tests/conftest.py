@@ -22,6 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 # What tests build once and keep between runs (a release's files, pre-commit's hook environment),
 # each kind in a folder named by a digest of what it was built from. Ignored by git.
 BUILD_CACHE = REPO / ".cache"
+# What does not depend on the source (a pinned Claude Code client, pip's downloads) is kept where a
+# fresh clone on the same machine finds it too: the user's cache, read before isolated_env swaps HOME.
+USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memdir-tests"
 # Not the source: git, virtualenvs, caches, build output (.gitignore's list), state tests leave.
 NOT_SOURCE = (
     ".git", ".venv", ".cache", "__pycache__", "*.pyc", ".*_cache", "build", "dist", "*.egg-info",
@@ -77,12 +80,13 @@ def source_digest(*extra: str) -> str:
     return digest.hexdigest()[:20]
 
 
-def cached_build(kind: str, key: str, build: Callable[[Path], None]) -> Path:
-    """The folder BUILD_CACHE/kind/key, made by `build(folder)` the first time any test of any run
-    asks for it. A file lock makes parallel workers wait for the one building; a folder counts only
-    once `build` has returned, so a build that failed, skipped or was killed is made again; building
-    removes the kind's other keys. Keyed on content (source_digest), a stale build is never found."""
-    kind_dir = BUILD_CACHE / kind
+def cached_build(kind: str, key: str, build: Callable[[Path], None], cache: Path = BUILD_CACHE) -> Path:
+    """The folder `cache`/kind/key (BUILD_CACHE's, or USER_CACHE's for what a clean checkout may
+    reuse), made by `build(folder)` the first time any test of any run asks for it. A file lock
+    makes parallel workers wait for the one building; a folder counts only once `build` has
+    returned, so a build that failed, skipped or was killed is made again; building removes the
+    kind's other keys. Keyed on content (source_digest, a pinned version), a stale build is never found."""
+    kind_dir = cache / kind
     kind_dir.mkdir(parents=True, exist_ok=True)
     folder, complete = kind_dir / key, kind_dir / f"{key}.complete"
     with open(kind_dir / ".lock", "w") as lock:

@@ -1,7 +1,8 @@
 """The Claude Code plugin (plugin/, .claude-plugin/marketplace.json) against the real Claude Code client.
 
-The client comes from the npm registry, pinned (CLAUDE_CODE_VERSION), installed once into
-.cache/claude-code/ (ignored by git) by conftest.cached_build, so xdist workers do not race; with no
+The client comes from the npm registry, pinned (CLAUDE_CODE_VERSION), installed once into the
+user's cache (~/.cache/memdir-tests/claude-code/, so a fresh clone reuses it) by conftest.cached_build,
+so xdist workers do not race; with no
 `node`/`npm`, or when the install fails (no network), the tests that need it skip and say why.
 MEMDIR_CLAUDE_CODE=/path/to/claude uses a client already installed instead.
 
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cached_build
+from conftest import USER_CACHE, cached_build
 
 from memdir.integrations.claude_settings import memdir_hooks
 from memdir.integrations.mcp_server import INSTRUCTIONS
@@ -123,7 +124,7 @@ def claude() -> Path:
         env = {**os.environ, "HOME": REAL_HOME, "npm_config_update_notifier": "false"}
         try:
             done = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--prefer-offline",
                  f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}"],
                 capture_output=True, text=True, env=env, timeout=900,
             )  # fmt: skip
@@ -134,7 +135,8 @@ def claude() -> Path:
             pytest.skip(f"npm install {CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} failed: {last}")
 
     # One worker installs, the others wait and then find it; a failed install is tried again.
-    prefix = cached_build("claude-code", CLAUDE_CODE_VERSION, install)
+    # In the user's cache: a pinned version does not depend on this tree, so a fresh clone reuses it.
+    prefix = cached_build("claude-code", CLAUDE_CODE_VERSION, install, cache=USER_CACHE)
     binary = prefix / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
     if _version_of(binary) != CLAUDE_CODE_VERSION:
         pytest.skip(f"{binary} does not run as Claude Code {CLAUDE_CODE_VERSION} on this machine")
