@@ -211,7 +211,7 @@ def recorded_client(replies: Iterable[tuple[int, dict[str, Any] | str]], sent: l
 # the commands import lazily, the date finder's patterns: pure, read-only set-up) is shared. A
 # preload request runs code in the server itself (more imports, a stand-in for the API client): what
 # it defines is in the globals of every command's code forked after it.
-_FORK_SERVER = r"""
+_FORK_PRELUDE = r"""
 import atexit, json, os, sys, traceback
 from memdir.cli import _typer_app, main
 _typer_app()
@@ -222,6 +222,10 @@ try:  # what the commands import and build on first use, done once here rather t
     find_relative_dates("We ship it tomorrow, not next week.", datetime.date(2026, 11, 22))  # its cached patterns
 except ImportError:  # a module renamed: the children import what they need themselves
     pass
+"""
+_FORK_SERVER = (
+    _FORK_PRELUDE
+    + r"""
 preloaded = {"__name__": "__main__", "main": main}
 print(json.dumps({"ready": os.getpid()}), flush=True)
 for line in sys.stdin:
@@ -266,6 +270,7 @@ for line in sys.stdin:
     sys.stdin.readline()  # "wait": until then the child, even dead, keeps its pid, so signalling it is safe
     print(json.dumps({"status": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}), flush=True)
 """
+)
 MAIN = "main()\n"  # the code of `python -m memdir ARGS` (sys.argv is ["memdir", *ARGS])
 
 
@@ -375,8 +380,107 @@ class ForkedMemdir:
 forked_memdir = ForkedMemdir()
 
 
+# The same, for a program that runs memdir itself (git's merge driver): `forked_command()` is a
+# command line that a shell or git can run in memdir's place. It starts a bare Python (-S, no site:
+# a few milliseconds), which hands its argv, working directory, environment and its stdin, stdout
+# and stderr (the descriptors themselves) over a Unix socket to a server that imported memdir once;
+# the server forks a child that runs `main()` with them, and the bare Python exits with the child's
+# status. The child is a real process of its own, writing to the caller's own output.
+_SOCKET_SERVER = (
+    _FORK_PRELUDE
+    + r"""
+import socket
+server = socket.socket(socket.AF_UNIX)
+server.bind(sys.argv[1])
+server.listen(8)
+print("ready", flush=True)
+while True:
+    connection, _ = server.accept()
+    with connection:
+        _, fds, _, _ = socket.recv_fds(connection, 1, 3)
+        received = b""
+        while chunk := connection.recv(1 << 16):
+            received += chunk
+        request = json.loads(received)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.chdir(request["cwd"])
+                os.environ.clear()
+                os.environ.update(request["env"])
+                for fd, given in enumerate(fds):
+                    os.dup2(given, fd)
+                sys.argv = request["argv"]
+                try:
+                    main()
+                    code = 0
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+                    if not isinstance(exc.code, (int, type(None))):
+                        print(exc.code, file=sys.stderr)
+                except BaseException:
+                    traceback.print_exc()
+                atexit._run_exitfuncs()
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+        for given in fds:
+            os.close(given)
+        connection.sendall(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])).encode())
+"""
+)
+_SOCKET_CLIENT = (
+    "import json, os, socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+    "socket.send_fds(s, [b'.'], [0, 1, 2])\n"
+    "s.sendall(json.dumps({'argv': ['memdir', *sys.argv[2:]], 'cwd': os.getcwd(), 'env': dict(os.environ)}).encode())\n"
+    "s.shutdown(socket.SHUT_WR)\n"
+    "status = int(s.recv(16) or 1)\n"
+    "sys.exit(status if status >= 0 else 128 - status)\n"
+)
+
+
+class ForkedCommand:
+    """The server behind forked_command (one per test worker, started on first use)."""
+
+    def __init__(self) -> None:
+        self._server: Any = None
+        self._socket: Path | None = None
+
+    def command(self) -> str:
+        """A shell command line that runs `memdir` (the arguments follow it) forked from the server."""
+        import shlex
+        import subprocess
+        import tempfile
+
+        if self._server is None or self._server.poll() is not None:
+            self._socket = Path(tempfile.mkdtemp(prefix="memdir-fork-")) / "socket"
+            self._server = subprocess.Popen(
+                [sys.executable, "-c", _SOCKET_SERVER, str(self._socket)], stdout=subprocess.PIPE, text=True,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            assert self._server.stdout is not None and self._server.stdout.readline() == "ready\n"
+        return " ".join(shlex.quote(part) for part in (sys.executable, "-S", "-c", _SOCKET_CLIENT, str(self._socket)))
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.kill()
+            self._server.wait(timeout=60)
+            assert self._socket is not None
+            shutil.rmtree(self._socket.parent, ignore_errors=True)
+            self._server = None
+
+
+forked_command = ForkedCommand()
+
+
 def pytest_sessionfinish() -> None:
     forked_memdir.close()
+    forked_command.close()
 
 
 # The modules that hold the run's longest work (costly builds, long single tests, many processes),
