@@ -252,7 +252,18 @@ class MessagesStandIn:
         if not body.get("tools"):  # a side request of the client's (a title, a summary), not the session's turn
             return None
         blocks = [b for m in body.get("messages", []) if isinstance(m.get("content"), list) for b in m["content"]]
-        done = sum(1 for b in blocks if b.get("type") == "tool_use" and str(b.get("id")).startswith(CALL_ID))
+        calls = [b for b in blocks if b.get("type") == "tool_use" and str(b.get("id")).startswith(CALL_ID)]
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        # On a loaded machine the plugin's MCP server may still be starting when the model first
+        # searches; the client then says so and asks to search again, which a model does (a second
+        # later, up to 20 times: a server that never connects still fails the test).
+        last = calls[-1] if calls else {}
+        answered = results[-1] if results and results[-1].get("tool_use_id") == last.get("id") else {}
+        if "still connecting" in json.dumps(answered.get("content")) and len(calls) < 20:
+            time.sleep(1)
+            again = str(last["id"]).split("-")[0] + f"-again{len(calls)}"
+            return {"type": "tool_use", "id": again, "name": last["name"], "input": last["input"]}
+        done = len({str(b["id"]).split("-")[0] for b in calls})
         if done >= len(self.calls):
             return None
         name, tool_input = self.calls[done]
@@ -349,13 +360,15 @@ def _run(claude: Path, args: list[str], env: dict[str, str], cwd: Path) -> subpr
 
 def _tool_result(requests: list[tuple[str, str, Any]], call: int) -> tuple[str, bool] | None:
     """What the client sent back for the stand-in's `call`-th tool call (its content as JSON text, and
-    whether it is an error), from the first request that carries it."""
+    whether it is an error), the last time it was made (see MessagesStandIn._next_call's retry)."""
+    found = None
     for _, _, body in requests:
         messages = body.get("messages", []) if isinstance(body, dict) else []
         for block in (b for m in messages if isinstance(m.get("content"), list) for b in m["content"]):
-            if block.get("type") == "tool_result" and block.get("tool_use_id") == f"{CALL_ID}{call}":
-                return json.dumps(block.get("content"), ensure_ascii=False), bool(block.get("is_error"))
-    return None
+            made = str(block.get("tool_use_id")).split("-")[0]  # a retry's id is the call's, then -againN
+            if block.get("type") == "tool_result" and made == f"{CALL_ID}{call}":
+                found = json.dumps(block.get("content"), ensure_ascii=False), bool(block.get("is_error"))
+    return found
 
 
 HAS_MCP_SDK = importlib.util.find_spec("mcp") is not None  # `memdir mcp` needs memdir[mcp]
