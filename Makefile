@@ -44,15 +44,18 @@ run: $(VENV)/.installed
 # directory and environment; a module-scoped fixture is built once per worker. What is costly to build
 # (the sdist and wheel, pre-commit's hook environment) is built once for all workers into .cache/ under
 # a digest of the source tree, and reused by later runs until a file changes. TEST_WORKERS=0: serial.
+# --dist worksteal: a worker that runs out of tests takes half of what another has left, so the two
+# finish together; tests/conftest.py's FIRST starts the longest modules first, leaving short tests last.
 TEST_WORKERS ?= auto
+TEST_DIST := --dist worksteal
 test: $(VENV)/.installed-test
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS); code=$$?; \
+	@$(BIN)/python -m pytest -n $(TEST_WORKERS) $(TEST_DIST) $(PYTEST_ARGS); code=$$?; \
 	if [ $$code -eq 5 ]; then echo "make test: pytest ran no tests" >&2; fi; \
 	exit $$code
 
 ## make test-quick: every test but those marked slow (subprocesses, wheels, crash runs).
 test-quick: $(VENV)/.installed-test
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow" $(PYTEST_ARGS); code=$$?; \
+	@$(BIN)/python -m pytest -n $(TEST_WORKERS) $(TEST_DIST) -m "not slow" $(PYTEST_ARGS); code=$$?; \
 	if [ $$code -eq 5 ]; then echo "make test-quick: pytest ran no tests" >&2; fi; \
 	exit $$code
 

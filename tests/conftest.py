@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 # What tests build once and keep between runs (a release's files, pre-commit's hook environment),
 # each kind in a folder named by a digest of what it was built from. Ignored by git.
 BUILD_CACHE = REPO / ".cache"
+# What does not depend on the source (a pinned Claude Code client, pip's downloads) is kept where a
+# fresh clone on the same machine finds it too: the user's cache, read before isolated_env swaps HOME.
+USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memdir-tests"
 # Not the source: git, virtualenvs, caches, build output (.gitignore's list), state tests leave.
 NOT_SOURCE = (
     ".git", ".venv", ".cache", "__pycache__", "*.pyc", ".*_cache", "build", "dist", "*.egg-info",
@@ -77,12 +80,13 @@ def source_digest(*extra: str) -> str:
     return digest.hexdigest()[:20]
 
 
-def cached_build(kind: str, key: str, build: Callable[[Path], None]) -> Path:
-    """The folder BUILD_CACHE/kind/key, made by `build(folder)` the first time any test of any run
-    asks for it. A file lock makes parallel workers wait for the one building; a folder counts only
-    once `build` has returned, so a build that failed, skipped or was killed is made again; building
-    removes the kind's other keys. Keyed on content (source_digest), a stale build is never found."""
-    kind_dir = BUILD_CACHE / kind
+def cached_build(kind: str, key: str, build: Callable[[Path], None], cache: Path = BUILD_CACHE) -> Path:
+    """The folder `cache`/kind/key (BUILD_CACHE's, or USER_CACHE's for what a clean checkout may
+    reuse), made by `build(folder)` the first time any test of any run asks for it. A file lock
+    makes parallel workers wait for the one building; a folder counts only once `build` has
+    returned, so a build that failed, skipped or was killed is made again; building removes the
+    kind's other keys. Keyed on content (source_digest, a pinned version), a stale build is never found."""
+    kind_dir = cache / kind
     kind_dir.mkdir(parents=True, exist_ok=True)
     folder, complete = kind_dir / key, kind_dir / f"{key}.complete"
     with open(kind_dir / ".lock", "w") as lock:
@@ -108,6 +112,22 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in ("MEMDIR_DIR", "VISUAL", "EDITOR", "MEMDIR_DEBUG", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A module's folder on a tmpfs when there is one, else pytest's tmp_path: for the crash tests'
+    many runs, which fsync at every write step. fsync costs nothing there, and what a killed process
+    leaves behind is the same (the page cache outlives the process)."""
+    import tempfile
+
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        path = Path(tempfile.mkdtemp(prefix="memdir-crash-", dir=shm))
+        yield path
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        yield tmp_path_factory.mktemp("crash")
 
 
 @pytest.fixture
@@ -187,14 +207,36 @@ def recorded_client(replies: Iterable[tuple[int, dict[str, Any] | str]], sent: l
 # A fork server: a Python that has imported memdir's CLI (every command module) once, then for each
 # request forks a child that takes the request's argv, environment, working directory and output
 # files and runs its code, by default `memdir.cli.main()` as `python -m memdir` does. The child is a
-# real process of its own (its own lock, its own death), only its ~0.5 s of imports is shared.
-_FORK_SERVER = r"""
+# real process of its own (its own lock, its own death), only its ~0.5 s of imports (and the modules
+# the commands import lazily, the date finder's patterns: pure, read-only set-up) is shared. A
+# preload request runs code in the server itself (more imports, a stand-in for the API client): what
+# it defines is in the globals of every command's code forked after it.
+_FORK_PRELUDE = r"""
 import atexit, json, os, sys, traceback
 from memdir.cli import _typer_app, main
 _typer_app()
+try:  # what the commands import and build on first use, done once here rather than in every child
+    import datetime, yaml, rich.console, memdir.cli.console, memdir.lint, memdir.lint.fix, memdir.read.recall
+    import memdir.core.sensitive, memdir.core.similarity, memdir.lifecycle.consolidate, memdir.lifecycle.prune
+    from memdir.core.dates import find_relative_dates
+    find_relative_dates("We ship it tomorrow, not next week.", datetime.date(2026, 11, 22))  # its cached patterns
+except ImportError:  # a module renamed: the children import what they need themselves
+    pass
+"""
+_FORK_SERVER = (
+    _FORK_PRELUDE
+    + r"""
+preloaded = {"__name__": "__main__", "main": main}
 print(json.dumps({"ready": os.getpid()}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
+    if "preload" in request:
+        try:
+            exec(compile(request["preload"], "<preload>", "exec"), preloaded)
+            print(json.dumps({"preloaded": True}), flush=True)
+        except BaseException:
+            print(json.dumps({"error": traceback.format_exc()}), flush=True)
+        continue
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -209,7 +251,7 @@ for line in sys.stdin:
                 os.dup2(os.open(path, flags), fd)
             sys.argv = request["argv"]
             try:
-                exec(compile(request["code"], "<memdir>", "exec"), {"__name__": "__main__", "main": main})
+                exec(compile(request["code"], "<memdir>", "exec"), dict(preloaded))
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
@@ -228,6 +270,7 @@ for line in sys.stdin:
     sys.stdin.readline()  # "wait": until then the child, even dead, keeps its pid, so signalling it is safe
     print(json.dumps({"status": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}), flush=True)
 """
+)
 MAIN = "main()\n"  # the code of `python -m memdir ARGS` (sys.argv is ["memdir", *ARGS])
 
 
@@ -241,6 +284,7 @@ class ForkedMemdir:
         self._outputs: tuple[Path, Path] | None = None
         self._args: list[str] = []
         self._pid = 0
+        self._preloads: list[str] = []  # run again in a new server when one died
 
     def _reply(self, timeout: float | None) -> dict[str, Any]:
         import select
@@ -266,6 +310,8 @@ class ForkedMemdir:
                 stderr=subprocess.PIPE, text=True, env=env,
             )  # fmt: skip
             self._reply(timeout=120)
+            for preload in self._preloads:
+                self._send({"preload": preload})
         folder = Path(tempfile.mkdtemp(prefix="memdir-fork-"))
         self._outputs = (folder / "stdout", folder / "stderr")
         for path in self._outputs:
@@ -276,11 +322,26 @@ class ForkedMemdir:
             "argv": argv, "env": env, "cwd": str(cwd or Path.cwd()), "code": code, "new_session": new_session,
             "stdin": str(folder / "stdin"), "stdout": str(self._outputs[0]), "stderr": str(self._outputs[1]),
         }  # fmt: skip
-        assert self._server.stdin is not None
+        self._pid = int(self._send(request)["pid"])
+        return self._pid
+
+    def _send(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self._server is not None and self._server.stdin is not None
         self._server.stdin.write(json.dumps(request) + "\n")
         self._server.stdin.flush()
-        self._pid = int(self._reply(timeout=120)["pid"])
-        return self._pid
+        reply = self._reply(timeout=120)
+        assert "error" not in reply, f"a preload failed in the memdir fork server:\n{reply.get('error')}"
+        return reply
+
+    def preload(self, code: str) -> None:
+        """Run `code` once in the server (imports, definitions), so that the commands forked after it
+        start with it done and with its names in their code's globals; the same code again is a no-op.
+        The server's environment is the first test's; `code` must not depend on a test's."""
+        if code in self._preloads:
+            return
+        self._preloads.append(code)
+        if self._server is not None and self._server.poll() is None:
+            self._send({"preload": code})
 
     def wait(self, timeout: float) -> Any:
         """The finished command as a subprocess.CompletedProcess[str]; TimeoutExpired after killing it."""
@@ -319,5 +380,121 @@ class ForkedMemdir:
 forked_memdir = ForkedMemdir()
 
 
+# The same, for a program that runs memdir itself (git's merge driver): `forked_command()` is a
+# command line that a shell or git can run in memdir's place. It starts a bare Python (-S, no site:
+# a few milliseconds), which hands its argv, working directory, environment and its stdin, stdout
+# and stderr (the descriptors themselves) over a Unix socket to a server that imported memdir once;
+# the server forks a child that runs `main()` with them, and the bare Python exits with the child's
+# status. The child is a real process of its own, writing to the caller's own output.
+_SOCKET_SERVER = (
+    _FORK_PRELUDE
+    + r"""
+import socket
+server = socket.socket(socket.AF_UNIX)
+server.bind(sys.argv[1])
+server.listen(8)
+print("ready", flush=True)
+while True:
+    connection, _ = server.accept()
+    with connection:
+        _, fds, _, _ = socket.recv_fds(connection, 1, 3)
+        received = b""
+        while chunk := connection.recv(1 << 16):
+            received += chunk
+        request = json.loads(received)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.chdir(request["cwd"])
+                os.environ.clear()
+                os.environ.update(request["env"])
+                for fd, given in enumerate(fds):
+                    os.dup2(given, fd)
+                sys.argv = request["argv"]
+                try:
+                    main()
+                    code = 0
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+                    if not isinstance(exc.code, (int, type(None))):
+                        print(exc.code, file=sys.stderr)
+                except BaseException:
+                    traceback.print_exc()
+                atexit._run_exitfuncs()
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+        for given in fds:
+            os.close(given)
+        connection.sendall(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])).encode())
+"""
+)
+_SOCKET_CLIENT = (
+    "import json, os, socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+    "socket.send_fds(s, [b'.'], [0, 1, 2])\n"
+    "s.sendall(json.dumps({'argv': ['memdir', *sys.argv[2:]], 'cwd': os.getcwd(), 'env': dict(os.environ)}).encode())\n"
+    "s.shutdown(socket.SHUT_WR)\n"
+    "status = int(s.recv(16) or 1)\n"
+    "sys.exit(status if status >= 0 else 128 - status)\n"
+)
+
+
+class ForkedCommand:
+    """The server behind forked_command (one per test worker, started on first use)."""
+
+    def __init__(self) -> None:
+        self._server: Any = None
+        self._socket: Path | None = None
+
+    def command(self) -> str:
+        """A shell command line that runs `memdir` (the arguments follow it) forked from the server."""
+        import shlex
+        import subprocess
+        import tempfile
+
+        if self._server is None or self._server.poll() is not None:
+            self._socket = Path(tempfile.mkdtemp(prefix="memdir-fork-")) / "socket"
+            self._server = subprocess.Popen(
+                [sys.executable, "-c", _SOCKET_SERVER, str(self._socket)], stdout=subprocess.PIPE, text=True,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            assert self._server.stdout is not None and self._server.stdout.readline() == "ready\n"
+        return " ".join(shlex.quote(part) for part in (sys.executable, "-S", "-c", _SOCKET_CLIENT, str(self._socket)))
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.kill()
+            self._server.wait(timeout=60)
+            assert self._socket is not None
+            shutil.rmtree(self._socket.parent, ignore_errors=True)
+            self._server = None
+
+
+forked_command = ForkedCommand()
+
+
 def pytest_sessionfinish() -> None:
     forked_memdir.close()
+    forked_command.close()
+
+
+# The modules that hold the run's longest work (costly builds, long single tests, many processes),
+# costliest first, from `--durations=0` summed per module: they start first, so that with
+# `--dist worksteal` (the Makefile's) the work left for last, and stolen by an idle worker, is
+# many short tests rather than one long one. Only the order changes: a module missing here runs
+# after these, in the usual order.
+FIRST = (
+    "test_precommit.py", "test_crash.py", "test_crash_extract.py", "test_claude_plugin.py", "test_packaging.py",
+    "test_reliability.py", "test_faults.py", "test_gitmerge.py", "test_corpus.py", "test_hostile.py",
+    "test_index_fuzz.py", "test_real_folders.py", "test_properties.py",
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))  # stable: a module's tests stay in order

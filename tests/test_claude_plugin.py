@@ -1,7 +1,8 @@
 """The Claude Code plugin (plugin/, .claude-plugin/marketplace.json) against the real Claude Code client.
 
-The client comes from the npm registry, pinned (CLAUDE_CODE_VERSION), installed once into
-.cache/claude-code/ (ignored by git) by conftest.cached_build, so xdist workers do not race; with no
+The client comes from the npm registry, pinned (CLAUDE_CODE_VERSION), installed once into the
+user's cache (~/.cache/memdir-tests/claude-code/, so a fresh clone reuses it) by conftest.cached_build,
+so xdist workers do not race; with no
 `node`/`npm`, or when the install fails (no network), the tests that need it skip and say why.
 MEMDIR_CLAUDE_CODE=/path/to/claude uses a client already installed instead.
 
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cached_build
+from conftest import USER_CACHE, cached_build
 
 from memdir.integrations.claude_settings import memdir_hooks
 from memdir.integrations.mcp_server import INSTRUCTIONS
@@ -123,7 +124,7 @@ def claude() -> Path:
         env = {**os.environ, "HOME": REAL_HOME, "npm_config_update_notifier": "false"}
         try:
             done = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--prefer-offline",
                  f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}"],
                 capture_output=True, text=True, env=env, timeout=900,
             )  # fmt: skip
@@ -134,7 +135,8 @@ def claude() -> Path:
             pytest.skip(f"npm install {CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} failed: {last}")
 
     # One worker installs, the others wait and then find it; a failed install is tried again.
-    prefix = cached_build("claude-code", CLAUDE_CODE_VERSION, install)
+    # In the user's cache: a pinned version does not depend on this tree, so a fresh clone reuses it.
+    prefix = cached_build("claude-code", CLAUDE_CODE_VERSION, install, cache=USER_CACHE)
     binary = prefix / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
     if _version_of(binary) != CLAUDE_CODE_VERSION:
         pytest.skip(f"{binary} does not run as Claude Code {CLAUDE_CODE_VERSION} on this machine")
@@ -250,7 +252,18 @@ class MessagesStandIn:
         if not body.get("tools"):  # a side request of the client's (a title, a summary), not the session's turn
             return None
         blocks = [b for m in body.get("messages", []) if isinstance(m.get("content"), list) for b in m["content"]]
-        done = sum(1 for b in blocks if b.get("type") == "tool_use" and str(b.get("id")).startswith(CALL_ID))
+        calls = [b for b in blocks if b.get("type") == "tool_use" and str(b.get("id")).startswith(CALL_ID)]
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        # On a loaded machine the plugin's MCP server may still be starting when the model first
+        # searches; the client then says so and asks to search again, which a model does (a second
+        # later, up to 20 times: a server that never connects still fails the test).
+        last = calls[-1] if calls else {}
+        answered = results[-1] if results and results[-1].get("tool_use_id") == last.get("id") else {}
+        if "still connecting" in json.dumps(answered.get("content")) and len(calls) < 20:
+            time.sleep(1)
+            again = str(last["id"]).split("-")[0] + f"-again{len(calls)}"
+            return {"type": "tool_use", "id": again, "name": last["name"], "input": last["input"]}
+        done = len({str(b["id"]).split("-")[0] for b in calls})
         if done >= len(self.calls):
             return None
         name, tool_input = self.calls[done]
@@ -347,13 +360,15 @@ def _run(claude: Path, args: list[str], env: dict[str, str], cwd: Path) -> subpr
 
 def _tool_result(requests: list[tuple[str, str, Any]], call: int) -> tuple[str, bool] | None:
     """What the client sent back for the stand-in's `call`-th tool call (its content as JSON text, and
-    whether it is an error), from the first request that carries it."""
+    whether it is an error), the last time it was made (see MessagesStandIn._next_call's retry)."""
+    found = None
     for _, _, body in requests:
         messages = body.get("messages", []) if isinstance(body, dict) else []
         for block in (b for m in messages if isinstance(m.get("content"), list) for b in m["content"]):
-            if block.get("type") == "tool_result" and block.get("tool_use_id") == f"{CALL_ID}{call}":
-                return json.dumps(block.get("content"), ensure_ascii=False), bool(block.get("is_error"))
-    return None
+            made = str(block.get("tool_use_id")).split("-")[0]  # a retry's id is the call's, then -againN
+            if block.get("type") == "tool_result" and made == f"{CALL_ID}{call}":
+                found = json.dumps(block.get("content"), ensure_ascii=False), bool(block.get("is_error"))
+    return found
 
 
 HAS_MCP_SDK = importlib.util.find_spec("mcp") is not None  # `memdir mcp` needs memdir[mcp]

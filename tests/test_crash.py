@@ -19,9 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -83,19 +81,6 @@ def _write_base(root: Path, memories: int) -> None:
             # seconds is not cached, which on a slow machine would change the count as a test went).
             os.utime(path, (WRITTEN_AT, WRITTEN_AT))
     (root / "MEMORY.md").write_text("# Memory\n\nNotes a person wrote.\n")
-
-
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Where the folders go: a tmpfs when there is one (fsync costs nothing there, and what a kill
-    leaves behind is the same: the page cache outlives the process), else pytest's tmp_path."""
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        path = Path(tempfile.mkdtemp(prefix="memdir-crash-", dir=shm))
-        yield path
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        yield tmp_path_factory.mktemp("crash")
 
 
 def _reference(base: Path, scratch: Path) -> dict[str, tuple[dict[str, bytes], float]]:

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import forked_memdir
 from test_crash import DYING, WRITTEN_AT, _check_old_or_new, _env, _files, _visible
 
 pytestmark = pytest.mark.slow
@@ -45,63 +43,26 @@ MEMORIES = [
 # test_the_write_steps_of_extract_are_all_counted fails when it changes, and says what to write here.
 EXTRACT_STEPS = 27
 
-# The children are forked from one process that imported memdir and the anthropic SDK once: each
-# child is a process of its own that dies at its step (or runs to the end) as a fresh one would,
-# without the second and a half the SDK takes to import, twice per step. The zygote reads one job
-# a line (JSON: step, when, argv, env, output file) and answers with the child's exit code. The
-# API is answered offline by the SDK's own mock transport. DYING's `step` and `when` are globals:
-# each child sets them before it runs.
-_ZYGOTE = (
-    DYING
-    + """
+# The runs are forked from conftest's fork server (forked_memdir), which has imported memdir and,
+# through this preload, the anthropic SDK once: each run is a process of its own that dies at its
+# step (or runs to the end) as a fresh one would, without the second and a half the SDK takes to
+# import, twice per step. The API is answered offline by the SDK's own mock transport: each run
+# points extract's client factory at `mocked_client` before it runs (DYING's run_memdir).
+_PRELOAD = """
 import json
 import anthropic
 try:
     import httpx2 as http
 except ImportError:
     import httpx as http
-import memdir.cli
 import memdir.write.extract
 
-memdir.cli._typer_app()  # the command modules, imported once
-reply = json.loads(sys.argv[3])
-
-def client():
+def mocked_client(reply=json.loads(%r)):
     transport = http.MockTransport(lambda request: http.Response(200, json=reply))
     http_client = anthropic.DefaultHttpxClient(transport=transport)
     return anthropic.Anthropic(api_key="k", max_retries=0, http_client=http_client)
-
-memdir.write.extract.make_client = client
-print("ready", flush=True)
-for line in sys.stdin:
-    job = json.loads(line)
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            os.environ.clear()
-            os.environ.update(job["env"])
-            output = os.open(job["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            os.dup2(os.open(os.devnull, os.O_RDWR), 0)
-            os.dup2(os.open(os.devnull, os.O_RDWR), 1)
-            os.dup2(output, 2)
-            step, when = job["step"], job["when"]
-            sys.argv = ["memdir", *job["argv"]]
-            try:
-                run_memdir(1)
-                code = 0
-            except SystemExit as exit:
-                code = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
-        except BaseException:
-            import traceback
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
-)
+_EXTRACT_DYING_AT_STEP = DYING + "memdir.write.extract.make_client = mocked_client\nrun_memdir(3)\n"
 
 
 def _reply() -> str:
@@ -114,54 +75,21 @@ def _reply() -> str:
     )  # fmt: skip
 
 
-class Zygote:
-    """The process the extract runs are forked from (see _ZYGOTE)."""
-
-    def __init__(self, scratch: Path) -> None:
-        self.scratch, self.runs = scratch, 0
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE, "0", "never", _reply()],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_env(),
-        )  # fmt: skip
-        assert self._answer() == "ready"
-
-    def _answer(self) -> str:
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], 300)  # a bound on a hang, not on speed
-        assert ready, "an extract run hung"
-        answer = self.process.stdout.readline().strip()
-        assert answer, f"the zygote died: exit {self.process.wait()}"
-        return answer
-
-    def extract(self, root: Path, transcript: Path, step: int, when: str) -> subprocess.CompletedProcess[str]:
-        """`memdir extract TRANSCRIPT --yes` on `root`, dying before or after its `step`-th write step."""
-        assert self.process.stdin is not None
-        self.runs += 1
-        output = self.scratch / f"stderr-{self.runs}"
-        argv = ["--dir", str(root), "-q", "extract", str(transcript), "--yes"]
-        env = {**_env(), "ANTHROPIC_API_KEY": "k"}
-        job = {"step": step, "when": when, "argv": argv, "env": env, "output": str(output)}
-        self.process.stdin.write(json.dumps(job) + "\n")
-        self.process.stdin.flush()
-        code = int(self._answer())
-        return subprocess.CompletedProcess(argv, code, "", output.read_text())
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
+def _extract(root: Path, transcript: Path, step: int, when: str) -> subprocess.CompletedProcess[str]:
+    """`memdir extract TRANSCRIPT --yes` on `root`, dying before or after its `step`-th write step."""
+    forked_memdir.preload(_PRELOAD % _reply())
+    argv = [str(step), when, "--dir", str(root), "-q", "extract", str(transcript), "--yes"]
+    env = {**_env(), "ANTHROPIC_API_KEY": "k"}
+    # 300 s: a bound on a hang, not on speed
+    completed: subprocess.CompletedProcess[str] = forked_memdir.run(
+        argv, env=env, code=_EXTRACT_DYING_AT_STEP, timeout=300
+    )
+    return completed
 
 
 @pytest.fixture(scope="module")
-def zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
-    forked = Zygote(tmp_path_factory.mktemp("zygote"))
-    yield forked
-    forked.close()
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp_path = tmp_path_factory.mktemp("extract")
+def base(scratch: Path) -> tuple[Path, Path]:
+    tmp_path = scratch
     root = tmp_path / "base"
     root.mkdir()
     (root / "user_role.md").write_text("---\nname: role\ndescription: Backend developer\ntype: user\n---\nGo.\n")
@@ -179,14 +107,12 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def complete(
-    base: tuple[Path, Path], zygote: Zygote, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[int, dict[str, bytes]]:
+def complete(base: tuple[Path, Path], scratch: Path) -> tuple[int, dict[str, bytes]]:
     """What a complete run leaves (its files), and how many write steps it took."""
     root, transcript = base
-    run = tmp_path_factory.mktemp("complete") / "memory"
+    run = scratch / "complete"
     shutil.copytree(root, run)
-    counted = zygote.extract(run, transcript, 0, "never")
+    counted = _extract(run, transcript, 0, "never")
     assert counted.returncode == 0, counted.stderr
     new = _files(run)
     assert len(_visible(new)) == len(_visible(_files(root))) + len(MEMORIES)  # the three memories were saved
@@ -211,18 +137,18 @@ def test_the_write_steps_of_extract_are_all_counted(complete: tuple[int, dict[st
     ],
 )
 def test_death_at_a_write_step_of_extract_leaves_old_or_new_and_recovers(
-    step: int, when: str, base: tuple[Path, Path], complete: tuple[int, dict[str, bytes]], zygote: Zygote,
-    tmp_path: Path,
-) -> None:  # fmt: skip
+    step: int, when: str, base: tuple[Path, Path], complete: tuple[int, dict[str, bytes]], scratch: Path
+) -> None:
     root, transcript = base
     old, (_, new) = _files(root), complete
-    run = tmp_path / "memory"
+    run = scratch / f"step{step}-{when}"
     shutil.copytree(root, run)
     what = f"extract died {when} write step {step} of {EXTRACT_STEPS}"
-    died = zygote.extract(run, transcript, step, when)
+    died = _extract(run, transcript, step, when)
     assert died.returncode == 137, f"{what}: it did not die there (see the test above)\n{died.stderr}"
     _check_old_or_new(_files(run), old, new, what)
-    again = zygote.extract(run, transcript, 0, "never")  # the next run, as the next Stop hook would start it
+    again = _extract(run, transcript, 0, "never")  # the next run, as the next Stop hook would start it
     assert again.returncode == 0, f"{what}: {again.stderr}"
     assert "Traceback" not in again.stderr
     assert _visible(_files(run)) == _visible(new), f"{what}: the next run did not reach the complete result"
+    shutil.rmtree(run)

@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory, invoke_memdir
+from conftest import MakeMemory, forked_memdir, invoke_memdir
 
 from memdir import MemoryDir
 from memdir.core.errors import StateRefused
@@ -391,10 +391,11 @@ Completed = subprocess.CompletedProcess[str]
 fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 
 
-def _run(folder: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None) -> Completed:
-    command = [sys.executable, "-m", "memdir", "--dir", str(folder), *args]
+def _run(folder: Path, *args: str, input: str = "", env: dict[str, str] | None = None) -> Completed:
+    """`python -m memdir --dir FOLDER ARGS` in a process of its own (a hang times out and fails),
+    forked from conftest's fork server rather than started afresh."""
     environment = {**os.environ, **(env or {})}
-    child = subprocess.run(command, input=input, capture_output=True, text=True, timeout=TIMEOUT, env=environment)
+    child: Completed = forked_memdir.run(["--dir", str(folder), *args], input=input, timeout=TIMEOUT, env=environment)
     assert "Traceback" not in child.stderr and "internal error" not in child.stderr, child.stderr
     return child
 

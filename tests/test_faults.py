@@ -284,9 +284,9 @@ PRUNE_STEPS = 21  # write steps of the reference prune; test_the_prune_steps_are
 
 
 @pytest.fixture(scope="module")
-def pruned_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, bytes], list[dict[str, object]]]:
+def pruned_reference(scratch: Path) -> tuple[int, dict[str, bytes], list[dict[str, object]]]:
     """An uninterrupted prune of the folder every killed one starts from: its write steps, files and log."""
-    reference = tmp_path_factory.mktemp("prune") / "reference"
+    reference = scratch / "reference"
     _prunable(reference)
     done = _prune(reference)
     assert done.returncode == 0, done.stderr
@@ -306,7 +306,7 @@ def test_the_prune_steps_are_all_covered(
 @pytest.mark.parametrize("when", ["before", "after"])
 @pytest.mark.parametrize("step", range(1, PRUNE_STEPS + 1))
 def test_prune_killed_at_a_write_step_is_finished_by_the_next_prune(
-    tmp_path: Path,
+    scratch: Path,
     pruned_reference: tuple[int, dict[str, bytes], list[dict[str, object]]],
     step: int,
     when: str,
@@ -315,7 +315,7 @@ def test_prune_killed_at_a_write_step_is_finished_by_the_next_prune(
     as `.archive/X-2.md`, and `memdir history X` failed with "matches 2 memories". One case per write
     step, so that a failure names its step and the cases spread over the test workers."""
     steps, expected, expected_log = pruned_reference
-    root = tmp_path / f"{step}-{when}"
+    root = scratch / f"{step}-{when}"  # a tmpfs: 42 runs that fsync at every step
     _prunable(root)
     died = _prune(root, step, when)
     assert died.returncode == 137, died.stderr

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import NOT_SOURCE, cached_build, source_digest
+from conftest import NOT_SOURCE, USER_CACHE, cached_build, invoke_memdir, source_digest
 
 pytest.importorskip(
     "pre_commit", reason="the `pre-commit` package is not installed (pip install pre-commit) to drive the hooks"
@@ -128,7 +128,9 @@ def hook_env() -> HookRepo:
         _git(scratch, env, "init", "-q")
         (scratch / ".pre-commit-config.yaml").write_text(_config(_snapshot(folder), DEFAULT_HOOKS))
         # No byte-compiling of the hooks' dependencies: a hook's run compiles what it imports.
-        done = _pre_commit(scratch, {**env, "PIP_NO_COMPILE": "1"}, "install-hooks")
+        # virtualenv's seed wheels are kept in the user's cache, not the test's empty home.
+        caches = {"VIRTUALENV_OVERRIDE_APP_DATA": str(USER_CACHE / "virtualenv")}
+        done = _pre_commit(scratch, {**env, "PIP_NO_COMPILE": "1", **caches}, "install-hooks")
         if done.code != 0:
             log = home / "pre-commit.log"
             details = done.output + (log.read_text(errors="replace") if log.exists() else "")
@@ -229,11 +231,8 @@ def make_project(hook_env: HookRepo, tmp_path: Path) -> MakeProject:
         project.write(f"{folder}/user_role.md", ROLE)
         project.write(f"{folder}/feedback_lint-before-commit.md", LINT_FIRST)
         project.write(f"{folder}/MEMORY.md", "# Memory\n\n")
-        index = subprocess.run(
-            [sys.executable, "-m", "memdir", "--dir", folder, "index"],
-            cwd=project.path, env=project.env, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
-        assert index.returncode == 0, index.stderr
+        index = invoke_memdir("--dir", folder, "index", cwd=project.path)  # set-up: in-process will do
+        assert index.exit_code == 0, index.stderr
         project.git("add", "-A")
         project.configure(hooks)
         project.git("commit", "-q", "-m", "memory")
