@@ -143,3 +143,35 @@ def test_a_parent_that_fails_does_not_wait_for_its_child(busy: Path, monkeypatch
     with pytest.raises(KeyboardInterrupt):
         _lint(busy)
     assert len(ended) == 1 and os.WIFSIGNALED(ended[0]) and os.WTERMSIG(ended[0]) == signal.SIGKILL
+
+
+def test_the_child_holds_none_of_the_parents_files(busy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `lint --fix` holds the folder's lock while it lints. A child sharing that descriptor kept the
+    # lock (and a pipe reading lint's output) past a kill of its parent, until it ended its rules.
+    import fcntl
+
+    from memdir.lint.registry import Hit
+
+    lock = open(busy / "held.lock", "w")  # noqa: SIM115 - held across the lint
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    parent, rule = os.getpid(), RULES["S002"]
+
+    def probe(ctx: object) -> Iterator[Hit]:
+        if os.getpid() != parent:
+            try:
+                os.fstat(lock.fileno())
+                held = "open"
+            except OSError:
+                held = "closed"
+            yield Hit("probe.md", None, f"lock {held}, stdout {os.path.realpath('/proc/self/fd/1')}")
+
+    monkeypatch.setitem(RULES, "S002", type(rule)(**{**rule.__dict__, "check": probe}))
+    _always_two(monkeypatch)
+    try:
+        report = MemoryDir(busy, today=TODAY, cache=False).lint(select=["S002", "D002"])
+    finally:
+        lock.close()
+    said = [f.message for f in report.findings if f.path == "probe.md"]
+    assert said and said[0].startswith("lock closed"), said
+    if os.path.isdir("/proc/self/fd"):
+        assert said[0].endswith(f"stdout {os.devnull}"), said

@@ -104,7 +104,7 @@ def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]
     if pid == 0:  # pragma: no cover - the child; its findings are checked in the parent
         status = 1
         try:
-            os.close(read_end)
+            _let_go_of_the_parents_files(keep=write_end)
             data = pickle.dumps({r.code: list(r.run(ctx)) for r in theirs}, pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_end, "wb") as out:
                 out.write(data)
@@ -130,3 +130,16 @@ def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]
     if not isinstance(sent, dict):
         sent = {r.code: list(r.run(ctx)) for r in theirs}
     return found | sent
+
+
+def _let_go_of_the_parents_files(keep: int) -> None:
+    """In lint's child: close every descriptor inherited from the parent but `keep`, and read and
+    write /dev/null on 0, 1 and 2. A killed parent leaves its child running its rules to the end;
+    sharing the parent's descriptors, it would hold `lint --fix`'s folder lock for that long, and
+    the write end of a pipe reading lint's output, which would then not see its end. A rule that
+    needed one of them fails here and runs again in the parent."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, max(os.sysconf("SC_OPEN_MAX"), keep + 1))  # close_range(2): one call
