@@ -9,7 +9,7 @@ Generates memory folders of each size (scripts/realistic.py: words, lengths, lan
 frontmatter shapes drawn from the statistics of the real folders in ../shared/corpus/real, or
 scripts/synthetic.py when that is absent or asked for) and times fresh `memdir` processes on them,
 as a hook or CI would run them: the median wall time of
---runs runs after one untimed warm-up, and the peak memory (max RSS) of the largest run. In the
+--runs runs after one untimed warm-up, their CPU time and the peak memory (max RSS) of the largest run. In the
 same run it measures the two floors: `python -c "import typer"` (the start-up of any typer CLI)
 and a plain-Python script of a few lines that reads every file and writes an index (the work
 floor). Then it writes the tables, the ratios to the floors, the targets of issue 7 and the
@@ -384,8 +384,10 @@ def render(
             "",
             textwrap.fill(
                 "Each figure is a fresh `python -m memdir -q --dir FOLDER ...` process, as a hook or a CI job runs it: "
-                f"the median wall time of {runs} runs after one untimed warm-up, with the fastest and slowest run and "
-                "the peak memory (max RSS). The folders are generated and indexed once before timing. Cold means no "
+                f"the median wall time of {runs} runs after one untimed warm-up, with the fastest and slowest run, "
+                "the median CPU time (user + system) and the peak memory (max RSS). On 1,000 memories or more lint "
+                "runs in two processes (docs/lint.md): its CPU time counts both, its peak memory is the larger "
+                "one's. The folders are generated and indexed once before timing. Cold means no "
                 "parse cache in `.memdir/` (it is deleted before each run; the run writes it again); warm means "
                 "nothing changed since the last run; one changed means one memory listed in MEMORY.md got a new "
                 "description before each run, so the index is rewritten. Lint runs with every rule on "
