@@ -6,7 +6,7 @@ identifiers, words that announce a change such as "now" or "no longer"). `find_p
 folder without comparing every pair, through an inverted index over the rarest words of each memory's
 name and description.
 
-Over 500 lines: one scoring model (tokens, stems, fact checks, MinHash candidates) whose parts are
+Over 500 lines: one scoring model (tokens, stems, fact checks, the candidate index) whose parts are
 tuned together on the dev pairs.
 """
 
@@ -22,6 +22,9 @@ tuned together on the dev pairs.
 #   reword the ordinary words around them), so a value that only one side has, on both sides, is
 #   strong evidence of a contradiction. Negation is deliberately not a signal on its own: reworded
 #   duplicates move it around freely ("X, not Y" vs "X instead of Y", "skip" vs "don't explain").
+#   Two narrower cues are: calling a plan off ("cancelled", _CALL_OFF) is a difference, as an
+#   announced change is; and the facts rule, which reads little else, says nothing when only one
+#   side says no or never (_NEGATION).
 # - Types. Memories of different types are different kinds of statement (a profile, a rule, a project
 #   fact, a pointer), so their score is scaled down: shared words across types are weaker evidence.
 # - Verdict. Score >= DUPLICATE_SCORE and no differing fact: duplicate. Score >= TOPIC_SCORE and some
