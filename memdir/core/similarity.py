@@ -452,7 +452,19 @@ class _Profile:
 
     def forget(self) -> None:
         """Let go of what was worked out from the body; it is worked out again if asked for."""
-        for name in ("keys", "terms", "reading", "values", "head_values", "names", "words", "change"):
+        for name in (
+            "keys",
+            "terms",
+            "reading",
+            "values",
+            "head_values",
+            "names",
+            "words",
+            "said",
+            "change",
+            "called_off",
+            "negated",
+        ):
             self.__dict__.pop(name, None)
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
@@ -481,20 +493,26 @@ class _Profile:
         return frozenset(_token().findall(text)).union(plain, squashed)
 
     @cached_property
+    def said(self) -> str:
+        """The description and body, folded: what the cues below are searched in."""
+        return _fold(self.memory.description + "\n" + self.memory.body)
+
+    @cached_property
+    def change(self) -> str | None:
+        """The first words announcing a change ("moved to", "no longer"), or None (see _CHANGE)."""
+        found = _CHANGE.search(self.said)
+        return found[0] if found else None
+
+    @cached_property
     def called_off(self) -> str | None:
         """The first word calling something off ("cancelled", "postponed"), or None (see _CALL_OFF)."""
-        found = _CALL_OFF.search(_fold(self.memory.description + "\n" + self.memory.body))
+        found = _CALL_OFF.search(self.said)
         return found[0] if found else None
 
     @cached_property
     def negated(self) -> bool:
         """Whether the memory says no or never anywhere (see _NEGATION)."""
-        return _NEGATION.search(_fold(self.memory.description + "\n" + self.memory.body)) is not None
-
-    @cached_property
-    def change(self) -> str | None:
-        found = _CHANGE.search(_fold(self.memory.description + "\n" + self.memory.body))
-        return found[0] if found else None
+        return _NEGATION.search(self.said) is not None
 
 
 # ASCII whitespace: a body cut there has the terms of its parts (see _words_and_runs).
@@ -659,12 +677,20 @@ _HYPHEN_NUMBER = re.compile(r"[^\W\d_]-\d")  # apart: searched only in a token w
 # Single letters joined by dots are abbreviations of prose (e.g., i.e., a.m., U.S.), not host or file
 # names, whose parts are longer: a paraphrase may use one where the other does not.
 _ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")
-# Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh):
-# a move said while it happens as well as after ("moving off", "moved off"), and a quantity "raised to" or
-# "reduced to" a new value, which is "changed to" said of a number.
 # Calling off a plan or an event ("the freeze of 2026-12-01 is cancelled") keeps every fact of the
 # plan and reverses it: like an announced change, it is a difference, never a rewording.
 _CALL_OFF = re.compile(r"\b(?:cancel(?:l?ed|s)?|called off|postponed|abandoned|abgesagt|cancelad[oa])\b|取消")
+# One side saying no or never, and not the other, can turn a statement of the same facts into its
+# opposite ("set the timeout to 30 seconds" / "never set it above 30 seconds"). Where most words
+# agree that is a rewording more often than not ("don't" for "never"), but the facts rule
+# (`_same_facts`) reads little else, so there a lone negation means no verdict.
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|without|avoid|rather than|instead of|don't|doesn't|isn't|aren't|won't|can't|"
+    r"shouldn't|didn't|nicht|kein\w*|nie|nunca|jamais)\b|不|没|別|别"
+)
+# Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh):
+# a move said while it happens as well as after ("moving off", "moved off"), and a quantity "raised to" or
+# "reduced to" a new value, which is "changed to" said of a number.
 _CHANGE = re.compile(
     r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|moving to|moving over|"
     r"moving off|switching to|raised to|increased to|reduced to|decreased to|lowered to|replaced|retired|"
@@ -859,6 +885,7 @@ def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
 _FACTS_SCORE = 0.1  # some words must agree too (`_word_score`): one shared number alone is chance
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _SPECIFIC_NAME = re.compile(r"://|\d|\w[./_]\w")
+_DIGIT = re.compile(r"\d")
 
 
 def _specific_value(value: str) -> bool:
@@ -899,9 +926,6 @@ def _word_score(a: _Profile, b: _Profile) -> float:
     return (_cosine(head_a, head_b) + _cosine(all_a, all_b)) / 2
 
 
-_DIGIT = re.compile(r"\d")
-
-
 def _same_facts(a: _Profile, b: _Profile) -> PairVerdict | None:
     """A duplicate by its facts: two memories of the same type, close enough in words to share a
     topic at all (_FACTS_SCORE), that state at least one specific fact, every specific fact either
@@ -917,17 +941,6 @@ def _same_facts(a: _Profile, b: _Profile) -> PairVerdict | None:
     if not mine or theirs is None or a.negated != b.negated or _differences(a, b):
         return None
     return PairVerdict(a.memory.key, b.memory.key, "duplicate", score, f"same facts, reworded: {_show(mine)}")
-
-
-# One side saying no or never, and not the other, can turn a statement of the same facts into its
-# opposite ("set the timeout to 30 seconds" / "never set it above 30 seconds"). Where most words
-# agree that is a rewording more often than not ("don't" for "never"), but the facts rule reads
-# little else, so there a lone negation means no verdict.
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|cannot|without|avoid|rather than|instead of|don't|doesn't|isn't|aren't|won't|can't|"
-    r"shouldn't|didn't|"
-    r"nicht|kein\w*|nie|nunca|jamais)\b|不|没|別|别"
-)
 
 
 # --- a whole folder -------------------------------------------------------------------------------
@@ -986,9 +999,9 @@ def _candidates(profiles: Sequence[_Profile]) -> list[tuple[int, int]]:
     return sorted(pairs)
 
 
-def _close_together(pairs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], dict[int, int]]:
-    """`pairs` reordered so that each memory's pairs come close together, and each memory's rank in
-    that order: breadth first through the graph the pairs make, low degrees first (Cuthill-McKee).
+def _close_together(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`pairs` reordered so that each memory's pairs come close together: breadth first through the
+    graph the pairs make, low degrees first (Cuthill-McKee).
     A memory's terms are held from its first pair to its last: in index order the realistic folder
     of 10,000 memories held 2,400 memories' terms at once, in this order 700."""
     neighbours: dict[int, list[int]] = defaultdict(list)
@@ -1010,11 +1023,11 @@ def _close_together(pairs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]]
                 if k not in rank:
                     rank[k] = len(rank)
                     queue.append(k)
-    return sorted(pairs, key=lambda pair: sorted((rank[pair[0]], rank[pair[1]]))), rank
+    return sorted(pairs, key=lambda pair: sorted((rank[pair[0]], rank[pair[1]])))
 
 
 def _pairs(profiles: Sequence[_Profile]) -> list[tuple[int, int, PairVerdict]]:
-    candidates, _ = _close_together(_candidates(profiles))
+    candidates = _close_together(_candidates(profiles))
     # A body's terms take tens of kilobytes in a CJK memory: keep each only while a pair still needs it.
     last = {k: n for n, pair in enumerate(candidates) for k in pair}
     for k in set(range(len(profiles))) - last.keys():
