@@ -66,7 +66,9 @@ class LintReport:
 
 def run_rules(ctx: LintContext, rules: Iterable[Rule] | None = None) -> LintReport:
     chosen = list(RULES.values()) if rules is None else list(rules)
-    found = _run_in_two(ctx, chosen) if _worth_two(ctx, chosen) else {r.code: list(r.run(ctx)) for r in chosen}
+    pairs = [r for r in chosen if r.code[0] == PAIR_FAMILY]
+    others = [r for r in chosen if r.code[0] != PAIR_FAMILY]
+    found = _run_in_two(ctx, pairs, others) if _worth_two(ctx, pairs, others) else _findings(ctx, chosen)
     findings = suppress(ctx, (finding for r in chosen for finding in found[r.code]), chosen)
     findings.sort(key=lambda f: (f.path != INDEX_NAME, f.path, f.line or 0, f.code))
     return LintReport(findings, files=ctx.scan.files_seen + 1, memories=len(ctx.scan.memories))
@@ -79,17 +81,22 @@ PAIR_FAMILY = "D"
 TWO_PROCESSES_FROM = 1_000  # memories; below it a fork costs more than it saves
 
 
-def _worth_two(ctx: LintContext, chosen: list[Rule]) -> bool:
+def _findings(ctx: LintContext, rules: list[Rule]) -> dict[str, list[Finding]]:
+    return {r.code: list(r.run(ctx)) for r in rules}
+
+
+def _worth_two(ctx: LintContext, pairs: list[Rule], others: list[Rule]) -> bool:
     import threading
 
-    if len(ctx.scan.memories) < TWO_PROCESSES_FROM or not hasattr(os, "fork") or threading.active_count() > 1:
+    if not (pairs and others) or len(ctx.scan.memories) < TWO_PROCESSES_FROM:
+        return False
+    if not hasattr(os, "fork") or threading.active_count() > 1:
         return False  # a fork copies one thread only: never from a server's or a watcher's threads
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    families = {r.code[0] == PAIR_FAMILY for r in chosen}
-    return cores > 1 and len(families) == 2
+    return cores > 1
 
 
-def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]]:
+def _run_in_two(ctx: LintContext, pairs: list[Rule], others: list[Rule]) -> dict[str, list[Finding]]:
     """Each rule's findings, the pair family's found here and the others' in a forked child.
 
     Anything wrong with the child (killed, out of memory, a rule that raised) and its rules run
@@ -97,15 +104,13 @@ def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]
     import pickle
     import signal
 
-    mine = [r for r in chosen if r.code[0] == PAIR_FAMILY]
-    theirs = [r for r in chosen if r.code[0] != PAIR_FAMILY]
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; its findings are checked in the parent
         status = 1
         try:
             _let_go_of_the_parents_files(keep=write_end)
-            data = pickle.dumps({r.code: list(r.run(ctx)) for r in theirs}, pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(_findings(ctx, others), pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_end, "wb") as out:
                 out.write(data)
             status = 0
@@ -115,7 +120,7 @@ def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]
     answer = os.fdopen(read_end, "rb")
     answered = False
     try:
-        found = {r.code: list(r.run(ctx)) for r in mine}
+        found = _findings(ctx, pairs)
         data = answer.read()
         answered = True
     finally:
@@ -128,7 +133,7 @@ def _run_in_two(ctx: LintContext, chosen: list[Rule]) -> dict[str, list[Finding]
     except Exception:  # a torn answer: as if there were none
         sent = None
     if not isinstance(sent, dict):
-        sent = {r.code: list(r.run(ctx)) for r in theirs}
+        sent = _findings(ctx, others)
     return found | sent
 
 
