@@ -488,11 +488,7 @@ def _locked_log(path: Path, incoming: int | None) -> tuple[int, bool]:
         try:
             locked = _lock_log(fd)
             held = os.fstat(fd)
-            try:
-                there = os.stat(path, follow_symlinks=False)
-            except FileNotFoundError:
-                there = None
-            if there is None or (there.st_dev, there.st_ino) != (held.st_dev, held.st_ino):
+            if _identity(path) != (held.st_dev, held.st_ino):  # rotated (or removed) while we waited
                 os.close(fd)
                 continue
             if incoming is not None and held.st_size and held.st_size + incoming > LOG_MAX_BYTES:
@@ -744,6 +740,8 @@ def read_generations(path: Path) -> list[dict[str, Any]]:
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at `path` now (device and inode, the link itself), None for none: a log that
+    was rotated is another file at the same path."""
     try:
         status = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:
