@@ -159,22 +159,30 @@ def test_a_rotation_between_the_two_reads_loses_no_generation(tmp_path: Path, mo
     assert [entry["n"] for entry in store.read_generations(log)] == [2, 3]  # not [1, 3]: 2 was left out
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell an open file")
-def test_a_log_rotates_where_there_is_no_flock_and_no_renaming_an_open_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """As on Windows: no flock, and a file that is open cannot be renamed (PermissionError)."""
-    monkeypatch.setattr(store, "LOG_MAX_BYTES", 10)
+def _as_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No flock, and no renaming or replacing a file that is open (PermissionError), as on Windows."""
     monkeypatch.setattr(store, "_lock_log", lambda fd: False)
     replace = os.replace
 
-    def refusing_an_open_file(source: Path, target: Path) -> None:
+    def refusing_an_open_file(source: str | Path, target: str | Path) -> None:
         held = {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
-        if os.path.realpath(source) in held:
-            raise PermissionError(f"{source} is open")
+        for path in (source, target):
+            if os.path.realpath(path) in held:
+                raise PermissionError(f"{path} is open")
         replace(source, target)
 
     monkeypatch.setattr(os, "replace", refusing_an_open_file)
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell an open file")
+
+
+@needs_proc
+def test_a_log_rotates_where_there_is_no_flock_and_no_renaming_an_open_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 10)
+    _as_on_windows(monkeypatch)
     log = tmp_path / "log.jsonl"
     append_lines(log, b"a line longer than ten bytes\n", rotate=True)
     append_lines(log, b"another long line\n", rotate=True)
@@ -182,24 +190,15 @@ def test_a_log_rotates_where_there_is_no_flock_and_no_renaming_an_open_file(
     assert log.with_name("log.jsonl.1").read_bytes() == b"a line longer than ten bytes\n"
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell an open file")
+@needs_proc
 def test_a_purge_where_there_is_no_flock_replaces_no_open_log(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """As on Windows: with no lock to hold, the purge's rewrite does not keep the log open, which
-    would make its replacing fail."""
+    """With no lock to hold, the purge's rewrite does not keep the log open, which would make its
+    replacing fail."""
     from memdir.core import purge
-
-    monkeypatch.setattr(store, "_lock_log", lambda fd: False)
-    replace = os.replace
-
-    def refusing_an_open_target(source: str, target: str) -> None:
-        held = {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
-        if os.path.realpath(target) in held:
-            raise PermissionError(f"{target} is open")
-        replace(source, target)
 
     log = folder / STATE_DIR / DECISION_LOG
     log.parent.mkdir()
     log.write_text(json.dumps({"command": "add", "reason": f"saw {KEY}"}) + "\n")
-    monkeypatch.setattr(os, "replace", refusing_an_open_target)
+    _as_on_windows(monkeypatch)
     assert purge.purge_traces(folder, "reference_vault.md", f"Token {KEY}.") == [f"{STATE_DIR}/{DECISION_LOG}"]
     assert KEY not in log.read_text()
