@@ -781,16 +781,20 @@ def test_a_one_word_query_finds_the_memory_filed_under_it(tmp_path: Path, make_m
     assert not recall(_dir(root), "kubernetes laptop budget", log=False).gate.lookup  # type: ignore[union-attr]
 
 
+def _one_chinese_memory(tmp_path: Path, description: str, body: str) -> MemoryDir:
+    """A made-up folder of 120 English memories and one Chinese one (project_zh.md), recalled through
+    the chance path of the gate alone."""
+    root = tmp_path / "memory"
+    _made_up_folder(root, size=120)
+    (root / "project_zh.md").write_text(f"---\nname: zh\ndescription: {description}\ntype: project\n---\n{body}\n")
+    return _dir(root, gate=1.0)
+
+
 def test_common_chinese_words_meeting_say_nothing_about_a_subject(tmp_path: Path) -> None:
     """The general-language prior covers Chinese, Japanese and Korean too: "用户" (user) and "需要" (need)
     meet in any Chinese text, as "explain" and "example" do in English, so their meeting in one memory
     does not open the gate; a rare word met with them does."""
-    root = tmp_path / "memory"
-    _made_up_folder(root, size=120)
-    (root / "project_zh.md").write_text(
-        "---\nname: zh\ndescription: 用户需要所有文件的稀疏注意力内核\ntype: project\n---\n用户需要所有文件。\n"
-    )
-    folder = _dir(root, gate=1.0)  # the chance path alone
+    folder = _one_chinese_memory(tmp_path, "用户需要所有文件的稀疏注意力内核", "用户需要所有文件。")
     common = recall(folder, "用户 需要 所有 文件", log=False)
     assert common.gate is not None and not common.gate.specific and not common.passed_gate
     rare = recall(folder, "用户 需要 稀疏 内核", log=False)
@@ -826,12 +830,7 @@ def test_the_no_answer_protocol_rewords_with_the_words_recall_reads() -> None:
 def test_chinese_pairs_across_a_particle_are_not_weighed_by_the_gate(tmp_path: Path) -> None:
     """The particles "的" and "了" join words, so the pairs that hold one ("中的", "的自") straddle a word
     boundary in any Chinese text, the query's and the memory's: their meeting says nothing of a subject."""
-    root = tmp_path / "memory"
-    _made_up_folder(root, size=120)
-    (root / "project_zh.md").write_text(
-        "---\nname: zh\ndescription: 系统中的自动稀疏内核\ntype: project\n---\n系统中的自动稀疏内核。\n"
-    )
-    folder = _dir(root, gate=1.0)  # the chance path alone
+    folder = _one_chinese_memory(tmp_path, "系统中的自动稀疏内核", "系统中的自动稀疏内核。")
     fragments = recall(folder, "中的 的自", log=False)
     assert fragments.gate is not None and fragments.gate.weighed == () and not fragments.passed_gate
     words = recall(folder, "中的 稀疏 内核", log=False)
