@@ -222,6 +222,35 @@ try:  # what the commands import and build on first use, done once here rather t
     find_relative_dates("We ship it tomorrow, not next week.", datetime.date(2026, 11, 22))  # its cached patterns
 except ImportError:  # a module renamed: the children import what they need themselves
     pass
+
+
+# In a forked child: take the request's working directory, environment and argv, and `files()` (the
+# descriptors for 0, 1 and 2), call `run`, and exit with the status `python -m memdir` would.
+def run_forked(request, files, run):
+    code = 1
+    try:
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        for fd, given in enumerate(files()):
+            os.dup2(given, fd)
+        sys.argv = request["argv"]
+        try:
+            run()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            if not isinstance(exc.code, (int, type(None))):
+                print(exc.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+        atexit._run_exitfuncs()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 """
 _FORK_SERVER = (
     _FORK_PRELUDE
@@ -239,33 +268,14 @@ for line in sys.stdin:
         continue
     pid = os.fork()
     if pid == 0:
-        code = 1
-        try:
-            if request["new_session"]:
-                os.setsid()
-            os.chdir(request["cwd"])
-            os.environ.clear()
-            os.environ.update(request["env"])
-            for fd, path, flags in ((0, request["stdin"], os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
-                                    (2, request["stderr"], os.O_WRONLY)):
-                os.dup2(os.open(path, flags), fd)
-            sys.argv = request["argv"]
-            try:
-                exec(compile(request["code"], "<memdir>", "exec"), dict(preloaded))
-                code = 0
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
-                if not isinstance(exc.code, (int, type(None))):
-                    print(exc.code, file=sys.stderr)
-            except BaseException:
-                traceback.print_exc()
-            atexit._run_exitfuncs()
-        finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(code)
+        if request["new_session"]:
+            os.setsid()
+        run_forked(
+            request,
+            lambda: [os.open(request[name], flags) for name, flags in
+                     (("stdin", os.O_RDONLY), ("stdout", os.O_WRONLY), ("stderr", os.O_WRONLY))],
+            lambda: exec(compile(request["code"], "<memdir>", "exec"), dict(preloaded)),
+        )
     print(json.dumps({"pid": pid}), flush=True)
     sys.stdin.readline()  # "wait": until then the child, even dead, keeps its pid, so signalling it is safe
     print(json.dumps({"status": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}), flush=True)
@@ -404,30 +414,7 @@ while True:
         request = json.loads(received)
         pid = os.fork()
         if pid == 0:
-            code = 1
-            try:
-                os.chdir(request["cwd"])
-                os.environ.clear()
-                os.environ.update(request["env"])
-                for fd, given in enumerate(fds):
-                    os.dup2(given, fd)
-                sys.argv = request["argv"]
-                try:
-                    main()
-                    code = 0
-                except SystemExit as exc:
-                    code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
-                    if not isinstance(exc.code, (int, type(None))):
-                        print(exc.code, file=sys.stderr)
-                except BaseException:
-                    traceback.print_exc()
-                atexit._run_exitfuncs()
-            finally:
-                try:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                finally:
-                    os._exit(code)
+            run_forked(request, lambda: fds, main)
         for given in fds:
             os.close(given)
         connection.sendall(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])).encode())
