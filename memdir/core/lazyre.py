@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import Any
 
@@ -50,5 +50,5 @@ class LazyPattern:
     def findall(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
         return self.compiled.findall(string, pos, endpos)
 
-    def sub(self, repl: str, string: str, count: int = 0) -> str:
+    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
         return self.compiled.sub(repl, string, count)

@@ -149,17 +149,22 @@ def parse_document(text: str) -> Document:
 # tabs and CR), `.` stops at CR, LF, U+2028 and U+2029, so a CRLF line never matches; in the tab
 # pattern `^` with the m flag follows any of those four. Claude Code parses with Bun's YAML 1.2
 # parser, memdir with PyYAML (1.1): the two differ on a few values (`yes`, `0o17`) and memdir keeps
-# its own reading of those; the retry is matched line for line. They are kept as text and compiled
-# by `re` on first use: few files need the retry, and compiling them costs every start-up a millisecond.
+# its own reading of those; the retry is matched line for line. They compile on first use
+# (core/lazyre.py): few files need the retry, and compiling them cost every start-up a millisecond.
 _JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_CC_KEY_VALUE = f"([a-zA-Z_-]+):[{_JS_SPACE}]+([^\n\r\u2028\u2029]+)"
-_CC_SPECIAL = r"[{}\[\]*&#!|>%@`]|: "
-_CC_LEADING_TABS = "(?m)(?:^|(?<=[\r\u2028\u2029]))\t+"
+_CC_KEY_VALUE = LazyPattern(f"([a-zA-Z_-]+):[{_JS_SPACE}]+([^\n\r\u2028\u2029]+)")
+_CC_SPECIAL = LazyPattern(r"[{}\[\]*&#!|>%@`]|: ")
+_CC_LEADING_TABS = LazyPattern("(?:^|(?<=[\r\u2028\u2029]))\t+", re.MULTILINE)
+
+
+def _tabs_as_spaces(text: str) -> str:
+    """Each tab that opens a line made two spaces, as Claude Code's retry does."""
+    return _CC_LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), text)
 
 
 def claude_code_quoted(line: str) -> str | None:
     """`line` as Claude Code's retry rewrites it (`key: "value"`), or None when it leaves it as is."""
-    found = re.fullmatch(_CC_KEY_VALUE, line)
+    found = _CC_KEY_VALUE.fullmatch(line)
     if found is None:
         return None
     key, value = found.group(1), found.group(2)
@@ -167,7 +172,7 @@ def claude_code_quoted(line: str) -> str | None:
         return None
     if value.startswith("[") and value.endswith("]") and _is_flow_list(value):
         return None
-    if not re.search(_CC_SPECIAL, value):
+    if not _CC_SPECIAL.search(value):
         return None
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
     return f'{key}: "{escaped}"'
@@ -193,7 +198,7 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
             lines[i] = replacement
             quoted.append(i)
     retried = "\n".join(lines)
-    retabbed = re.sub(_CC_LEADING_TABS, lambda tabs: "  " * len(tabs.group()), retried)
+    retabbed = _tabs_as_spaces(retried)
     if retabbed == yaml_text:
         raise strict  # nothing to quote, no tab: the same text fails the same way
     # A quoted line is one scalar, whatever brackets it holds; counted, `tags: "[a"` a hundred
@@ -201,7 +206,7 @@ def _claude_code_retry(yaml_text: str, strict: InvalidYaml) -> tuple[dict[str, A
     # lines are measured with their tabs made spaces, as the parser will see them.
     skipped = set(quoted)
     unquoted = "\n".join(line for i, line in enumerate(lines) if i not in skipped)
-    shallow = _looks_shallow(re.sub(_CC_LEADING_TABS, lambda tabs: "  " * len(tabs.group()), unquoted))
+    shallow = _looks_shallow(_tabs_as_spaces(unquoted))
     try:
         data = _load_yaml(retabbed, shallow)
     except InvalidYaml:
