@@ -54,6 +54,7 @@ from functools import cache, cached_property
 from typing import Literal, cast
 
 from memdir.core.bulk import paused_gc
+from memdir.core.lazyre import LazyPattern
 
 __all__ = [
     "DUPLICATE_SCORE",
@@ -102,9 +103,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 
 # Compiled on first use: a class of "word characters but not ..." is built over all of Unicode, a few
 # milliseconds, which every prompt hook would pay at import though most never need it.
-@functools.cache
-def _token() -> re.Pattern[str]:
-    return re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_TOKEN = LazyPattern(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 
 
 # Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
@@ -200,7 +199,7 @@ class _TermCache(dict[str, str]):
 
 _TERM_OF = _TermCache()
 # Everything in ASCII that is not a letter or digit becomes a space, so that split() finds the same
-# tokens as _token(), several times faster (ASCII-only text is the common case).
+# tokens as _TOKEN, several times faster (ASCII-only text is the common case).
 _ASCII_SEPARATORS = bytes.maketrans(
     bytes(c for c in range(128) if not chr(c).isalnum()), b" " * sum(not chr(c).isalnum() for c in range(128))
 )
@@ -221,7 +220,7 @@ def term_sequence(text: str) -> Iterator[tuple[str, str]]:
             if term:
                 yield term, token
         return
-    for token in _token().findall(folded):
+    for token in _TOKEN.findall(folded):
         if is_cjk(token):
             for char in token:
                 if char not in _CJK_STOP:
@@ -240,7 +239,7 @@ def plain_words(text: str) -> list[str]:
     folded = _fold(text)
     if folded.isascii():
         return folded.encode().translate(_ASCII_SEPARATORS).decode().split()
-    return _token().findall(folded)
+    return _TOKEN.findall(folded)
 
 
 def term_list(text: str) -> list[str]:
@@ -256,7 +255,7 @@ _CJK_FROM = "\u3040"  # a token from here up is a CJK run (or a word that goes i
 
 
 def _words_and_runs(text: str) -> tuple[Iterable[str], Iterable[str], Collection[str]]:
-    """The words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_token()` finds them:
+    """The words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_TOKEN` finds them:
     the all-ASCII words, the other words, the runs; in text order, repeats and all.
 
     Cut at ASCII separators first, in bytes (where translate and split run at C speed): a token that is
@@ -272,7 +271,7 @@ def _words_and_runs(text: str) -> tuple[Iterable[str], Iterable[str], Collection
         return tokens, (), ()
     # One pass finds the words and the runs, told apart by their first character: a word starting from
     # U+3040 up (full-width letters) goes the CJK way, as in term_sequence.
-    found = _token().findall(_fold(" ".join(itertools.filterfalse(str.isascii, tokens))))
+    found = _TOKEN.findall(_fold(" ".join(itertools.filterfalse(str.isascii, tokens))))
     runs = list(filter(_CJK_FROM.__le__, found))
     return filter(str.isascii, tokens), filter(_CJK_FROM.__gt__, found) if runs else found, runs
 
@@ -289,9 +288,7 @@ def _terms(text: str) -> frozenset[str]:
 _CJK_STOP_KEYS = frozenset(map(ord, _CJK_STOP)) | {0}
 
 
-@functools.cache
-def _below_cjk() -> re.Pattern[str]:
-    return re.compile("[\x01-\u303f]")
+_BELOW_CJK = LazyPattern("[\x01-\u303f]")
 
 
 def _add_cjk_numbers(keys: set[str | int], runs: Collection[str]) -> bool:
@@ -301,7 +298,7 @@ def _add_cjk_numbers(keys: set[str | int], runs: Collection[str]) -> bool:
     if not runs:
         return True
     joined = "\x00".join(runs) + "\x00"
-    if _below_cjk().search(joined):
+    if _BELOW_CJK.search(joined):
         return False
     # Code points, four bytes each, read as one number a character or two a bigram: the bigrams at
     # even and at odd offsets are every bigram. NULs between runs (and at the end, to an even length)
@@ -490,7 +487,7 @@ class _Profile:
         candidates = set(_NAME_CANDIDATE.findall(text))
         plain = set(filter(str.isalnum, candidates))
         squashed = map(functools.partial(_SQUASH.sub, ""), candidates - plain)
-        return frozenset(_token().findall(text)).union(plain, squashed)
+        return frozenset(_TOKEN.findall(text)).union(plain, squashed)
 
     @cached_property
     def said(self) -> str:
@@ -773,7 +770,7 @@ def _mentions(memory: _Profile, key: str, shown: str) -> bool:
     quoted phrase) word by word."""
     if key in memory.words or memory.has(_stem(key)):
         return True
-    words = _token().findall(_fold(shown))
+    words = _TOKEN.findall(_fold(shown))
     return len(words) > 1 and all(word in memory.words for word in words)
 
 
