@@ -343,17 +343,29 @@ class MemoryDir:
         from memdir import lint as linter
         from memdir.core.config import find_repo_root
 
-        try:
-            planned = planned or self._write_index_locked(scan=scan, dry_run=True, previous=index_text)
-            current, index_problem, index = planned.previous, None, planned.result
-        except IndexRefused as exc:  # nothing to compare against; F003 or S001 report why
-            current, index_problem, index = None, str(exc), IndexResult(text="")
+        current: str | None = None
+        index_problem = None
+        if planned is not None:
+            current = planned.previous
+        else:
+            try:
+                current = self.read_index() if isinstance(index_text, _Unread) else index_text
+            except IndexRefused as exc:  # nothing to compare against; F003 or S001 report why
+                index_problem = str(exc)
+
+        def plan() -> IndexResult:
+            if planned is not None:
+                return planned.result
+            if index_problem is not None:
+                return IndexResult(text="")
+            return self._write_index_locked(scan=scan, dry_run=True, previous=current).result
+
         ctx = linter.LintContext(
             root=self.root,
             scan=scan,
             index_text=current,
             index_problem=index_problem,
-            index=index,
+            plan=plan,
             config=self.config,
             today=self.today,
             caps=self.caps,

@@ -175,3 +175,31 @@ def test_the_child_holds_none_of_the_parents_files(busy: Path, monkeypatch: pyte
     assert said and said[0].startswith("lock closed"), said
     if os.path.isdir("/proc/self/fd"):
         assert said[0].endswith(f"stdout {os.devnull}"), said
+
+
+def test_the_index_is_planned_beside_the_pair_search(busy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the index rules ask for the plan, and they run in the child: so the plan is not made
+    before the fork, where it lengthened every big lint by its whole cost."""
+    from memdir import folder as folder_module
+    from memdir.lint.registry import Hit
+
+    planned_in: list[str] = []
+    build = folder_module.build_index
+
+    def recorded(*args: object, **kwargs: object) -> object:
+        planned_in.append("parent" if os.getpid() == parent else "child")
+        return build(*args, **kwargs)  # type: ignore[arg-type]
+
+    parent, rule = os.getpid(), RULES["I001"]
+    check: Callable[..., Iterator[Hit]] = rule.check
+
+    def reporting(ctx: object) -> Iterator[Hit]:  # the child's record, sent back as a finding
+        yield from check(ctx)
+        yield Hit("probe.md", None, f"planned in {planned_in}")
+
+    monkeypatch.setattr(folder_module, "build_index", recorded)
+    monkeypatch.setitem(RULES, "I001", type(rule)(**{**rule.__dict__, "check": reporting}))
+    _always_two(monkeypatch)
+    report = _lint(busy)
+    assert planned_in == []  # not in this process
+    assert [f.message for f in report.findings if f.path == "probe.md"] == ["planned in ['child']"]

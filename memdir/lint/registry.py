@@ -101,12 +101,18 @@ class LintContext:
     scan: Scan
     index_text: str | None  # MEMORY.md as it is; None when absent or unreadable
     index_problem: str | None  # why MEMORY.md could not be read
-    index: IndexResult  # what `memdir index` would write
+    plan: Callable[[], IndexResult]  # what `memdir index` would write; see `index`
     config: Config
     today: dt.date
     caps: Caps = DEFAULT_CAPS
     repo_root: Path | None = None  # the git work tree holding the folder, for file references
     _shared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def index(self) -> IndexResult:
+        """What `memdir index` would write, planned when a rule first asks: only the index rules
+        do, so on a big folder the plan runs beside the pair search instead of before it."""
+        return self.shared("index", self.plan)
 
     def shared(self, key: str, compute: Callable[[], T]) -> T:
         """Work several rules need (near-duplicate pairs, say), done once per run."""
