@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from conftest import invoke_memdir
@@ -139,24 +141,29 @@ def test_an_append_during_a_purge_is_not_lost(folder: Path, monkeypatch: pytest.
     assert KEY not in log.read_text()
 
 
-def test_a_rotation_between_the_two_reads_loses_no_generation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("reader", ["read_generations", "iter_generations"])
+@pytest.mark.parametrize("opened_first", [1, 2])
+def test_a_rotation_between_the_two_reads_loses_no_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, opened_first: int
+) -> None:
     log = tmp_path / "log.jsonl"
     log.with_name("log.jsonl.1").write_text('{"n": 1}\n')
     log.write_text('{"n": 2}\n')
-    read = store.read_jsonl
-    rotated = False
+    open_state_file = store.open_state_file
+    opened = 0
 
-    def rotating_after_the_first(path: Path) -> list[dict[str, object]]:
-        nonlocal rotated
-        entries = read(path)
-        if not rotated:  # another writer rotates the log once the older generation is read
-            rotated = True
+    def rotating_meanwhile(path: Path, **kwargs: bool) -> BinaryIO:
+        nonlocal opened
+        handle = open_state_file(path, **kwargs)
+        opened += 1
+        if opened == opened_first:  # another writer rotates the log between the two generations' reads
             log.replace(log.with_name("log.jsonl.1"))
             log.write_text('{"n": 3}\n')
-        return entries
+        return handle
 
-    monkeypatch.setattr(store, "read_jsonl", rotating_after_the_first)
-    assert [entry["n"] for entry in store.read_generations(log)] == [2, 3]  # not [1, 3]: 2 was left out
+    monkeypatch.setattr(store, "open_state_file", rotating_meanwhile)
+    read: Callable[[Path], Iterable[dict[str, object]]] = getattr(store, reader)
+    assert [entry["n"] for entry in read(log)] == [2, 3]  # not [1, 3] (2 left out) nor [2, 2, 3]
 
 
 def _as_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:

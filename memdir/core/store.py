@@ -696,20 +696,10 @@ def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """The JSON objects of a log, one a line, oldest first, read a line at a time (a log that escaped
     rotation can be hundreds of megabytes); a torn or foreign line is skipped. Nothing for a missing
     log; raises OSError (NotRegularFile among them) for one that cannot be read."""
-    try:
-        handle = open_state_file(path)
-    except FileNotFoundError:
-        return
-    with handle:
-        # At "\n" only, not as str.splitlines: json.dumps(ensure_ascii=False) leaves U+2028 and NEL
-        # in a value as they are.
-        for line in handle:
-            try:
-                entry = json.loads(line.decode("utf-8", errors="replace"))
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                yield entry
+    handle = _open_log(path)
+    if handle is not None:
+        with handle:
+            yield from _entries(handle)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -721,22 +711,55 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return []
 
 
-def iter_generations(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a rotated log, its older generation's first, as iter_jsonl."""
-    yield from iter_jsonl(older_generation(path))
-    yield from iter_jsonl(path)
+def iter_generations(path: Path, *, lenient: bool = False) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a rotated log, its older generation's first, as iter_jsonl (as read_jsonl,
+    a non-file reading as no log, with `lenient`).
+
+    Both generations are opened before either is read, the newer first, and opened again when the
+    file at `path` changed meanwhile: a rotation in between would otherwise leave out a whole
+    generation (the older one opened, then the log renamed over it) or read one twice."""
+    while True:
+        before = _identity(path)
+        newer = _open_log(path, lenient)
+        older = _open_log(older_generation(path), lenient)
+        if _identity(path) == before:
+            break
+        for handle in (newer, older):
+            if handle is not None:
+                handle.close()
+    for handle in (older, newer):
+        if handle is not None:
+            with handle:
+                yield from _entries(handle)
 
 
 def read_generations(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a rotated log, its older generation's first, as read_jsonl.
+    """The JSON objects of a rotated log, its older generation's first, as read_jsonl."""
+    return list(iter_generations(path, lenient=True))
 
-    A rotation between the two reads would leave out a whole generation (the older one read, then
-    the log renamed over it): the reads are made again when the file at `path` changed meanwhile."""
-    while True:
-        before = _identity(path)
-        entries = read_jsonl(older_generation(path)) + read_jsonl(path)
-        if _identity(path) == before:
-            return entries
+
+def _open_log(path: Path, lenient: bool = False) -> BinaryIO | None:
+    """The log at `path` open to read; None when there is none (or, with `lenient`, a non-file)."""
+    try:
+        return open_state_file(path)
+    except FileNotFoundError:
+        return None
+    except NotRegularFile:
+        if lenient:
+            return None
+        raise
+
+
+def _entries(handle: BinaryIO) -> Iterator[dict[str, Any]]:
+    # At "\n" only, not as str.splitlines: json.dumps(ensure_ascii=False) leaves U+2028 and NEL in a
+    # value as they are.
+    for line in handle:
+        try:
+            entry = json.loads(line.decode("utf-8", errors="replace"))
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            yield entry
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
