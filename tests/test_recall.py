@@ -836,3 +836,13 @@ def test_chinese_pairs_across_a_particle_are_not_weighed_by_the_gate(tmp_path: P
     words = recall(folder, "中的 稀疏 内核", log=False)
     assert words.gate is not None and words.gate.weighed == ("稀疏", "内核") and words.passed_gate
     assert words.results[0].path == "project_zh.md"
+
+
+def test_japanese_words_made_with_ryo_are_weighed_by_the_gate(tmp_path: Path) -> None:
+    """了 is a particle in Chinese only: in Japanese it is half of words such as 完了 (completion), so a
+    query written with kana keeps them; 的 stays a suffix in both."""
+    folder = _one_chinese_memory(tmp_path, "移行が完了したら監視を止める", "移行が完了したら監視を止める。")
+    japanese = recall(folder, "移行 完了 した", log=False)
+    assert japanese.gate is not None and "完了" in japanese.gate.weighed
+    chinese = recall(folder, "移行 完了", log=False)  # no kana: read as Chinese, where 完了 is "X done"
+    assert chinese.gate is not None and "完了" not in chinese.gate.weighed

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir.core.config import RecallSettings
+from memdir.core.lazyre import LazyPattern
 
 # The terms duplicate detection uses, made the same way (and as fast).
 from memdir.core.similarity import is_cjk, term_sequence
@@ -191,9 +192,16 @@ class Gate:
     lookup: bool = False  # the query is one uncommon word, in the best match's name or description
 
     @classmethod
-    def of(cls, index: _Index, evidence: Sequence[_Evidence], settings: RecallSettings, query_words: int = 0) -> Gate:
+    def of(
+        cls,
+        index: _Index,
+        evidence: Sequence[_Evidence],
+        settings: RecallSettings,
+        query_words: int,
+        particles: frozenset[str],
+    ) -> Gate:
         size = max(index.n, _MIN_FOLDER)  # as for IDF: a folder of three is not a place where all is common
-        words = [e for e in evidence if not e.pair and not _fragment(e.shown)]
+        words = [e for e in evidence if not e.pair and not _fragment(e.shown, particles)]
         weighed = [e for e in words if len(e.values) <= _COMMON_SHARE * size]
         common = tuple(e.shown for e in words if len(e.values) > _COMMON_SHARE * size)
         sums: dict[int, float] = defaultdict(float)
@@ -243,15 +251,23 @@ _CHANCE_BINS = 64  # resolution of the null distribution, in fractions of the be
 
 # The grammatical particles of Chinese: "X的Y" (Y of X) and "X了" (X done) join words, so a
 # two-character term holding one straddles a word boundary ("中的", "的自", "用的") and says nothing of a
-# subject; the few words made with them (目的 purpose, 了解 understand) are generic.
+# subject; the few words made with them (目的 purpose, 了解 understand) are generic. Japanese uses 的
+# the same way, as a suffix (具体的, 技術的), but 了 is no particle there: it is half of words that name
+# a subject (完了 completion, 終了 end), so a query written with kana keeps its 了 pairs.
 _CJK_PARTICLES = frozenset("的了")
+_JAPANESE_PARTICLES = frozenset("的")
+_KANA = LazyPattern("[\u3040-\u30ff]")
 
 
-def _fragment(shown: str) -> bool:
+def _particles(query: str) -> frozenset[str]:
+    return _JAPANESE_PARTICLES if _KANA.search(query) else _CJK_PARTICLES
+
+
+def _fragment(shown: str, particles: frozenset[str]) -> bool:
     """Whether a query term is a piece of Chinese, Japanese or Korean text rather than a word: a single
     character (a letter of words, whose evidence their two-character terms carry) or a pair holding a
-    grammatical particle (_CJK_PARTICLES). The gate does not weigh these."""
-    return is_cjk(shown) and (len(shown) == 1 or not _CJK_PARTICLES.isdisjoint(shown))
+    grammatical particle (`particles`: _particles of the query). The gate does not weigh these."""
+    return is_cjk(shown) and (len(shown) == 1 or not particles.isdisjoint(shown))
 
 
 def _chance(weighed: Sequence[_Evidence], best: float, size: int) -> float:
@@ -360,7 +376,7 @@ def _score(
     slots = _query_slots(query, settings.synonyms, synonyms)
     evidence: list[_Evidence] = []
     direct, matched = _relevance(index, slots, evidence)
-    gate = Gate.of(index, evidence, settings, query_words=sum(not slot.pair for slot in slots))
+    gate = Gate.of(index, evidence, settings, sum(not slot.pair for slot in slots), _particles(query))
     scores = dict(direct)
     if neighbours and gate.passed:
         lent, lent_matched = _relevance(index, _neighbours(index, slots, direct))
