@@ -933,12 +933,13 @@ def _mask_inline_code(text: str) -> str:
 def _mask_single_ticks(text: str) -> str:
     """`_mask_inline_code` for a text whose backtick runs are all single (most memories): each
     backtick closes the one before it, so the spans are every other piece between backticks, and
-    one split finds them all (a last backtick left without a partner opens nothing)."""
+    one split finds them all (a last backtick left without a partner opens nothing). The masks are
+    made by `map` over C functions, not a comprehension: a folder's bodies hold ~250,000 backticks."""
     pieces = text.split("`")
     pairs = (len(pieces) - 1) // 2
     if not pairs:
         return text
-    code = [_MASK * (len(piece) + 2) for piece in pieces[1 : 2 * pairs : 2]]
+    code = map(_MASK.__mul__, map((2).__add__, map(len, pieces[1 : 2 * pairs : 2])))
     kept = pieces[0 : 2 * pairs : 2]
     return "".join(itertools.chain.from_iterable(zip(kept, code, strict=True))) + "`".join(pieces[2 * pairs :])
 
