@@ -110,3 +110,47 @@ def test_the_label_lookaheads_change_no_match(labels: tuple[str, ...]) -> None:
 @given(st.sampled_from(_LABEL_SETS), st.lists(st.one_of(_LABEL_TEXT, st.sampled_from(_LABELS)), max_size=5))
 def test_the_label_lookaheads_change_no_match_in_any_text(labels: tuple[str, ...], parts: list[str]) -> None:
     _same_without_lookaheads(labels, "".join(parts))
+
+
+def _label_lines_apart(
+    text: str, why: tuple[str, ...], how: tuple[str, ...]
+) -> tuple[bool, bool, list[tuple[int, int]]]:
+    """What B001, B002 and B004 found when each walked the body with its own pattern."""
+    view = "\n" + text
+    return (
+        at_line_starts(body.label_pattern(why)).search(view) is not None,
+        at_line_starts(body.label_pattern(how)).search(view) is not None,
+        [m.span() for m in at_line_starts(body._label_forms((*why, *how))).finditer(view)],
+    )
+
+
+def _label_lines_shared(
+    text: str, why: tuple[str, ...], how: tuple[str, ...]
+) -> tuple[bool, bool, list[tuple[int, int]]]:
+    found = body.label_lines("\n" + text, 0, why, how)
+    return found.why, found.how, [m.span() for m in found.forms]
+
+
+_LABEL_PAIRS = [
+    (DEFAULT_WHY_LABELS, DEFAULT_HOW_LABELS),
+    (("to",), ("How to",)),  # "How\nto: x": a label over two lines hides the start of the next
+    (("x ", " lead"), ("Kelvin", "ſtop", "İx")),
+    (("",), ("How",)),
+]
+
+
+@pytest.mark.parametrize("text", [*_BODIES, "How\nto: x", "**How\nto:** x\n## to"])
+@pytest.mark.parametrize("labels", _LABEL_PAIRS, ids=range(len(_LABEL_PAIRS)))
+def test_one_label_walk_finds_what_the_three_rules_found_apart(
+    labels: tuple[tuple[str, ...], tuple[str, ...]], text: str
+) -> None:
+    assert _label_lines_shared(text, *labels) == _label_lines_apart(text, *labels)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.sampled_from(_LABEL_PAIRS), st.lists(st.one_of(_LABEL_TEXT, st.sampled_from(_LABELS)), max_size=6))
+def test_one_label_walk_finds_what_the_three_rules_found_apart_in_any_text(
+    labels: tuple[tuple[str, ...], tuple[str, ...]], parts: list[str]
+) -> None:
+    text = "".join(parts)
+    assert _label_lines_shared(text, *labels) == _label_lines_apart(text, *labels)

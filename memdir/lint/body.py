@@ -60,16 +60,59 @@ def has_label(body: str, labels: Sequence[str]) -> bool:
     return at_line_starts(label_pattern(tuple(labels))).search("\n" + body) is not None
 
 
-def _labelled(memory: Memory, labels: Sequence[str]) -> bool:
-    """has_label on the memory's body, read in place."""
-    text, pos = newline_and_body(memory)
-    return at_line_starts(label_pattern(tuple(labels))).search(text, pos) is not None
-
-
 def _needs_labels(ctx: LintContext) -> Iterator[Memory]:
     for memory in ctx.scan.memories:
         if memory.type is not None and memory.type.needs_why_and_how:
             yield memory
+
+
+class LabelLines(NamedTuple):
+    """What the three label rules need to know of one body: whether it has a Why line (B001) and a
+    How to apply line (B002), and the label forms on its lines (B004), in order."""
+
+    why: bool
+    how: bool
+    forms: list[re.Match[str]]  # matches of at_line_starts(_label_forms(why + how)) in newline_and_body
+
+
+def label_lines(view: str, pos: int, why: Sequence[str], how: Sequence[str]) -> LabelLines:
+    """LabelLines of the body `view[pos:]` (as newline_and_body gives it), in one walk of its lines.
+
+    One pattern for both label lists finds every line that either list's pattern finds (an
+    alternation backtracks to each of its words); only those lines, one or two in most bodies, are
+    tried with the Why, the How and the form patterns, instead of each walking every line. A label
+    written over two lines ("How to\napply:") could hide the start of the next line from the walk:
+    then the three patterns walk the body as before."""
+    labels = (*why, *how)
+    walk = at_line_starts(label_pattern(labels))
+    why_line, how_line = at_line_starts(label_pattern(tuple(why))), at_line_starts(label_pattern(tuple(how)))
+    form = at_line_starts(_label_forms(labels))
+    has_why = has_how = False
+    forms: list[re.Match[str]] = []
+    for found in walk.finditer(view, pos):
+        at = found.start()
+        shaped = form.match(view, at)
+        if view.find("\n", at + 1, max(found.end(), shaped.end() if shaped else 0)) >= 0:
+            return LabelLines(
+                why_line.search(view, pos) is not None,
+                how_line.search(view, pos) is not None,
+                list(form.finditer(view, pos)),
+            )
+        has_why = has_why or why_line.match(view, at) is not None
+        has_how = has_how or how_line.match(view, at) is not None
+        if shaped is not None:
+            forms.append(shaped)
+    return LabelLines(has_why, has_how, forms)
+
+
+def _label_lines(ctx: LintContext) -> list[tuple[Memory, LabelLines]]:
+    """label_lines of every feedback and project memory, worked out once for B001, B002 and B004."""
+
+    def walk() -> list[tuple[Memory, LabelLines]]:
+        why, how = ctx.config.why_labels, ctx.config.how_labels
+        return [(memory, label_lines(*newline_and_body(memory), why, how)) for memory in _needs_labels(ctx)]
+
+    return ctx.shared("body.label_lines", walk)
 
 
 _FEEDBACK = """\
@@ -96,8 +139,8 @@ _FEEDBACK = """\
     **How to apply:** Before any `git commit` in this repository.""",
 )  # fmt: skip
 def missing_why(ctx: LintContext) -> Iterator[Hit]:
-    for memory in _needs_labels(ctx):
-        if not _labelled(memory, ctx.config.why_labels):
+    for memory, labels in _label_lines(ctx):
+        if not labels.why:
             kind = memory.type.value if memory.type else ""
             yield Hit(memory.path, memory.doc.body_line, f"{kind} memory has no **Why:** line")
 
@@ -116,8 +159,8 @@ def missing_why(ctx: LintContext) -> Iterator[Hit]:
     **How to apply:** Before any `git commit` in this repository.""",
 )  # fmt: skip
 def missing_how(ctx: LintContext) -> Iterator[Hit]:
-    for memory in _needs_labels(ctx):
-        if not _labelled(memory, ctx.config.how_labels):
+    for memory, labels in _label_lines(ctx):
+        if not labels.how:
             kind = memory.type.value if memory.type else ""
             yield Hit(memory.path, memory.doc.body_line, f"{kind} memory has no **How to apply:** line")
 
@@ -238,10 +281,9 @@ def _label_forms(labels: Sequence[str]) -> re.Pattern[str]:
 )  # fmt: skip
 def label_format(ctx: LintContext) -> Iterator[Hit]:
     # A label ends in its colon or its closing bold, never just after a newline: at_line_starts holds.
-    pattern = at_line_starts(_label_forms((*ctx.config.why_labels, *ctx.config.how_labels)))
-    for memory in _needs_labels(ctx):
+    for memory, labels in _label_lines(ctx):
         view, pos = newline_and_body(memory)
-        for found in pattern.finditer(view, pos):
+        for found in labels.forms:
             end = _label_end(found)
             if end is None:
                 continue
