@@ -726,6 +726,15 @@ def test_masking_urls_agrees_with_the_pattern_tried_at_every_offset(text: str) -
     assert _mask_urls(text) == _URL.sub(lambda m: _MASK * len(m[0]), text)
 
 
+@pytest.mark.parametrize("text", [*_MIXED_TEXTS, "wwww. WwW.x ww. www www.www. .www. ẇww. wWw.", ""])
+def test_www_is_found_where_a_case_blind_search_finds_it(text: str) -> None:
+    from memdir.core.dates import _WWW, _has_www
+
+    case_blind = [m.start() for m in re.finditer(r"www\.", text, re.IGNORECASE)]
+    assert [m.start() - 3 for m in _WWW.finditer(text)] == case_blind
+    assert _has_www(text) == bool(case_blind)
+
+
 def test_the_prefilter_finds_every_place_of_every_literal() -> None:
     """The literals are found in one pass (a trie over the one-byte copy; the characters beyond
     ASCII in the text): every place a search for each literal on its own finds, no other."""
