@@ -330,11 +330,94 @@ def _simple_list(value: str) -> tuple[bool, Any]:
     return True, items
 
 
+# The common frontmatter read with one regex call: each line of the block is split into its indent,
+# key and value, and the usual values (plain text, a quoted description, a session id, a date) are
+# told apart in C, so Python only files them. It reads no line differently from _simple_lines below,
+# which takes over when a line is anything else. `_OK` is a line's character as that reading allows
+# it: no line break YAML sees (a bare CR, NEL, U+2028, U+2029), nothing YAML rejects.
+_OK = "^\n\r\x85\u2028\u2029\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff"
+_YAML_WORD = r"(?i:y|n|yes|no|true|false|on|off|null)"  # _SPECIAL_WORDS spelt out (or a few more)
+_COMMON_LINES = LazyPattern(
+    rf"""
+    (?P<indent>\ *)(?!{_YAML_WORD}[ \t]*:)(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:
+    (?:[ \t]+(?:
+        # Text _risky passes: no indicator, colon, digit, sign or dot first; words joined by spaces
+        # or by a colon, never `: `, ` #`, a tab or a colon at the end.
+        (?P<plain>(?!{_YAML_WORD}[ \t]*\r?\n)
+            [{_OK}\ \t:!&*|>'"%@`\[\]{{}},?\#0-9+.~=<-][{_OK}\ \t:]*+
+            (?:(?:\ ++|:)[{_OK}\ \t:\#][{_OK}\ \t:]*+)*+
+          | [0-9a-fA-F]{{8}}(?:-[0-9a-fA-F]{{4}}){{3}}-[0-9a-fA-F]{{12}})  # a UUID: originSessionId
+      | (?P<single>'(?:[{_OK}'\t]|'')*')
+      | (?P<double>"(?:[{_OK}"\\\t]|\\["\\])*")
+      | (?P<day>[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})
+      | (?P<other>[{_OK}]*?)  # anything else: _simple_value decides
+    ))?[ \t]*\r?\n
+    | [ \t]*\r?\n  # a blank line
+    | \#[{_OK}]*\r?\n  # a comment in the first column
+    | (?P<bad>[^\n]*\n)
+    """,
+    re.VERBOSE,
+)
+
+
 def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
     """The frontmatter as YAML would read it, when it is simple enough to be sure; else None.
 
     Simple: `key: value` lines, and one level of `key:` followed by indented `key: value` lines
     (Claude Code's `metadata:` block)."""
+    if yaml_text and yaml_text[-1] != "\n":
+        return _simple_lines(yaml_text)
+    data: dict[str, Any] = {}
+    block: dict[str, Any] | None = None  # the nested mapping being read
+    indent = ""
+    target: dict[str, Any]
+    for lead, key, plain, single, double, day, other, bad in _COMMON_LINES.findall(yaml_text):
+        if bad:
+            return _simple_lines(yaml_text)
+        if not key:
+            continue  # a blank line or a comment
+        if lead:
+            if block is None:
+                return None
+            if not indent:
+                indent = lead
+            elif lead != indent:
+                return None
+            target = block
+        else:
+            if block is not None:
+                if not block:
+                    return None  # `key:` with nothing under it is null: let YAML say so
+                block = None
+            target = data
+        if plain:
+            target[key] = plain
+        elif single:
+            target[key] = single[1:-1].replace("''", "'")
+        elif double:
+            target[key] = _QUOTED_ESCAPE.sub(r"\1", double[1:-1]) if "\\" in double else double[1:-1]
+        elif day:
+            try:
+                target[key] = dt.date.fromisoformat(day)
+            except ValueError:
+                return None
+        elif other:
+            simple, parsed = _simple_value(other)
+            if not simple:
+                return None
+            target[key] = parsed
+        elif lead:
+            return None  # deeper nesting
+        else:
+            block, indent = {}, ""
+            data[key] = block
+    if block is not None and not block:
+        return None
+    return data
+
+
+def _simple_lines(yaml_text: str) -> dict[str, Any] | None:
+    """_simple_yaml read line by line, for the frontmatter its one regex does not take whole."""
     if _YAML_REJECTS.search(yaml_text) or _YAML_BREAKS.search(yaml_text):
         return None
     data: dict[str, Any] = {}
