@@ -43,6 +43,7 @@ class MemoryType(StrEnum):
 
 
 TYPE_ORDER = {t: i for i, t in enumerate(MemoryType)}
+_TYPE_NAMED = {t.value: t for t in MemoryType}  # a lookup, not MemoryType(name) and its ValueError
 
 
 PENDING_SUPERSEDE = "supersedes_on_accept"
@@ -753,10 +754,7 @@ class Memory:
     @_computed_once
     def type(self) -> MemoryType | None:
         raw = self.raw_type
-        try:
-            return MemoryType(raw.lower()) if raw else None
-        except ValueError:
-            return None
+        return _TYPE_NAMED.get(raw.lower()) if raw else None
 
     @_computed_once
     def importance_given(self) -> float | None:
@@ -778,11 +776,12 @@ class Memory:
     @_computed_once
     def last_changed(self) -> dt.date | None:
         """The newest date the file claims for itself, used to rank and to anchor dates."""
+        fields = self.fields
         for key in ("updated", "modified", "updated_at", "created"):
-            found = self.date(key)
-            if found is not None:
+            value = fields.get(key)  # most files have one of them or none: no call for each absent one
+            if value is not None and (found := _as_date(value)) is not None:
                 return found
-        metadata = self.fields.get("metadata")
+        metadata = fields.get("metadata")
         if isinstance(metadata, dict):
             return _as_date(metadata.get("modified"))
         return None
