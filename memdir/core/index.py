@@ -73,10 +73,12 @@ class Indexable(Protocol):
 class IndexRow:
     """A memory as the index sees it, without its text.
 
-    `entry` is the memory's line, `render_entry(memory)`, rendered once when the row is made and
-    kept with it in the parse cache: a warm `memdir index` neither masks nor escapes ten thousand
-    names and descriptions again (nor imports the secret scanner to do it). Make a row with `of`;
-    a row copied with other fields (dataclasses.replace) keeps the old line."""
+    `entry` is the memory's line, `render_entry(memory)`, kept with the row in the parse cache: a
+    warm `memdir index` neither masks nor escapes ten thousand names and descriptions again (nor
+    imports the secret scanner to do it). A row made with `of` draws it when first asked
+    (`entry_line`, or `to_json` for the cache): a run without the cache needs the lines of the
+    entries it prices and shows, not all of them. A row copied with other fields
+    (dataclasses.replace) keeps the old line once drawn."""
 
     path: str
     type: MemoryType | None
@@ -87,14 +89,23 @@ class IndexRow:
     status: str
     superseded: bool
     expires: dt.date | None
-    entry: str
+    entry: str | None  # None until drawn: see line()
 
     @classmethod
     def of(cls, memory: Memory) -> IndexRow:
         return cls(
             memory.path, memory.type, memory.title, memory.description, memory.importance,
-            memory.last_changed, memory.status, memory.superseded, memory.expires, render_entry(memory),
+            memory.last_changed, memory.status, memory.superseded, memory.expires, None,
         )  # fmt: skip
+
+    def line(self) -> str:
+        """The entry line, drawn from the row's own path, title and description the first time:
+        render_entry reads nothing else of a memory."""
+        if self.entry is not None:
+            return self.entry
+        drawn = render_entry(self)
+        object.__setattr__(self, "entry", drawn)  # frozen, but the line is what it would have been at birth
+        return drawn
 
     def exclusion(self, today: dt.date) -> str | None:
         return exclusion(self.status, self.superseded, self.expires, today)
@@ -105,7 +116,7 @@ class IndexRow:
         until = self.expires.isoformat() if self.expires else None
         kind = self.type.value if self.type else None
         return [
-            kind, self.title, self.description, self.importance, day, self.status, self.superseded, until, self.entry,
+            kind, self.title, self.description, self.importance, day, self.status, self.superseded, until, self.line(),
         ]  # fmt: skip
 
     @classmethod
@@ -283,7 +294,7 @@ def render_entry(memory: Indexable) -> str:
 
 def entry_line(memory: Indexable) -> str:
     """`render_entry(memory)`, taken from the row when the memory is an IndexRow."""
-    return memory.entry if isinstance(memory, IndexRow) else render_entry(memory)
+    return memory.line() if isinstance(memory, IndexRow) else render_entry(memory)
 
 
 def _entry(title: str, target: str, description: str) -> str:

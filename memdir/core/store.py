@@ -116,10 +116,10 @@ def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[F
             problems.append(item)
             continue
         rel, path = item
-        try:
-            status: os.stat_result | None = os.stat(path, follow_symlinks=False)
-        except OSError:
-            status = None  # load_file says why
+        status: os.stat_result | None = None
+        if cache.has(rel):  # else there is no row to look up, and load_file takes the stat of the open file
+            with contextlib.suppress(OSError):  # load_file says why
+                status = os.stat(path, follow_symlinks=False)
         row = cache.row(rel, file_key(status)) if status is not None else None
         loaded = row or load_file(path, rel, cache, status)
         if isinstance(loaded, FileProblem):
