@@ -339,7 +339,9 @@ def _simple_list(value: str) -> tuple[bool, Any]:
 _OK = "^\x00-\x08\x0a-\x1f\x7f-\x9f"
 # The same refusal above U+00FF, looked for apart: in the classes of _COMMON_LINES it took 10 ms to compile.
 _YAML_REFUSED_WIDE = LazyPattern("[\u2028\u2029\ud800-\udfff\ufffe\uffff]")
-_YAML_WORD = r"(?i:y|n|yes|no|true|false|on|off|null)"  # _SPECIAL_WORDS spelt out (or a few more)
+# _SPECIAL_WORDS spelt out (or a few more, as `(?i)` folds `ſ` to s), tried only after a first letter
+# one of them has, not on every key and value.
+_YAML_WORD = r"(?=[yYnNtTfFoO])(?i:y|n|yes|no|true|false|on|off|null)"
 _COMMON_LINES = LazyPattern(
     rf"""
     (?P<indent>\ *)(?!{_YAML_WORD}[ \t]*:)(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:
