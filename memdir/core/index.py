@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
+from memdir.core.bulk import paused_gc
 from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
 
 MAX_LINES = 200
@@ -565,6 +566,19 @@ def build_index(
     `missing` names link targets whose files do not exist: their entries are dead (see the module's
     doc). `keep_wording` keeps the text of an existing entry while its memory lives.
     """
+    with paused_gc():  # a row, a note and a line for each of thousands of memories, and no cycles
+        return _build_index(existing, memories, today, caps, drop, missing, keep_wording)
+
+
+def _build_index(
+    existing: str,
+    memories: Iterable[Indexable],
+    today: dt.date,
+    caps: Caps,
+    drop: Iterable[str],
+    missing: Iterable[str],
+    keep_wording: bool,
+) -> IndexResult:
     bom = "\ufeff" if existing.startswith("\ufeff") else ""
     existing = existing.removeprefix(bom)
     newline = "\r\n" if existing.count("\r\n") * 2 > existing.count("\n") else "\n"

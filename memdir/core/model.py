@@ -652,6 +652,7 @@ def _reads_otherwise(line: str, quoted: str) -> bool:
 
 # Plain strings: recall asks once per matching memory, and comparing with enum members is slow.
 _EXCLUDED_STATUSES = frozenset(s.value for s in (Status.SUPERSEDED, Status.QUARANTINED, Status.ARCHIVED))
+_ACTIVE = Status.ACTIVE.value
 
 
 def exclusion(status: str, superseded: bool, expires: dt.date | None, today: dt.date) -> str | None:
@@ -763,8 +764,8 @@ class Memory:
         """`importance` as written when it is a number; None when unset or not one (a word, a bool,
         YAML's .nan), which memdir reads as the default."""
         value = self.fields.get("importance")
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN != NaN
-            return None
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            return None  # (int, float), not int | float: a union would be built on every call; NaN != NaN
         return float(value)
 
     @_computed_once
@@ -790,7 +791,8 @@ class Memory:
 
     @_computed_once
     def status(self) -> str:
-        return one_line(self.fields.get("status")).lower() or Status.ACTIVE.value
+        value = self.fields.get("status")
+        return _ACTIVE if value is None else one_line(value).lower() or _ACTIVE
 
     @_computed_once
     def superseded(self) -> bool:
