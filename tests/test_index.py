@@ -294,3 +294,20 @@ def test_a_memory_only_claude_codes_retry_reads_is_indexed(tmp_path: Path) -> No
     assert (folder / "MEMORY.md").read_text() == "- [rosetta](feedback_rosetta.md) — Rosetta Stone: 4 principles\n"
     assert not MemoryDir(folder, today=TODAY).write_index().changed  # warm: from the cache
     assert (folder / "feedback_rosetta.md").read_text() == text  # indexing never rewrites a memory
+
+
+def test_an_index_row_draws_its_line_once_and_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold `memdir --no-cache index` made a row of every memory and drew every row's line: masking
+    and escaping ten thousand names and descriptions for the hundred lines the index shows."""
+    from memdir.core import index
+    from memdir.core.index import IndexRow, entry_line
+
+    memory = mem("user_a.md", "a [b]", "key sk-ant-api03-" + "x" * 95 + " here")
+    drawn: list[str] = []
+    real = index.render_entry
+    monkeypatch.setattr(index, "render_entry", lambda m: drawn.append(m.path) or real(m))
+    row = IndexRow.of(memory)
+    assert drawn == []
+    assert entry_line(row) == entry_line(row) == real(memory)
+    assert row.to_json()[-1] == real(memory)
+    assert drawn == ["user_a.md"]

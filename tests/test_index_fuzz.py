@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import yaml
@@ -27,8 +28,8 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from memdir.core.cache import ParseCache
-from memdir.core.index import IndexRow, entry_target, find_links, render_entry, split_lines
-from memdir.core.model import Memory
+from memdir.core.index import IndexRow, _Price, build_index, entry_target, find_links, render_entry, split_lines
+from memdir.core.model import Memory, parse_document
 from memdir.core.store import load_file
 from memdir.folder import MemoryDir
 
@@ -239,3 +240,73 @@ def test_tricky_file_name_is_indexed_once_and_links_back(file_name: str, tmp_pat
     assert not MemoryDir(root, today=TODAY).write_index().changed, "the second index rewrote MEMORY.md"
     assert (root / "MEMORY.md").read_bytes() == text
     assert link_lines(text.decode("utf-8"))[file_name] == 1, text.decode("utf-8")
+
+
+def memory_of(spec: Spec) -> Memory:
+    """The memory `write_memory` would write, parsed in memory: no folder needed to price its line."""
+    fields = {"description": spec.description, "type": spec.type}
+    if spec.name is not None:
+        fields = {"name": spec.name, **fields}
+    frontmatter = yaml.safe_dump(fields, allow_unicode=True, sort_keys=False, width=10**6)
+    return Memory(path=spec.file_name, doc=parse_document(f"---\n{frontmatter}---\nBody.\n"))
+
+
+@FUZZ
+@given(spec=specs, newline=st.sampled_from(["\n", "\r\n"]))
+@example(spec=Spec("%" * 200 + ".md", "d " * 100, "[" * 40, "user"), newline="\n")
+@example(spec=Spec("\x85" * 100 + ".md", "x", None, "user"), newline="\r\n")
+def test_an_entry_line_costs_within_the_bounds_its_path_gives(spec: Spec, newline: str) -> None:
+    """Packing prices a line exactly only when bounds from its path cannot decide (`_Price`): the
+    bounds must hold for every line render_entry draws, or an entry would be left out that fits."""
+    price = _Price([], keep_wording=False, newline=newline)
+    memory = memory_of(spec)
+    assert price.floor(memory) <= price.cost(memory) <= price.ceiling(memory), render_entry(memory)
+
+
+@MANY
+@given(pool=unique_specs(1, 30), count=st.integers(100, 250), hand=st.integers(0, 24_800))
+def test_packing_by_bounds_leaves_out_what_pricing_every_line_does(pool: list[Spec], count: int, hand: int) -> None:
+    """The bounds only skip rendering: the index, what is left out and why are what pricing every
+    line exactly gives, whatever room the hand-written text leaves."""
+    memories = [
+        memory_of(dataclasses.replace(spec, file_name=f"{i}-{spec.file_name}"))
+        for i, spec in enumerate(pool[i % len(pool)] for i in range(count))
+    ]
+    existing = "# Notes\n\n" + "hand-written " * (hand // 13) + "\n"
+
+    def plan() -> tuple[str, list[tuple[str, str]], list[str]]:
+        result = build_index(existing, memories, TODAY)
+        return result.text, [(left.memory.path, left.reason) for left in result.left_out], result.refused or ""
+
+    by_bounds = plan()
+    with (
+        mock.patch.object(_Price, "floor", lambda self, memory: 0),
+        mock.patch.object(_Price, "ceiling", lambda self, memory: 10**9),
+    ):
+        assert plan() == by_bounds
+
+
+@pytest.mark.parametrize("hand", [*range(0, 400, 53), *range(24_500, 24_950, 75)])
+def test_packing_by_bounds_decides_the_end_game_as_pricing_every_line_does(hand: int) -> None:
+    """Where the bounds decide: the last bytes of room, after long lines, go to short ones (a floor
+    too high would leave them out), and with little room a line longer than all of it is `too long
+    to ever fit`, not merely over the cap (a ceiling too low would say so)."""
+    specs = [
+        *(Spec(f"a{i:03}-long.md", f"{i} " + "word " * 40, f"long {i}", "project") for i in range(170)),
+        *(Spec(f"b{i:03}.md", "x", None, "user") for i in range(30)),
+        *(Spec(f"c{i:03}-{'p' * 40}.md", "y " * 60, None, "feedback") for i in range(5)),
+        *(Spec(f"d{i:03}.md", "z", None, "user") for i in range(10)),
+    ]
+    memories = [memory_of(spec) for spec in specs]
+    existing = "# Notes\n\n" + "hand-written " * (hand // 13) + "\n"
+
+    def plan() -> tuple[str, list[tuple[str, str]]]:
+        result = build_index(existing, memories, TODAY)
+        return result.text, [(left.memory.path, left.reason) for left in result.left_out]
+
+    by_bounds = plan()
+    with (
+        mock.patch.object(_Price, "floor", lambda self, memory: 0),
+        mock.patch.object(_Price, "ceiling", lambda self, memory: 10**9),
+    ):
+        assert plan() == by_bounds

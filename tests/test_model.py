@@ -239,6 +239,28 @@ def test_simple_frontmatter_reads_as_yaml_does(value: str) -> None:
         assert fast == yaml.safe_load(text), text
 
 
+# Pieces of values: two of them side by side make most of the near misses of plain text (`: x`, `a #b`,
+# `a :b`, `x:`), quoting and YAML's words.
+_VALUE_PIECES = [
+    "a", "Z9", " ", ":", ": ", "#", " #", "'", "''", '"', "\\", "-", "- ", "1", "0.5", "2026-01-02", "\t",
+    "\u00e9", "\u7528", "\u3000", ".", "~", "<", "=", "[", "]", "{", ",", "?", "&", "yes", "No", "\r", "\x85",
+    "\x07", "\u2028", "\ud800", "\ufffe", "402cd569-4fc4-4620-a8b9-5620a565c476",
+]  # fmt: skip
+
+
+def test_the_one_regex_reads_every_frontmatter_as_the_line_by_line_reading_does() -> None:
+    """_simple_yaml reads the usual frontmatter with one regex and hands the rest to _simple_lines:
+    where both answer they agree (a colon first once made `k: : x` the text ': x', which YAML rejects)."""
+    from memdir.core.model import _simple_lines, _simple_yaml
+
+    shapes = ("name: x\ndescription: {}\ntype: user\n", "metadata:\n  type: {}\n", "a: 1\r\nb: {}  \r\n")
+    values = [*TRICKY_VALUES, *(a + b for a in _VALUE_PIECES for b in _VALUE_PIECES)]
+    for value in values:
+        for shape in shapes:
+            text = shape.format(value)
+            assert _simple_yaml(text) == _simple_lines(text), text
+
+
 def test_simple_frontmatter_agrees_on_every_corpus_file() -> None:
     import yaml
 

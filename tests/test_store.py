@@ -84,6 +84,33 @@ def test_scan_skips_state_archive_hidden_and_nested_indexes(tmp_path: Path) -> N
     assert scan.problems == []
 
 
+def test_a_scan_without_a_cache_entry_reads_a_file_in_four_system_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """open, fstat, one read, close: no stat before the open when there is no cache entry to look up
+    by it, and no second read to find the end of a file as long as its stat said (a 10,000-file scan
+    made 60,000 calls where 40,000 do)."""
+    memory = "---\nname: n\ndescription: d\ntype: user\n---\nbody\n"
+    for name in ("user_a.md", "user_b.md", "user_c.md"):
+        (tmp_path / name).write_text(memory)
+    calls: list[str] = []
+    for name in ("stat", "lstat", "fstat", "read", "open", "close"):
+        real = getattr(os, name)
+
+        def counted(*args: object, _real: object = real, _name: str = name, **kwargs: object) -> object:
+            if not isinstance(args[0], str | Path) or str(args[0]).endswith(".md"):  # the files, not the folder
+                calls.append(_name)
+            return _real(*args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(os, name, counted)
+    for cache in (ParseCache.disabled(), ParseCache.load(tmp_path / ".memdir")):
+        calls.clear()
+        scan = scan_folder(tmp_path, cache)
+        assert len(scan.memories) == 3
+        per_file = {name: calls.count(name) for name in ("stat", "open", "fstat", "read", "close")}
+        assert per_file == {"stat": 0, "open": 3, "fstat": 3, "read": 3, "close": 3}, per_file
+
+
 def test_concurrent_adds_all_land_and_are_all_indexed(folder: Path) -> None:
     count = 8
     script = (

@@ -134,6 +134,11 @@ class ParseCache:
             return None
         return entry
 
+    def has(self, rel: str) -> bool:
+        """Whether `rel` has an entry, whatever its key: without one, a scan need not stat the file
+        before it opens it (the open file's stat is the key)."""
+        return rel in self._toc
+
     def row(self, rel: str, key: Key) -> IndexRow | None:
         """The index row of `rel` from last time, if the file still has the same key."""
         entry = self._entry(rel, key)

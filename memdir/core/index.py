@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
+from memdir.core.bulk import paused_gc
 from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
 
 MAX_LINES = 200
@@ -73,10 +74,12 @@ class Indexable(Protocol):
 class IndexRow:
     """A memory as the index sees it, without its text.
 
-    `entry` is the memory's line, `render_entry(memory)`, rendered once when the row is made and
-    kept with it in the parse cache: a warm `memdir index` neither masks nor escapes ten thousand
-    names and descriptions again (nor imports the secret scanner to do it). Make a row with `of`;
-    a row copied with other fields (dataclasses.replace) keeps the old line."""
+    `entry` is the memory's line, `render_entry(memory)`, kept with the row in the parse cache: a
+    warm `memdir index` neither masks nor escapes ten thousand names and descriptions again (nor
+    imports the secret scanner to do it). A row made with `of` draws it when first asked
+    (`entry_line`, or `to_json` for the cache): a run without the cache needs the lines of the
+    entries it prices and shows, not all of them. A row copied with other fields
+    (dataclasses.replace) keeps the old line once drawn."""
 
     path: str
     type: MemoryType | None
@@ -87,14 +90,23 @@ class IndexRow:
     status: str
     superseded: bool
     expires: dt.date | None
-    entry: str
+    entry: str | None  # None until drawn: see line()
 
     @classmethod
     def of(cls, memory: Memory) -> IndexRow:
         return cls(
             memory.path, memory.type, memory.title, memory.description, memory.importance,
-            memory.last_changed, memory.status, memory.superseded, memory.expires, render_entry(memory),
+            memory.last_changed, memory.status, memory.superseded, memory.expires, None,
         )  # fmt: skip
+
+    def line(self) -> str:
+        """The entry line, drawn from the row's own path, title and description the first time:
+        render_entry reads nothing else of a memory."""
+        if self.entry is not None:
+            return self.entry
+        drawn = render_entry(self)
+        object.__setattr__(self, "entry", drawn)  # frozen, but the line is what it would have been at birth
+        return drawn
 
     def exclusion(self, today: dt.date) -> str | None:
         return exclusion(self.status, self.superseded, self.expires, today)
@@ -105,7 +117,7 @@ class IndexRow:
         until = self.expires.isoformat() if self.expires else None
         kind = self.type.value if self.type else None
         return [
-            kind, self.title, self.description, self.importance, day, self.status, self.superseded, until, self.entry,
+            kind, self.title, self.description, self.importance, day, self.status, self.superseded, until, self.line(),
         ]  # fmt: skip
 
     @classmethod
@@ -283,7 +295,7 @@ def render_entry(memory: Indexable) -> str:
 
 def entry_line(memory: Indexable) -> str:
     """`render_entry(memory)`, taken from the row when the memory is an IndexRow."""
-    return memory.entry if isinstance(memory, IndexRow) else render_entry(memory)
+    return memory.line() if isinstance(memory, IndexRow) else render_entry(memory)
 
 
 def _entry(title: str, target: str, description: str) -> str:
@@ -444,7 +456,8 @@ def _take_over_renamed(lines: list[_Line], unlisted: list[Indexable]) -> None:
 
 
 def _insertion_points(lines: list[_Line], new: Iterable[Indexable]) -> dict[int, list[Indexable]]:
-    """Where each new entry goes: after the last entry of its type, else the last entry, else the end."""
+    """Where each new entry goes: after the last entry of its type, else the last entry, else the end.
+    In no order: _render puts the ones it shows in theirs (`_placement`), not all ten thousand."""
     last_of_type: dict[object, int] = {}
     last_any = None
     for i, line in enumerate(lines):
@@ -458,9 +471,12 @@ def _insertion_points(lines: list[_Line], new: Iterable[Indexable]) -> dict[int,
     for memory in new:
         at = last_of_type.get(memory.type, last_any if last_any is not None else len(lines))
         points.setdefault(at, []).append(memory)
-    for group in points.values():
-        group.sort(key=lambda m: (TYPE_ORDER[m.type] if m.type else 99, m.title.casefold(), m.path))
     return points
+
+
+def _placement(memory: Indexable) -> tuple[int, str, str]:
+    """The order of new entries at one place: by type, then title, then path."""
+    return (TYPE_ORDER[memory.type] if memory.type else 99, memory.title.casefold(), memory.path)
 
 
 @dataclass
@@ -506,10 +522,10 @@ def _render(
             shown.append(line.slot)
             if out[-1] != line.text:
                 rewritten.append(line.text)
-        for memory in points.get(i, []):
-            if memory.path in keep:
+        if i in points:
+            for memory in sorted((m for m in points[i] if m.path in keep), key=_placement):
                 emit(memory)
-    tail = [m for m in points.get(len(lines), []) if m.path in keep]
+    tail = sorted((m for m in points.get(len(lines), []) if m.path in keep), key=_placement)
     fence = _open_fence(out) if tail else None
     if fence is not None:  # a code block left open would swallow the entries (and grow every run)
         out.append(fence)
@@ -550,6 +566,19 @@ def build_index(
     `missing` names link targets whose files do not exist: their entries are dead (see the module's
     doc). `keep_wording` keeps the text of an existing entry while its memory lives.
     """
+    with paused_gc():  # a row, a note and a line for each of thousands of memories, and no cycles
+        return _build_index(existing, memories, today, caps, drop, missing, keep_wording)
+
+
+def _build_index(
+    existing: str,
+    memories: Iterable[Indexable],
+    today: dt.date,
+    caps: Caps,
+    drop: Iterable[str],
+    missing: Iterable[str],
+    keep_wording: bool,
+) -> IndexResult:
     bom = "\ufeff" if existing.startswith("\ufeff") else ""
     existing = existing.removeprefix(bom)
     newline = "\r\n" if existing.count("\r\n") * 2 > existing.count("\n") else "\n"
@@ -621,7 +650,8 @@ def build_index(
             linked=linked,
             dead=dead,
         )
-    keep, reason_for, cost = _pack(lines, points, candidates, base, caps, newline, limit, keep_wording)
+    price = _Price(lines, keep_wording, newline)
+    keep, reason_for, priced = _pack(lines, points, candidates, base, caps, price, limit)
     while True:
         left = [m for m in candidates if m.path not in keep]
         rendered = render(keep, left_out_note(len(left), caps) if left else None, False)
@@ -635,7 +665,7 @@ def build_index(
         last = next(m for m in reversed(candidates) if m.path in keep)
         keep.discard(last.path)
         reason_for[last.path] = f"{caps.max_bytes:,}-byte cap"
-    rendered = _fill(rendered, keep, cost, candidates, render, fits, caps, limit)
+    rendered = _fill(rendered, keep, price, priced, candidates, render, fits, caps, limit)
     left_out = [LeftOut(m, reason_for[m.path]) for m in reversed(candidates) if m.path not in keep]
     return result(rendered, left_out, dropped=True)
 
@@ -646,7 +676,8 @@ _FILL_MISSES = 3  # a few entries tried in vain and the room left is no room
 def _fill(
     rendered: _Rendered,
     keep: set[str],
-    cost: dict[str, int],
+    price: _Price,
+    priced: set[str],
     candidates: list[Indexable],
     render: Callable[[set[str], str | None, bool], _Rendered],
     fits: Callable[[_Rendered], bool],
@@ -665,7 +696,7 @@ def _fill(
     note: str | None = None
     room_for_note = 0
     for memory in candidates:
-        if memory.path in keep or memory.path not in cost:  # unpriced: there was no line for it
+        if memory.path in keep or memory.path not in priced:  # there was no line for it
             continue
         left = out - 1  # once this one is in
         if priced_out != out:
@@ -677,7 +708,7 @@ def _fill(
         if room_lines < 1:
             break  # not a line free, and the note stays: nothing more can fit
         room_bytes = limit - bytes_used + room_for_note
-        if cost[memory.path] > room_bytes:  # its line as _pack priced it (the kept wording, say)
+        if price.over(memory, room_bytes):  # its line as _pack priced it (the kept wording, say)
             continue
         trial = render(keep | {memory.path}, note, False)
         if fits(trial):
@@ -697,17 +728,15 @@ def _pack(
     ranked: list[Indexable],
     base: _Rendered,
     caps: Caps,
-    newline: str,
+    price: _Price,
     limit: int,
-    keep_wording: bool,
-) -> tuple[set[str], dict[str, str], dict[str, int]]:
+) -> tuple[set[str], dict[str, str], set[str]]:
     """Which entries to keep: most valuable first, each one that fits in what is left; why each of
-    the others is out; and the bytes each entry's line costs (those priced before the lines ran out).
+    the others is out; and the entries that had a line to try (those before the lines ran out).
 
     Every entry costs its line; the left-out note, and the blank line (and fence) that new entries
     at the end may need (as `_render` adds them), are reserved up front."""
-    nl = len(newline.encode())
-    slot_line = {line.slot.path: line for line in lines if line.slot is not None}
+    nl = price.newline
     lines_left = caps.max_lines - count_lines(base.text) - 1  # the note
     bytes_left = limit - len(base.text.encode()) - len(left_out_note(len(ranked), caps).encode()) - nl
     if points.get(len(lines)):
@@ -723,13 +752,16 @@ def _pack(
     room = bytes_left
     keep: set[str] = set()
     reason_for: dict[str, str] = {}
-    costs: dict[str, int] = {}
+    priced: set[str] = set()
     for memory in ranked:
         if lines_left <= 0:
             reason_for[memory.path] = f"{caps.max_lines}-line cap"
             continue
-        slot = slot_line.get(memory.path)
-        cost = costs[memory.path] = len((_slot_text(slot, keep_wording) if slot else entry_line(memory)).encode()) + nl
+        priced.add(memory.path)
+        if price.floor(memory) > bytes_left and price.ceiling(memory) <= room:
+            reason_for[memory.path] = f"{caps.max_bytes:,}-byte cap"  # what its line costs exactly, no matter
+            continue
+        cost = price.cost(memory)
         if cost > room:
             reason_for[memory.path] = (
                 f"too long to ever fit: its line is {cost:,} bytes and the hand-written text leaves {max(room, 0):,}"
@@ -740,4 +772,45 @@ def _pack(
             keep.add(memory.path)
             lines_left -= 1
             bytes_left -= cost
-    return keep, reason_for, costs
+    return keep, reason_for, priced
+
+
+class _Price:
+    """What an entry's line costs in bytes (its newline included), rendered only when bounds taken
+    from its path cannot decide: ten thousand memories leave room for a hundred lines, and rendering
+    all their lines was half of what planning the index cost.
+
+    The bounds hold for a line render_entry draws: `- [title](target)` is at least as long as the
+    path and six characters; it is at most ENTRY_MAX characters, unless the path makes it longer,
+    and then the link (at most six characters a path character, percent-encoded, and four more)
+    and a title of twelve; a character is at most four bytes. A line kept from MEMORY.md is priced
+    exactly."""
+
+    def __init__(self, lines: list[_Line], keep_wording: bool, newline: str) -> None:
+        self.slot_line = {line.slot.path: line for line in lines if line.slot is not None}
+        self.keep_wording = keep_wording
+        self.newline = len(newline.encode())
+        self.known: dict[str, int] = {}
+
+    def cost(self, memory: Indexable) -> int:
+        found = self.known.get(memory.path)
+        if found is None:
+            slot = self.slot_line.get(memory.path)
+            line = _slot_text(slot, self.keep_wording) if slot else entry_line(memory)
+            found = self.known[memory.path] = len(line.encode()) + self.newline
+        return found
+
+    def floor(self, memory: Indexable) -> int:
+        if memory.path in self.slot_line:
+            return self.cost(memory)
+        return len(memory.path) + len("- []()") + self.newline
+
+    def ceiling(self, memory: Indexable) -> int:
+        if memory.path in self.slot_line:
+            return self.cost(memory)
+        link = 6 * len(memory.path) + 4
+        return 4 * max(ENTRY_MAX, len("- []()") + link + _MIN_TITLE) + self.newline
+
+    def over(self, memory: Indexable, room: int) -> bool:
+        """Whether the line costs more than `room`."""
+        return self.floor(memory) > room or self.cost(memory) > room

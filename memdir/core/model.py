@@ -43,6 +43,7 @@ class MemoryType(StrEnum):
 
 
 TYPE_ORDER = {t: i for i, t in enumerate(MemoryType)}
+_TYPE_NAMED = {t.value: t for t in MemoryType}  # a lookup, not MemoryType(name) and its ValueError
 
 
 PENDING_SUPERSEDE = "supersedes_on_accept"
@@ -105,7 +106,9 @@ class Document:
 
 
 _OPEN = re.compile(r"\A(\ufeff)?---[ \t]*\r?\n")
-_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+# The closing line, found from the newline before the first YAML line: a pattern that starts with
+# `\n` lets `re` skip from line to line in C, where `^` with MULTILINE tried every character.
+_CLOSE = re.compile(r"\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)")
 
 
 def parse_document(text: str) -> Document:
@@ -113,10 +116,11 @@ def parse_document(text: str) -> Document:
     opened = _OPEN.match(text)
     if not opened:
         return Document(text=text, data={}, has_frontmatter=False)
-    closed = _CLOSE.search(text, opened.end())
+    closed = _CLOSE.search(text, opened.end() - 1)
     if not closed:
         raise FrontmatterError("frontmatter opened with '---' but never closed", line=1)
-    yaml_text = text[opened.end() : closed.start()]
+    fm_end = closed.start() + 1  # after the newline the pattern starts with
+    yaml_text = text[opened.end() : fm_end]
     data = _simple_yaml(yaml_text)
     lenient = None
     if data is None and yaml_text.strip():
@@ -134,7 +138,7 @@ def parse_document(text: str) -> Document:
         data=data,
         has_frontmatter=True,
         fm_start=opened.end(),
-        fm_end=closed.start(),
+        fm_end=fm_end,
         body_start=body_start,
         body_line=text.count("\n", 0, body_start) + 1,
         lenient=lenient,
@@ -330,11 +334,98 @@ def _simple_list(value: str) -> tuple[bool, Any]:
     return True, items
 
 
+# The common frontmatter read with one regex call: each line of the block is split into its indent,
+# key and value, and the usual values (plain text, a quoted description, a session id, a date) are
+# told apart in C, so Python only files them. It reads no line differently from _simple_lines below,
+# which takes over when a line is anything else. `_OK` is a line's character as that reading allows
+# it below U+0100: no line break YAML sees (a bare CR, NEL), nothing YAML rejects.
+_OK = "^\x00-\x08\x0a-\x1f\x7f-\x9f"
+# The same refusal above U+00FF, looked for apart: in the classes of _COMMON_LINES it took 10 ms to compile.
+_YAML_REFUSED_WIDE = LazyPattern("[\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+# _SPECIAL_WORDS spelt out (or a few more, as `(?i)` folds `ſ` to s), tried only after a first letter
+# one of them has, not on every key and value.
+_YAML_WORD = r"(?=[yYnNtTfFoO])(?i:y|n|yes|no|true|false|on|off|null)"
+_COMMON_LINES = LazyPattern(
+    rf"""
+    (?P<indent>\ *)(?!{_YAML_WORD}[ \t]*:)(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:
+    (?:[ \t]+(?:
+        # Text _risky passes: no indicator, colon, digit, sign or dot first; words joined by spaces
+        # or by a colon, never `: `, ` #`, a tab or a colon at the end.
+        (?P<plain>(?!{_YAML_WORD}[ \t]*\r?\n)
+            [{_OK}\ \t:!&*|>'"%@`\[\]{{}},?\#0-9+.~=<-][{_OK}\ \t:]*+
+            (?:(?:\ ++|:)[{_OK}\ \t:\#][{_OK}\ \t:]*+)*+
+          | [0-9a-fA-F]{{8}}(?:-[0-9a-fA-F]{{4}}){{3}}-[0-9a-fA-F]{{12}})  # a UUID: originSessionId
+      | (?P<single>'(?:[{_OK}'\t]|'')*')
+      | (?P<double>"(?:[{_OK}"\\\t]|\\["\\])*")
+      | (?P<day>[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})
+      | (?P<other>[{_OK}]*?)  # anything else: _simple_value decides
+    ))?[ \t]*\r?\n
+    | [ \t]*\r?\n  # a blank line
+    | \#[{_OK}]*\r?\n  # a comment in the first column
+    | (?P<bad>[^\n]*\n)
+    """,
+    re.VERBOSE,
+)
+
+
 def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
     """The frontmatter as YAML would read it, when it is simple enough to be sure; else None.
 
     Simple: `key: value` lines, and one level of `key:` followed by indented `key: value` lines
     (Claude Code's `metadata:` block)."""
+    if yaml_text[-1:] not in ("", "\n") or (not yaml_text.isascii() and _YAML_REFUSED_WIDE.search(yaml_text)):
+        return _simple_lines(yaml_text)
+    data: dict[str, Any] = {}
+    block: dict[str, Any] | None = None  # the nested mapping being read
+    indent = ""
+    target: dict[str, Any]
+    for lead, key, plain, single, double, day, other, bad in _COMMON_LINES.findall(yaml_text):
+        if bad:
+            return _simple_lines(yaml_text)
+        if not key:
+            continue  # a blank line or a comment
+        if lead:
+            if block is None:
+                return None
+            if not indent:
+                indent = lead
+            elif lead != indent:
+                return None
+            target = block
+        else:
+            if block is not None:
+                if not block:
+                    return None  # `key:` with nothing under it is null: let YAML say so
+                block = None
+            target = data
+        if plain:
+            target[key] = plain
+        elif single:
+            target[key] = single[1:-1].replace("''", "'")
+        elif double:
+            target[key] = _QUOTED_ESCAPE.sub(r"\1", double[1:-1]) if "\\" in double else double[1:-1]
+        elif day:
+            try:
+                target[key] = dt.date.fromisoformat(day)
+            except ValueError:
+                return None
+        elif other:
+            simple, parsed = _simple_value(other)
+            if not simple:
+                return None
+            target[key] = parsed
+        elif lead:
+            return None  # deeper nesting
+        else:
+            block, indent = {}, ""
+            data[key] = block
+    if block is not None and not block:
+        return None
+    return data
+
+
+def _simple_lines(yaml_text: str) -> dict[str, Any] | None:
+    """_simple_yaml read line by line, for the frontmatter its one regex does not take whole."""
     if _YAML_REJECTS.search(yaml_text) or _YAML_BREAKS.search(yaml_text):
         return None
     data: dict[str, Any] = {}
@@ -564,6 +655,7 @@ def _reads_otherwise(line: str, quoted: str) -> bool:
 
 # Plain strings: recall asks once per matching memory, and comparing with enum members is slow.
 _EXCLUDED_STATUSES = frozenset(s.value for s in (Status.SUPERSEDED, Status.QUARANTINED, Status.ARCHIVED))
+_ACTIVE = Status.ACTIVE.value
 
 
 def exclusion(status: str, superseded: bool, expires: dt.date | None, today: dt.date) -> str | None:
@@ -668,18 +760,15 @@ class Memory:
     @_computed_once
     def type(self) -> MemoryType | None:
         raw = self.raw_type
-        try:
-            return MemoryType(raw.lower()) if raw else None
-        except ValueError:
-            return None
+        return _TYPE_NAMED.get(raw.lower()) if raw else None
 
     @_computed_once
     def importance_given(self) -> float | None:
         """`importance` as written when it is a number; None when unset or not one (a word, a bool,
         YAML's .nan), which memdir reads as the default."""
         value = self.fields.get("importance")
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN != NaN
-            return None
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            return None  # (int, float), not int | float: a union would be built on every call; NaN != NaN
         return float(value)
 
     @_computed_once
@@ -693,18 +782,20 @@ class Memory:
     @_computed_once
     def last_changed(self) -> dt.date | None:
         """The newest date the file claims for itself, used to rank and to anchor dates."""
+        fields = self.fields
         for key in ("updated", "modified", "updated_at", "created"):
-            found = self.date(key)
-            if found is not None:
+            value = fields.get(key)  # most files have one of them or none: no call for each absent one
+            if value is not None and (found := _as_date(value)) is not None:
                 return found
-        metadata = self.fields.get("metadata")
+        metadata = fields.get("metadata")
         if isinstance(metadata, dict):
             return _as_date(metadata.get("modified"))
         return None
 
     @_computed_once
     def status(self) -> str:
-        return one_line(self.fields.get("status")).lower() or Status.ACTIVE.value
+        value = self.fields.get("status")
+        return _ACTIVE if value is None else one_line(value).lower() or _ACTIVE
 
     @_computed_once
     def superseded(self) -> bool:

@@ -116,10 +116,10 @@ def index_inputs(root: Path, cache: ParseCache) -> tuple[list[Indexable], list[F
             problems.append(item)
             continue
         rel, path = item
-        try:
-            status: os.stat_result | None = os.stat(path, follow_symlinks=False)
-        except OSError:
-            status = None  # load_file says why
+        status: os.stat_result | None = None
+        if cache.has(rel):  # else there is no row to look up, and load_file takes the stat of the open file
+            with contextlib.suppress(OSError):  # load_file says why
+                status = os.stat(path, follow_symlinks=False)
         row = cache.row(rel, file_key(status)) if status is not None else None
         loaded = row or load_file(path, rel, cache, status)
         if isinstance(loaded, FileProblem):
@@ -280,31 +280,40 @@ def _link_problem(entry: os.DirEntry[str], rel: str, real_root: Path, what: str)
 def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | None = None) -> Memory | FileProblem:
     """Load one regular file as a memory, or say why it cannot be one. `status` is its stat when
     the caller already has it."""
+    fd = -1
     try:
-        status = status or os.stat(path, follow_symlinks=False)
-        if not stat.S_ISREG(status.st_mode):  # it was replaced since it was listed
-            return FileProblem(rel, "unreadable", _NOT_REGULAR)
+        if status is None and not cache.has(rel):  # nothing to look up: the open file's own stat will do
+            fd, status = _open_regular_status(path, os.O_RDONLY)
+        else:
+            status = status or os.stat(path, follow_symlinks=False)
+            if not stat.S_ISREG(status.st_mode):  # it was replaced since it was listed
+                return FileProblem(rel, "unreadable", _NOT_REGULAR)
         size = status.st_size
         if size > MAX_FILE_BYTES:
             return FileProblem(
                 rel, "unreadable", f"is {size:,} bytes; memory files are small (limit {MAX_FILE_BYTES:,})"
             )
         key = file_key(status)
-        cached = cache.get(rel, key)
-        if cached is not None:
-            return Memory(path=rel, doc=cached, mtime=status.st_mtime)
-        # Checked again once open: a file swapped for a named pipe since the stat must not block.
-        fd = _open_regular(path, os.O_RDONLY)
-        try:  # read from the descriptor: a buffered file object costs more than a small file's read
-            raw = _read_upto(fd, size + 1)  # not MAX_FILE_BYTES: that allocates a megabyte a file
-            if len(raw) > size:  # it grew since the stat
-                raw += _read_upto(fd, MAX_FILE_BYTES + 1 - len(raw))
-        finally:
-            os.close(fd)
+        if fd < 0:
+            cached = cache.get(rel, key)
+            if cached is not None:
+                return Memory(path=rel, doc=cached, mtime=status.st_mtime)
+            # Checked again once open: a file swapped for a named pipe since the stat must not block.
+            fd = _open_regular(path, os.O_RDONLY)
+        # Read from the descriptor: a buffered file object costs more than a small file's read. One
+        # read of one byte more than the stat said is the whole file, unless it grew or came short.
+        raw = os.read(fd, size + 1)  # not MAX_FILE_BYTES: that allocates a megabyte a file
+        if len(raw) < size:
+            raw += _read_upto(fd, size + 1 - len(raw))
+        if len(raw) > size:  # it grew since the stat
+            raw += _read_upto(fd, MAX_FILE_BYTES + 1 - len(raw))
     except NotRegularFile:
         return FileProblem(rel, "unreadable", _NOT_REGULAR)
     except OSError as exc:
         return FileProblem(rel, "unreadable", f"cannot be read: {exc.strerror or exc}")
+    finally:
+        if fd >= 0:
+            os.close(fd)
     if len(raw) > MAX_FILE_BYTES:  # it grew after the stat
         return FileProblem(rel, "unreadable", f"is over {MAX_FILE_BYTES:,} bytes; memory files are small")
     if b"\x00" in raw:
@@ -675,6 +684,11 @@ def _open_regular(path: Path | str, flags: int) -> int:
     follows a symlink at `path` (SymlinkRefused: O_CREAT would create its target, anywhere) and
     never waits: opening a named pipe blocks until the other end is opened too, so it is opened
     non-blocking (to write with no reader, that fails with ENXIO) and then refused."""
+    return _open_regular_status(path, flags)[0]
+
+
+def _open_regular_status(path: Path | str, flags: int) -> tuple[int, os.stat_result]:
+    """_open_regular, and the stat of the file it opened."""
     try:
         fd = os.open(path, flags | _NONBLOCK | _BINARY | _NOFOLLOW | _CLOEXEC, 0o666)
     except OSError as exc:
@@ -684,12 +698,13 @@ def _open_regular(path: Path | str, flags: int) -> int:
             raise SymlinkRefused(path) from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
             raise NotRegularFile(path)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, status
 
 
 def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
