@@ -102,6 +102,35 @@ def cached_build(kind: str, key: str, build: Callable[[Path], None], cache: Path
         return folder
 
 
+def _compile_memdir() -> None:
+    """Bytecode for memdir's modules, written before any test starts a Python: each `python -m memdir`,
+    hook, fork server or forked child then reads it instead of compiling some 24,000 lines again,
+    which is what every one of them did when PYTHONDONTWRITEBYTECODE is set (as on our machines):
+    half of a command's start-up. Checked-hash .pyc files, in __pycache__/ (ignored by git): every
+    import compares the source's hash with the one they hold, so a stale one is never run."""
+    import importlib.util
+    import py_compile
+
+    spec = importlib.util.find_spec("memdir")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    checked_hash = (3).to_bytes(4, "little")  # PEP 552 flags: hash-based, checked
+    for package in spec.submodule_search_locations:
+        for source in sorted(Path(package).rglob("*.py")):
+            cached = Path(importlib.util.cache_from_source(str(source)))
+            try:
+                header = cached.read_bytes()[:16]
+            except OSError:
+                header = b""
+            wanted = importlib.util.MAGIC_NUMBER + checked_hash + importlib.util.source_hash(source.read_bytes())
+            if header != wanted:
+                mode = py_compile.PycInvalidationMode.CHECKED_HASH
+                py_compile.compile(str(source), cfile=str(cached), invalidation_mode=mode, quiet=2)
+
+
+_compile_memdir()
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")
