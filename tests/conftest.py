@@ -424,29 +424,57 @@ forked_memdir = ForkedMemdir()
 # a few milliseconds), which hands its argv, working directory, environment and its stdin, stdout
 # and stderr (the descriptors themselves) over a Unix socket to a server that imported memdir once;
 # the server forks a child that runs `main()` with them, and the bare Python exits with the child's
-# status. The child is a real process of its own, writing to the caller's own output.
+# status. The child is a real process of its own, writing to the caller's own output. Requests are
+# served at once, each by a go-between forked for it that waits for its command and sends back the
+# status: commands started together run together (concurrent writers contend for real).
 _SOCKET_SERVER = (
     _FORK_PRELUDE
     + r"""
-import socket
+import signal, socket
+
+
+# On SIGTERM: wait for every go-between, so that their CPU time (their command's included) counts as
+# the server's, and so as the test run's.
+def reap_and_exit(*_):
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(0)
+
+
+signal.signal(signal.SIGTERM, reap_and_exit)
 server = socket.socket(socket.AF_UNIX)
 server.bind(sys.argv[1])
-server.listen(8)
+server.listen(64)
 print("ready", flush=True)
 while True:
     connection, _ = server.accept()
-    with connection:
-        _, fds, _, _ = socket.recv_fds(connection, 1, 3)
-        received = b""
-        while chunk := connection.recv(1 << 16):
-            received += chunk
-        request = json.loads(received)
+    _, fds, _, _ = socket.recv_fds(connection, 1, 3)
+    received = b""
+    while chunk := connection.recv(1 << 16):
+        received += chunk
+    request = json.loads(received)
+    if os.fork() == 0:  # the go-between
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        server.close()
         pid = os.fork()
         if pid == 0:
+            connection.close()
             run_forked(request, lambda: fds, main)
         for given in fds:
             os.close(given)
         connection.sendall(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])).encode())
+        os._exit(0)
+    connection.close()
+    for given in fds:
+        os.close(given)
+    while True:  # reap the go-betweens that are done
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
 """
 )
 _SOCKET_CLIENT = (
@@ -484,7 +512,7 @@ class ForkedCommand:
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.kill()
+            self._server.terminate()  # it waits for its go-betweens, then exits
             self._server.wait(timeout=60)
             assert self._socket is not None
             shutil.rmtree(self._socket.parent, ignore_errors=True)
