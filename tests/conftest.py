@@ -103,20 +103,20 @@ def cached_build(kind: str, key: str, build: Callable[[Path], None], cache: Path
 
 
 def _compile_memdir() -> None:
-    """Bytecode for memdir's modules, written before any test starts a Python: each `python -m memdir`,
-    hook, fork server or forked child then reads it instead of compiling some 24,000 lines again,
-    which is what every one of them did when PYTHONDONTWRITEBYTECODE is set (as on our machines):
-    half of a command's start-up. Checked-hash .pyc files, in __pycache__/ (ignored by git): every
-    import compares the source's hash with the one they hold, so a stale one is never run."""
+    """Bytecode for memdir's modules (and the scripts tests import), written before any test starts a
+    Python: each `python -m memdir`, hook, fork server or forked child then reads it instead of
+    compiling some 24,000 lines again, which is what every one of them did when PYTHONDONTWRITEBYTECODE
+    is set (as on our machines): half of a command's start-up. Checked-hash .pyc files, in __pycache__/
+    (ignored by git): every import compares the source's hash with the one they hold, so a stale one
+    is never run."""
     import importlib.util
     import py_compile
 
     spec = importlib.util.find_spec("memdir")
-    if spec is None or not spec.submodule_search_locations:
-        return
+    folders = [*(spec.submodule_search_locations or [] if spec else []), REPO / "scripts"]
     checked_hash = (3).to_bytes(4, "little")  # PEP 552 flags: hash-based, checked
-    for package in spec.submodule_search_locations:
-        for source in sorted(Path(package).rglob("*.py")):
+    for folder in folders:
+        for source in sorted(Path(folder).rglob("*.py")):
             cached = Path(importlib.util.cache_from_source(str(source)))
             try:
                 header = cached.read_bytes()[:16]
@@ -129,6 +129,16 @@ def _compile_memdir() -> None:
 
 
 _compile_memdir()
+
+# pytest keeps each test module's assert-rewritten bytecode in tests/__pycache__/ (ignored by git),
+# checked against the source's hash, except under PYTHONDONTWRITEBYTECODE: then every worker rewrote
+# and compiled every test module again, half of its collection. Bytecode is written while collecting.
+_DONT_WRITE_BYTECODE = sys.dont_write_bytecode
+sys.dont_write_bytecode = False
+
+
+def pytest_collection_finish() -> None:
+    sys.dont_write_bytecode = _DONT_WRITE_BYTECODE
 
 
 @pytest.fixture(autouse=True)
