@@ -137,6 +137,12 @@ _DONT_WRITE_BYTECODE = sys.dont_write_bytecode
 sys.dont_write_bytecode = False
 
 
+@pytest.hookimpl(trylast=True)  # after xdist's: the process that hands tests to workers collects none
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("dsession"):
+        sys.dont_write_bytecode = _DONT_WRITE_BYTECODE
+
+
 def pytest_collection_finish() -> None:
     sys.dont_write_bytecode = _DONT_WRITE_BYTECODE
 
