@@ -61,6 +61,9 @@ def mocked_client(reply=json.loads(%r)):
     transport = http.MockTransport(lambda request: http.Response(200, json=reply))
     http_client = anthropic.DefaultHttpxClient(transport=transport)
     return anthropic.Anthropic(api_key="k", max_retries=0, http_client=http_client)
+
+# The SDK's first request builds its request and response models (pydantic schemas): done here once.
+mocked_client().messages.create(model="claude-test", max_tokens=1, messages=[{"role": "user", "content": "x"}])
 """
 _EXTRACT_DYING_AT_STEP = DYING + "memdir.write.extract.make_client = mocked_client\nrun_memdir(3)\n"
 

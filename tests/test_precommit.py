@@ -47,10 +47,12 @@ if shutil.which("git") is None:
 
 def _env(pre_commit_home: Path) -> dict[str, str]:
     """The environment of every git and pre-commit call: no user or system git config, no leaks."""
+    # Without PYTHONDONTWRITEBYTECODE, the hooks' Python keeps the bytecode of what it imports in the
+    # hooks' environment (built for this source tree alone), rather than every hook run compiling
+    # memdir, typer and rich again.
+    unset = ("SKIP", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("GIT_", "PRE_COMMIT", "MEMDIR_")) and k not in ("SKIP", "PYTHONPATH")
+        k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT", "MEMDIR_")) and k not in unset
     }
     env.update(
         PRE_COMMIT_HOME=str(pre_commit_home),
@@ -127,9 +129,13 @@ def hook_env() -> HookRepo:
         scratch.mkdir()
         _git(scratch, env, "init", "-q")
         (scratch / ".pre-commit-config.yaml").write_text(_config(_snapshot(folder), DEFAULT_HOOKS))
-        # No byte-compiling of the hooks' dependencies: a hook's run compiles what it imports.
-        # virtualenv's seed wheels are kept in the user's cache, not the test's empty home.
-        caches = {"VIRTUALENV_OVERRIDE_APP_DATA": str(USER_CACHE / "virtualenv")}
+        # No byte-compiling of the hooks' dependencies: a hook's run compiles what it imports (once;
+        # see _env). virtualenv's seed wheels and pip's downloads are kept in the user's cache, not
+        # the test's empty home (pip's cache is keyed on what it fetched: never a stale package).
+        caches = {
+            "VIRTUALENV_OVERRIDE_APP_DATA": str(USER_CACHE / "virtualenv"),
+            "PIP_CACHE_DIR": str(USER_CACHE / "pip"),
+        }
         done = _pre_commit(scratch, {**env, "PIP_NO_COMPILE": "1", **caches}, "install-hooks")
         if done.code != 0:
             log = home / "pre-commit.log"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import itertools
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory, invoke_memdir
+from conftest import MakeMemory, forked_command, forked_memdir, invoke_memdir
 
 from memdir import MemoryDir
 from memdir.core import store
@@ -459,13 +460,16 @@ def test_a_folder_that_vanishes_mid_run_is_one_line(
 
 # --- concurrency ---------------------------------------------------------------------------------
 
+# Each worker is a bare Python running its adds one after the other, each `memdir add` a process of its
+# own forked from conftest's forked_command server (so without the start-up); the four workers' adds
+# run at the same time and contend for the folder's lock as any four processes would.
 _WORKER = """
-import subprocess, sys
-memdir, root, worker, count = sys.argv[1:3] + [int(a) for a in sys.argv[3:5]]
+import json, subprocess, sys
+memdir, root, worker, count = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 for i in range(count):
     name = f"w{worker} item {i}"
     done = subprocess.run(
-        [sys.executable, "-m", "memdir", "--dir", root, "-q", "add", "project", name,
+        [*memdir, "--dir", root, "-q", "add", "project", name,
          "-d", f"Decision {i} of worker {worker}: codename {worker * 1000 + i}", "--why", "tested",
          "--how", "always", "--force"],
         capture_output=True, text=True,
@@ -486,6 +490,7 @@ def test_concurrent_writers_a_watcher_and_index_runs_lose_nothing(folder: Path, 
     for i in range(30):
         make_memory(f"user_seed{i}.md", description=f"Seed memory number {i}")
     env = {**os.environ, "MEMDIR_DEBUG": ""}
+    memdir_command = shlex.split(forked_command.command())
     watch = subprocess.Popen(
         [sys.executable, "-m", "memdir", "--dir", str(folder), "watch", "--format", "json", "--debounce", "0.05"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -497,7 +502,7 @@ def test_concurrent_writers_a_watcher_and_index_runs_lose_nothing(folder: Path, 
         json.loads(watch.stdout.readline())  # the first index: the watcher is running
         workers = [
             subprocess.Popen(
-                [sys.executable, "-c", _WORKER, "memdir", str(folder), str(w), str(ADDS_EACH)],
+                [sys.executable, "-S", "-c", _WORKER, json.dumps(memdir_command), str(folder), str(w), str(ADDS_EACH)],
                 stderr=subprocess.PIPE,
                 text=True,
                 env=env,
@@ -507,10 +512,7 @@ def test_concurrent_writers_a_watcher_and_index_runs_lose_nothing(folder: Path, 
         runs = 0
         while runs < INDEX_RUNS and any(w.poll() is None for w in workers):  # bounded: a slow machine, no more work
             runs += 1
-            index = subprocess.run(
-                [sys.executable, "-m", "memdir", "--dir", str(folder), "-q", "index"],
-                capture_output=True, text=True, env=env, timeout=60,
-            )  # fmt: skip
+            index = forked_memdir.run(["--dir", str(folder), "-q", "index"], env=env, timeout=60)
             assert index.returncode == 0, index.stderr
         for w in workers:
             assert w.wait(timeout=120) == 0, w.stderr.read() if w.stderr else ""

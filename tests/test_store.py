@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory
+from conftest import MakeMemory, forked_command
 
 from memdir.core.cache import ParseCache
 from memdir.core.errors import FolderNotFound, LockTimeout
@@ -113,14 +114,14 @@ def test_a_scan_without_a_cache_entry_reads_a_file_in_four_system_calls(
 
 def test_concurrent_adds_all_land_and_are_all_indexed(folder: Path) -> None:
     count = 8
-    script = (
-        "import sys\nfrom memdir.cli import main\n"
-        "folder, name = sys.argv[1:]\n"
-        "sys.argv = ['memdir', '--dir', folder, '-q', 'add', 'user', name, '-d', 'parallel ' + name]\n"
-        "main()\n"
-    )
+    # Eight processes at once, each forked from conftest's forked_command server (no start-up to repeat).
+    memdir = shlex.split(forked_command.command())
     procs = [
-        subprocess.Popen([sys.executable, "-c", script, str(folder), f"m{i}"], stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [*memdir, "--dir", str(folder), "-q", "add", "user", f"m{i}", "-d", f"parallel m{i}"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for i in range(count)
     ]
     errors = [p.communicate()[1] for p in procs]
