@@ -367,6 +367,8 @@ def _keys_of_terms(terms: Iterable[str]) -> set[str | int]:
     them instead cost a profile a number object for each CJK term of its head, 11 MiB for the
     realistic 10k folder."""
     terms = tuple(terms)
+    if not terms or max(terms) < _CJK_FROM:  # no CJK term: each word is its own key
+        return set(terms)
     words: Iterable[str] = filter(_CJK_FROM.__gt__, terms)
     keys: set[str | int] = set(words)
     # Each CJK term (one or two characters) padded with a NUL to two, as the number _key makes of it.
@@ -449,26 +451,15 @@ class _Profile:
 
     def forget(self) -> None:
         """Let go of what was worked out from the body; it is worked out again if asked for."""
-        for name in (
-            "keys",
-            "terms",
-            "reading",
-            "values",
-            "head_values",
-            "names",
-            "words",
-            "said",
-            "change",
-            "called_off",
-            "negated",
-        ):
-            self.__dict__.pop(name, None)
+        worked_out = self.__dict__
+        for name in _WORKED_OUT.intersection(worked_out):  # one set operation: a scan forgets every memory
+            del worked_out[name]
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
     # ("k8s-131-upgrade" for 1.31).
     @cached_property
     def values(self) -> dict[str, str]:
-        return stated_values(self.memory.description + "\n" + self.memory.body)
+        return _stated_values(self.said)  # the same text, folded once for both
 
     @cached_property
     def head_values(self) -> dict[str, str]:
@@ -511,6 +502,11 @@ class _Profile:
         """Whether the memory says no or never anywhere (see _NEGATION)."""
         return _NEGATION.search(self.said) is not None
 
+
+_WORKED_OUT = frozenset(
+    ("keys", "terms", "reading", "values", "head_values", "names", "words", "said", "change", "called_off", "negated")
+)
+"""What a _Profile works out from the body and can `forget`."""
 
 # ASCII whitespace: a body cut there has the terms of its parts (see _words_and_runs).
 _CUT = re.compile("[\t\n\v\f\r ]")
@@ -566,8 +562,16 @@ _OTHER_TYPE_FACTOR = 0.8
 
 def _score(a: _Profile, b: _Profile, whole: float | None = None) -> float:
     """`whole`: the cosine of the two whole memories' terms, when the caller has worked it out."""
-    head = _cosine_of(len(set(a.head).intersection(b.head)), len(a.head), len(b.head))
-    score = ((_cosine(a.keys, b.keys) if whole is None else whole) + head) / 2
+    return _scored(a, b, _cosine(a.keys, b.keys) if whole is None else whole, _head_cosine(a, b))
+
+
+def _head_cosine(a: _Profile, b: _Profile) -> float:
+    return _cosine_of(len(set(a.head).intersection(b.head)), len(a.head), len(b.head))
+
+
+def _scored(a: _Profile, b: _Profile, whole: float, head: float) -> float:
+    """The score of two memories from the cosines of their whole terms and of their heads'."""
+    score = (whole + head) / 2
     # Memories of different types are different kinds of statement (a user's profile, a rule, a project
     # fact, a pointer); one that shares words with a memory of another type is less likely the same fact.
     if a.memory.type and b.memory.type and a.memory.type != b.memory.type:
@@ -654,9 +658,11 @@ _TIME_WORDS = {
 }
 _VALUE_WORDS = frozenset(_NUMBER_WORDS.keys() | _TIME_WORDS.keys())
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
-_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]+)\.?,?\s+(?:de\s+)?(\d{4})\b")
-_MONTH_DAY_YEAR = re.compile(r"\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
-_MONTH_YEAR = re.compile(r"\b([a-z]+)\s+(\d{4})\b")
+# A word is taken whole (`++`, possessive): what follows it is never a letter, so giving letters back
+# could never make a match, and trying it at every word of a long body was most of these patterns' cost.
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]++)\.?,?\s+(?:de\s+)?(\d{4})\b")
+_MONTH_DAY_YEAR = re.compile(r"\b([a-z]++)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
+_MONTH_YEAR = re.compile(r"\b([a-z]++)\s+(\d{4})\b")
 # A number standing alone (not inside an identifier such as eu-west-1 or PA5), with an optional "v" of a
 # version and a k or % that changes its meaning; "1,000" and "8,400" are thousands.
 _NUMBER = re.compile(r"(?<![\w.])(?<![a-z]-)v?(\d+(?:[.,:]\d+)*)(k|%)?(?!\w)")
@@ -702,8 +708,12 @@ def _date(year: str, month: int, day: str) -> str:
 
 def stated_values(text: str) -> dict[str, str]:
     """Numbers, dates, times, weekdays and cadences in `text`, normalised -> as written."""
+    return _stated_values(_fold(text))
+
+
+def _stated_values(folded: str) -> dict[str, str]:
+    """`stated_values` of text already folded (`_fold`)."""
     found: dict[str, str] = {}
-    folded = _fold(text)
 
     def take(pattern: re.Pattern[str], value: Callable[[re.Match[str]], str | None]) -> None:
         # Record each match and blank it out, so that the parts of a date are not read again as numbers.
@@ -742,27 +752,49 @@ def _names(text: str) -> dict[str, str]:
     do not start a sentence (Lena, Polars). Numbers, weekdays and months are values, not names.
     """
     found: dict[str, str] = {}
+    name_of = _NAME_OF
     for m in _NAME_CANDIDATE.finditer(text):
-        # Most candidates are ordinary words: letters only, no capital (nor A-Z inside). None qualifies.
-        if (word := m[0]).isalpha() and word.lower() == word and not word[0].isupper():
-            continue
-        token = m[0].rstrip(".,;:)")
-        core = token.strip("'\"")
-        if (
-            len(core) < 2
-            or not (
-                token[0] in "'\""
-                or _IDENTIFIER.search(core)
-                or ("-" in core and _HYPHEN_NUMBER.search(core))
-                or (core[0].isupper() and not _starts_sentence(text, m.start()))
-            )
-            or ("." in core and _ABBREVIATION.fullmatch(core))
-        ):
-            continue
-        key = _SQUASH.sub("", _fold(core))
-        if key and not key.isdigit() and key not in _TIME_WORDS and key not in _MONTHS and not _VERSION.fullmatch(key):
-            found.setdefault(key, core)
+        name = name_of[m[0]]
+        # A capitalised word that is nothing else is a name only where no sentence starts.
+        if name is not None and (name[2] or not _starts_sentence(text, m.start())):
+            found.setdefault(name[0], name[1])
     return found
+
+
+class _NameCache(dict[str, "tuple[str, str, bool] | None"]):
+    """Candidate -> (key, as written, whether it is a name wherever it stands), or None if it is
+    never one: what `_names` makes of a candidate, but for the place it stands in the text.
+
+    A candidate recurs within a body and across a folder, and all but one of the checks read it alone,
+    so each distinct candidate is judged once: a long body's facts cost a third of what they did.
+    Cleared when it grows past a size that only a long-lived process reaches.
+    """
+
+    def __missing__(self, word: str) -> tuple[str, str, bool] | None:
+        if len(self) > 200_000:
+            self.clear()
+        name = self[word] = _name_of(word)
+        return name
+
+
+def _name_of(word: str) -> tuple[str, str, bool] | None:
+    # Most candidates are ordinary words: letters only, no capital (nor A-Z inside). None qualifies.
+    if word.isalpha() and word.lower() == word and not word[0].isupper():
+        return None
+    token = word.rstrip(".,;:)")
+    core = token.strip("'\"")
+    if len(core) < 2:
+        return None
+    anywhere = bool(token[0] in "'\"" or _IDENTIFIER.search(core) or ("-" in core and _HYPHEN_NUMBER.search(core)))
+    if not (anywhere or core[0].isupper()) or ("." in core and _ABBREVIATION.fullmatch(core)):
+        return None
+    key = _SQUASH.sub("", _fold(core))
+    if key and not key.isdigit() and key not in _TIME_WORDS and key not in _MONTHS and not _VERSION.fullmatch(key):
+        return key, core, anywhere
+    return None
+
+
+_NAME_OF = _NameCache()
 
 
 def _mentions(memory: _Profile, key: str, shown: str) -> bool:
@@ -962,7 +994,9 @@ def _signatures(profiles: Sequence[_Profile]) -> list[list[str]]:
     common = max(_COMMON_MIN, int(len(profiles) * _COMMON_SHARE))
     # A term of one memory only cannot pair it with another; (frequency, term) is one global order, so
     # two memories that share terms build the same keys from them.
-    rank = {term: (n, term) for term, n in frequency.items() if 1 < n <= common}
+    ranked = sorted((n, term) for term, n in frequency.items() if 1 < n <= common)
+    # Each term's place in that order, a number: sorting by it compares no tuples, and no text.
+    rank = {term: place for place, (_, term) in enumerate(ranked)}
     indexed = rank.keys()  # a set view: intersecting with it costs the size of the smaller side
     return [sorted(indexed & profile.head, key=rank.__getitem__)[:_SIGNATURE_SIZE] for profile in profiles]
 
@@ -1050,6 +1084,7 @@ def _whole(a: _Profile, b: _Profile) -> float | None:
     """The cosine of two memories' whole terms, or None when it cannot bring their score up to
     TOPIC_SCORE. The shorter body is read whole, the longer one only as far as it takes to tell."""
     short, long = sorted((a.reading, b.reading), key=operator.attrgetter("length"))
+    head = _head_cosine(a, b)  # the same at each step below
     keys = short.read_all()
     size = len(keys)
     step = max(_FIRST_READ, short.length)
@@ -1061,12 +1096,12 @@ def _whole(a: _Profile, b: _Profile) -> float | None:
             # cosine (the margin covers rounding), so a pair that cannot reach TOPIC_SCORE even then
             # is done with. The sizes alone bound the overlap first, the cheaper test.
             seen = len(long.keys)
-            if _score(a, b, _cosine_of(size, size, max(seen, size)) * (1 + 1e-9)) < TOPIC_SCORE:
+            if _scored(a, b, _cosine_of(size, size, max(seen, size)) * (1 + 1e-9), head) < TOPIC_SCORE:
                 return None
             if long.done:
                 return _cosine_of(len(keys.intersection(long.keys)), size, seen)
             best = _cosine_of(size, size, seen + size - len(keys.intersection(long.keys))) * (1 + 1e-9)
-            if _score(a, b, best) < TOPIC_SCORE:
+            if _scored(a, b, best, head) < TOPIC_SCORE:
                 return None
         long.read_on(step)
         step *= 2
