@@ -727,12 +727,17 @@ def _stated_values(folded: str) -> dict[str, str]:
         nonlocal folded
         folded = pattern.sub(replace, folded)
 
+    # The words, before any value is blanked out: a date or number holds no value word (only digits,
+    # month names and "v", "k", "st", "de" ...), and blanking one never joins or splits a word. A text
+    # that names no month has no date of the three patterns that need one, each a pass over it.
+    words = _WORD.findall(folded)
     take(_ISO_DATE, lambda m: _date(m[1], int(m[2]), m[3]))
-    take(_DAY_MONTH_YEAR, lambda m: _date(m[3], _MONTHS[m[2]], m[1]) if m[2] in _MONTHS else None)
-    take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
-    take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
+    if not _MONTHS.keys().isdisjoint(words):
+        take(_DAY_MONTH_YEAR, lambda m: _date(m[3], _MONTHS[m[2]], m[1]) if m[2] in _MONTHS else None)
+        take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
+        take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
     take(_NUMBER, lambda m: (m[1].replace(",", "") if _THOUSANDS.fullmatch(m[1]) else m[1]) + (m[2] or ""))
-    for word in filter(_VALUE_WORDS.__contains__, _WORD.findall(folded)):
+    for word in filter(_VALUE_WORDS.__contains__, words):
         found.setdefault(_NUMBER_WORDS.get(word) or _TIME_WORDS[word], word)
     return found
 
