@@ -485,18 +485,23 @@ def test_a_texts_term_set_is_its_term_sequence_and_its_keys_say_the_same() -> No
 
 
 def test_a_folders_profiles_are_each_memorys_own_and_has_asks_the_whole_terms() -> None:
-    # all_of makes the heads' CJK terms text in one go for a folder; has() answers from the keys
-    # what `in terms` answers from the text, for every kind of term and for strings that are none.
+    # all_of holds each head as keys, one object per distinct key across the folder; has() answers
+    # from the keys what `in terms` answers from the text, for every kind of term and for strings
+    # that are none.
     texts = _term_texts()[-400:]  # the random ones and the long ones
     items = [
         mem(f"m{i}.md", first, second, third)
         for i, (first, second, third) in enumerate(zip(texts, texts[1:], texts[2:], strict=False))
     ]
     profiles = similarity._Profile.all_of(items)
+    shared = {key: key for profile in profiles for key in profile.head}
+    assert all(shared[key] is key for profile in profiles for key in profile.head)
     for item, profile in zip(items, profiles, strict=True):
         alone = similarity._Profile.of(item)
-        assert set(profile.head) == set(alone.head) == similarity._terms(f"{item.name}\n{item.description}")
-        assert similarity._keys_of_terms(profile.head) == set(map(similarity._key, profile.head))
+        head = similarity._terms(f"{item.name}\n{item.description}")
+        assert set(profile.head) == set(alone.head) == set(map(similarity._key, head))
+        assert similarity._terms_of_keys(profile.head) == head
+        assert sorted(similarity._text_of_keys(profile.head)) == sorted(head)
         assert profile.terms == similarity._terms(f"{item.name}\n{item.description}\n{item.body}")
         for term in [*profile.terms, *similarity._terms(item.body + " zorblat 用户在"), "用户在", "x"]:
             assert profile.has(term) == (term in profile.terms), (repr(term), repr(item))

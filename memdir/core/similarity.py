@@ -362,19 +362,11 @@ def _terms_of_keys(keys: Collection[str | int]) -> frozenset[str]:
     return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
 
 
-def _keys_of_terms(terms: Iterable[str]) -> set[str | int]:
-    """The `_key`s of these terms, made in C: a head's, which a body's reading starts from. Holding
-    them instead cost a profile a number object for each CJK term of its head, 11 MiB for the
-    realistic 10k folder."""
-    terms = tuple(terms)
-    if not terms or max(terms) < _CJK_FROM:  # no CJK term: each word is its own key
-        return set(terms)
-    words: Iterable[str] = filter(_CJK_FROM.__gt__, terms)
-    keys: set[str | int] = set(words)
-    # Each CJK term (one or two characters) padded with a NUL to two, as the number _key makes of it.
-    cjk = "".join(map(str.ljust, filter(_CJK_FROM.__le__, terms), itertools.repeat(2), itertools.repeat("\x00")))
-    keys.update(memoryview(cjk.encode("utf-32-le")).cast("Q"))
-    return keys
+def _text_of_keys(keys: Sequence[str | int]) -> Iterator[str]:
+    """The term whose `_key` each of these is, in order."""
+    numbers = set(itertools.compress(keys, map(operator.not_, map(isinstance, keys, itertools.repeat(str)))))
+    text_of: dict[str | int, str] = dict(zip(numbers, _text_of_numbers(cast(set[int], numbers)), strict=True))
+    return cast(Iterator[str], map(text_of.get, keys, keys))  # a word is its own key, and not in text_of
 
 
 def _key(term: str) -> str | int:
@@ -390,36 +382,27 @@ class _Profile:
     """One memory's terms, computed once; its facts are extracted only when a close pair needs them."""
 
     memory: MemoryText
-    # The terms of the name and description, each once: a tuple, a fifth of a set's size, since a
-    # folder scan holds one for every memory (20 MiB as sets for the realistic 10k folder).
-    head: tuple[str, ...]
+    # The terms of the name and description as `_key`s, each once: a tuple, a fifth of a set's size,
+    # since a folder scan holds one for every memory (20 MiB as sets for the realistic 10k folder).
+    # As keys, not text, a body's reading starts from them as they are; the text of a CJK term is
+    # made only where an order or a digit asks for it (`_signatures`, `_word_score`).
+    head: tuple[str | int, ...]
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
         return cls.all_of([memory])[0]
 
     @classmethod
-    def all_of(cls, memories: Sequence[MemoryText], batch: int = 1000) -> list[_Profile]:
-        """Profiles of many memories, their heads' CJK keys made text a batch at a time: a head is
-        short, and doing it one head at a time cost as much again as finding the keys."""
-        profiles: list[_Profile] = []
-        for start in range(0, len(memories), batch):
-            profiles += cls._batch(memories[start : start + batch])
+    def all_of(cls, memories: Sequence[MemoryText]) -> list[_Profile]:
+        """Profiles of many memories. Each CJK key is one number object however many heads hold it
+        (`shared`), as each word is one string: a number for each CJK term of each head took 11 MiB
+        of the realistic 10k folder."""
+        shared: dict[str | int, str | int] = {}
+        profiles = []
+        for memory in memories:
+            keys = _term_keys(f"{memory.name}\n{memory.description}")  # slug hyphens split like spaces
+            profiles.append(cls(memory, tuple(map(shared.setdefault, keys, keys))))
         return profiles
-
-    @classmethod
-    def _batch(cls, memories: Sequence[MemoryText]) -> list[_Profile]:
-        # Slug hyphens split like spaces.
-        heads = [tuple(_term_keys(f"{memory.name}\n{memory.description}")) for memory in memories]
-        keys = list(itertools.chain.from_iterable(heads))
-        is_number = map(operator.not_, map(isinstance, keys, itertools.repeat(str)))
-        numbers: set[int] = set(itertools.compress(keys, is_number))  # type: ignore[arg-type]
-        text_of: dict[str | int, str] = dict(zip(numbers, _text_of_numbers(numbers), strict=True))
-        # A word is its own key, and not in text_of.
-        terms = cast(Iterator[str], iter(list(map(text_of.get, keys, keys))))
-        return [
-            cls(memory, tuple(itertools.islice(terms, len(head)))) for memory, head in zip(memories, heads, strict=True)
-        ]
 
     @cached_property
     def keys(self) -> set[str | int]:
@@ -430,7 +413,7 @@ class _Profile:
         reading: _Reading | None = self.__dict__.get("reading")
         if reading is not None and reading.done:  # a folder scan has read the body already
             return reading.keys
-        return _term_keys(self.memory.body, _keys_of_terms(self.head))
+        return _term_keys(self.memory.body, set(self.head))
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -520,7 +503,7 @@ class _Reading:
 
     def __init__(self, profile: _Profile) -> None:
         self._memory = profile.memory
-        self.keys = _keys_of_terms(profile.head)
+        self.keys: set[str | int] = set(profile.head)
         self.length = len(profile.memory.body)
         self.read = 0  # characters of the body read so far
 
@@ -870,7 +853,10 @@ def _own_subject(a: _Profile, b: _Profile) -> set[str]:
     told = set(a.values.values()) | set(a.names.values()) | set(_MONTHS)
     stated = _terms(" ".join(told))
     return {
-        t for t in a.head if t not in b.keys and t not in stated and not any(c.isdigit() for c in t) and not is_cjk(t)
+        t
+        for t in a.head
+        # A CJK term's key is a number (see _key); a word's is the word.
+        if isinstance(t, str) and t not in b.keys and t not in stated and not any(c.isdigit() for c in t)
     }
 
 
@@ -955,7 +941,8 @@ def _word_score(a: _Profile, b: _Profile) -> float:
     """`_score` of two memories of one type over their words alone, without the terms that hold a
     digit: in a short memory a shared number is a good part of its terms, and says nothing of topic."""
     head_a, head_b, all_a, all_b = (
-        frozenset(t for t in ts if not _DIGIT.search(t)) for ts in (a.head, b.head, a.terms, b.terms)
+        frozenset(t for t in ts if not _DIGIT.search(t))
+        for ts in (_terms_of_keys(a.head), _terms_of_keys(b.head), a.terms, b.terms)
     )
     return (_cosine(head_a, head_b) + _cosine(all_a, all_b)) / 2
 
@@ -994,14 +981,16 @@ _COMMON_MIN = 100  # a term in more heads than this (or 1% of the folder, if mor
 _COMMON_SHARE = 0.01
 
 
-def _signatures(profiles: Sequence[_Profile]) -> list[list[str]]:
+def _signatures(profiles: Sequence[_Profile]) -> list[list[str | int]]:
     frequency = Counter(itertools.chain.from_iterable(profile.head for profile in profiles))
     common = max(_COMMON_MIN, int(len(profiles) * _COMMON_SHARE))
     # A term of one memory only cannot pair it with another; (frequency, term) is one global order, so
-    # two memories that share terms build the same keys from them.
-    ranked = sorted((n, term) for term, n in frequency.items() if 1 < n <= common)
-    # Each term's place in that order, a number: sorting by it compares no tuples, and no text.
-    rank = {term: place for place, (_, term) in enumerate(ranked)}
+    # two memories that share terms build the same keys from them. A CJK term's key is a number, so
+    # the order is of the terms' text (_text_of_keys).
+    keys = [key for key, n in frequency.items() if 1 < n <= common]
+    ranked = sorted(zip(map(frequency.__getitem__, keys), _text_of_keys(keys), keys, strict=True))
+    # Each key's place in that order, a number: sorting by it compares no tuples, and no text.
+    rank = {key: place for place, (_, _, key) in enumerate(ranked)}
     indexed = rank.keys()  # a set view: intersecting with it costs the size of the smaller side
     return [sorted(indexed & profile.head, key=rank.__getitem__)[:_SIGNATURE_SIZE] for profile in profiles]
 
@@ -1009,7 +998,7 @@ def _signatures(profiles: Sequence[_Profile]) -> list[list[str]]:
 def _candidates(profiles: Sequence[_Profile]) -> list[tuple[int, int]]:
     """Index pairs (i < j) worth scoring, in order."""
     signatures = _signatures(profiles)
-    postings: dict[str, list[int]] = defaultdict(list)
+    postings: dict[str | int, list[int]] = defaultdict(list)
     for i, signature in enumerate(signatures):
         for term in signature:
             postings[term].append(i)
