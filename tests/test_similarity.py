@@ -291,6 +291,40 @@ def test_the_same_facts_with_a_negation_on_one_side_are_not_a_duplicate(a: Memor
         assert verdict is not None and "called off ('cancelled')" in verdict.reason, verdict
 
 
+def test_stated_values_read_every_date_form_with_or_without_a_month_name() -> None:
+    # The three month-name date patterns are skipped for a text that names no month, and the value
+    # words are found before dates and numbers are blanked out: neither may change what is read.
+    assert similarity.stated_values(
+        "Moved on 3 May 2026, then march 4, 2026; review in June 2026 and on 2026-07-01. "
+        "Budget 1,500 or 10k, 30% and v2.1; every tuesday, twelve seats."
+    ) == {
+        "2026-07-01": "2026-07-01",
+        "2026-05-03": "3 may 2026",
+        "2026-03-04": "march 4, 2026",
+        "2026-06": "june 2026",
+        "1500": "1,500",
+        "10k": "10k",
+        "30%": "30%",
+        "2.1": "v2.1",
+        "tuesday": "tuesday",
+        "12": "twelve",
+    }
+    assert similarity.stated_values("Twelve seats every Tuesday; budget 1,500 with v2.1 on 2026-07-01.") == {
+        "2026-07-01": "2026-07-01",
+        "1500": "1,500",
+        "2.1": "v2.1",
+        "12": "twelve",
+        "tuesday": "tuesday",
+    }
+
+
+def test_a_capitalised_word_is_a_name_where_no_sentence_starts_whatever_came_first() -> None:
+    # _names judges each distinct word once; where it stands is still asked of each occurrence.
+    assert similarity._names("Lena ships it. Ask Lena first.") == {"lena": "Lena"}
+    assert similarity._names("Ask Lena first. Lena ships it.") == {"lena": "Lena"}
+    assert similarity._names("Lena ships it. Lena again.") == {}
+
+
 def test_latin_abbreviations_are_not_names() -> None:
     # "e.g." and "i.e." have an inner dot like a host name; read as names, they made two wordings differ.
     a = mem(
@@ -485,18 +519,23 @@ def test_a_texts_term_set_is_its_term_sequence_and_its_keys_say_the_same() -> No
 
 
 def test_a_folders_profiles_are_each_memorys_own_and_has_asks_the_whole_terms() -> None:
-    # all_of makes the heads' CJK terms text in one go for a folder; has() answers from the keys
-    # what `in terms` answers from the text, for every kind of term and for strings that are none.
+    # all_of holds each head as keys, one object per distinct key across the folder; has() answers
+    # from the keys what `in terms` answers from the text, for every kind of term and for strings
+    # that are none.
     texts = _term_texts()[-400:]  # the random ones and the long ones
     items = [
         mem(f"m{i}.md", first, second, third)
         for i, (first, second, third) in enumerate(zip(texts, texts[1:], texts[2:], strict=False))
     ]
     profiles = similarity._Profile.all_of(items)
+    shared = {key: key for profile in profiles for key in profile.head}
+    assert all(shared[key] is key for profile in profiles for key in profile.head)
     for item, profile in zip(items, profiles, strict=True):
         alone = similarity._Profile.of(item)
-        assert set(profile.head) == set(alone.head) == similarity._terms(f"{item.name}\n{item.description}")
-        assert similarity._keys_of_terms(profile.head) == set(map(similarity._key, profile.head))
+        head = similarity._terms(f"{item.name}\n{item.description}")
+        assert set(profile.head) == set(alone.head) == set(map(similarity._key, head))
+        assert similarity._terms_of_keys(profile.head) == head
+        assert sorted(similarity._text_of_keys(profile.head)) == sorted(head)
         assert profile.terms == similarity._terms(f"{item.name}\n{item.description}\n{item.body}")
         for term in [*profile.terms, *similarity._terms(item.body + " zorblat 用户在"), "用户在", "x"]:
             assert profile.has(term) == (term in profile.terms), (repr(term), repr(item))

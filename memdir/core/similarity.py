@@ -362,17 +362,11 @@ def _terms_of_keys(keys: Collection[str | int]) -> frozenset[str]:
     return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
 
 
-def _keys_of_terms(terms: Iterable[str]) -> set[str | int]:
-    """The `_key`s of these terms, made in C: a head's, which a body's reading starts from. Holding
-    them instead cost a profile a number object for each CJK term of its head, 11 MiB for the
-    realistic 10k folder."""
-    terms = tuple(terms)
-    words: Iterable[str] = filter(_CJK_FROM.__gt__, terms)
-    keys: set[str | int] = set(words)
-    # Each CJK term (one or two characters) padded with a NUL to two, as the number _key makes of it.
-    cjk = "".join(map(str.ljust, filter(_CJK_FROM.__le__, terms), itertools.repeat(2), itertools.repeat("\x00")))
-    keys.update(memoryview(cjk.encode("utf-32-le")).cast("Q"))
-    return keys
+def _text_of_keys(keys: Sequence[str | int]) -> Iterator[str]:
+    """The term whose `_key` each of these is, in order."""
+    numbers = set(itertools.compress(keys, map(operator.not_, map(isinstance, keys, itertools.repeat(str)))))
+    text_of: dict[str | int, str] = dict(zip(numbers, _text_of_numbers(cast(set[int], numbers)), strict=True))
+    return cast(Iterator[str], map(text_of.get, keys, keys))  # a word is its own key, and not in text_of
 
 
 def _key(term: str) -> str | int:
@@ -388,36 +382,27 @@ class _Profile:
     """One memory's terms, computed once; its facts are extracted only when a close pair needs them."""
 
     memory: MemoryText
-    # The terms of the name and description, each once: a tuple, a fifth of a set's size, since a
-    # folder scan holds one for every memory (20 MiB as sets for the realistic 10k folder).
-    head: tuple[str, ...]
+    # The terms of the name and description as `_key`s, each once: a tuple, a fifth of a set's size,
+    # since a folder scan holds one for every memory (20 MiB as sets for the realistic 10k folder).
+    # As keys, not text, a body's reading starts from them as they are; the text of a CJK term is
+    # made only where an order or a digit asks for it (`_signatures`, `_word_score`).
+    head: tuple[str | int, ...]
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
         return cls.all_of([memory])[0]
 
     @classmethod
-    def all_of(cls, memories: Sequence[MemoryText], batch: int = 1000) -> list[_Profile]:
-        """Profiles of many memories, their heads' CJK keys made text a batch at a time: a head is
-        short, and doing it one head at a time cost as much again as finding the keys."""
-        profiles: list[_Profile] = []
-        for start in range(0, len(memories), batch):
-            profiles += cls._batch(memories[start : start + batch])
+    def all_of(cls, memories: Sequence[MemoryText]) -> list[_Profile]:
+        """Profiles of many memories. Each CJK key is one number object however many heads hold it
+        (`shared`), as each word is one string: a number for each CJK term of each head took 11 MiB
+        of the realistic 10k folder."""
+        shared: dict[str | int, str | int] = {}
+        profiles = []
+        for memory in memories:
+            keys = _term_keys(f"{memory.name}\n{memory.description}")  # slug hyphens split like spaces
+            profiles.append(cls(memory, tuple(map(shared.setdefault, keys, keys))))
         return profiles
-
-    @classmethod
-    def _batch(cls, memories: Sequence[MemoryText]) -> list[_Profile]:
-        # Slug hyphens split like spaces.
-        heads = [tuple(_term_keys(f"{memory.name}\n{memory.description}")) for memory in memories]
-        keys = list(itertools.chain.from_iterable(heads))
-        is_number = map(operator.not_, map(isinstance, keys, itertools.repeat(str)))
-        numbers: set[int] = set(itertools.compress(keys, is_number))  # type: ignore[arg-type]
-        text_of: dict[str | int, str] = dict(zip(numbers, _text_of_numbers(numbers), strict=True))
-        # A word is its own key, and not in text_of.
-        terms = cast(Iterator[str], iter(list(map(text_of.get, keys, keys))))
-        return [
-            cls(memory, tuple(itertools.islice(terms, len(head)))) for memory, head in zip(memories, heads, strict=True)
-        ]
 
     @cached_property
     def keys(self) -> set[str | int]:
@@ -428,7 +413,7 @@ class _Profile:
         reading: _Reading | None = self.__dict__.get("reading")
         if reading is not None and reading.done:  # a folder scan has read the body already
             return reading.keys
-        return _term_keys(self.memory.body, _keys_of_terms(self.head))
+        return _term_keys(self.memory.body, set(self.head))
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -449,26 +434,15 @@ class _Profile:
 
     def forget(self) -> None:
         """Let go of what was worked out from the body; it is worked out again if asked for."""
-        for name in (
-            "keys",
-            "terms",
-            "reading",
-            "values",
-            "head_values",
-            "names",
-            "words",
-            "said",
-            "change",
-            "called_off",
-            "negated",
-        ):
-            self.__dict__.pop(name, None)
+        worked_out = self.__dict__
+        for name in _WORKED_OUT.intersection(worked_out):  # one set operation: a scan forgets every memory
+            del worked_out[name]
 
     # The facts come from the description and body: the name is a slug that repeats them, mangled
     # ("k8s-131-upgrade" for 1.31).
     @cached_property
     def values(self) -> dict[str, str]:
-        return stated_values(self.memory.description + "\n" + self.memory.body)
+        return _stated_values(self.said)  # the same text, folded once for both
 
     @cached_property
     def head_values(self) -> dict[str, str]:
@@ -512,6 +486,11 @@ class _Profile:
         return _NEGATION.search(self.said) is not None
 
 
+_WORKED_OUT = frozenset(
+    ("keys", "terms", "reading", "values", "head_values", "names", "words", "said", "change", "called_off", "negated")
+)
+"""What a _Profile works out from the body and can `forget`."""
+
 # ASCII whitespace: a body cut there has the terms of its parts (see _words_and_runs).
 _CUT = re.compile("[\t\n\v\f\r ]")
 
@@ -524,7 +503,7 @@ class _Reading:
 
     def __init__(self, profile: _Profile) -> None:
         self._memory = profile.memory
-        self.keys = _keys_of_terms(profile.head)
+        self.keys: set[str | int] = set(profile.head)
         self.length = len(profile.memory.body)
         self.read = 0  # characters of the body read so far
 
@@ -566,8 +545,16 @@ _OTHER_TYPE_FACTOR = 0.8
 
 def _score(a: _Profile, b: _Profile, whole: float | None = None) -> float:
     """`whole`: the cosine of the two whole memories' terms, when the caller has worked it out."""
-    head = _cosine_of(len(set(a.head).intersection(b.head)), len(a.head), len(b.head))
-    score = ((_cosine(a.keys, b.keys) if whole is None else whole) + head) / 2
+    return _scored(a, b, _cosine(a.keys, b.keys) if whole is None else whole, _head_cosine(a, b))
+
+
+def _head_cosine(a: _Profile, b: _Profile) -> float:
+    return _cosine_of(len(set(a.head).intersection(b.head)), len(a.head), len(b.head))
+
+
+def _scored(a: _Profile, b: _Profile, whole: float, head: float) -> float:
+    """The score of two memories from the cosines of their whole terms and of their heads'."""
+    score = (whole + head) / 2
     # Memories of different types are different kinds of statement (a user's profile, a rule, a project
     # fact, a pointer); one that shares words with a memory of another type is less likely the same fact.
     if a.memory.type and b.memory.type and a.memory.type != b.memory.type:
@@ -654,9 +641,11 @@ _TIME_WORDS = {
 }
 _VALUE_WORDS = frozenset(_NUMBER_WORDS.keys() | _TIME_WORDS.keys())
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
-_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]+)\.?,?\s+(?:de\s+)?(\d{4})\b")
-_MONTH_DAY_YEAR = re.compile(r"\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
-_MONTH_YEAR = re.compile(r"\b([a-z]+)\s+(\d{4})\b")
+# A word is taken whole (`++`, possessive): what follows it is never a letter, so giving letters back
+# could never make a match, and trying it at every word of a long body was most of these patterns' cost.
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]++)\.?,?\s+(?:de\s+)?(\d{4})\b")
+_MONTH_DAY_YEAR = re.compile(r"\b([a-z]++)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
+_MONTH_YEAR = re.compile(r"\b([a-z]++)\s+(\d{4})\b")
 # A number standing alone (not inside an identifier such as eu-west-1 or PA5), with an optional "v" of a
 # version and a k or % that changes its meaning; "1,000" and "8,400" are thousands.
 _NUMBER = re.compile(r"(?<![\w.])(?<![a-z]-)v?(\d+(?:[.,:]\d+)*)(k|%)?(?!\w)")
@@ -702,8 +691,12 @@ def _date(year: str, month: int, day: str) -> str:
 
 def stated_values(text: str) -> dict[str, str]:
     """Numbers, dates, times, weekdays and cadences in `text`, normalised -> as written."""
+    return _stated_values(_fold(text))
+
+
+def _stated_values(folded: str) -> dict[str, str]:
+    """`stated_values` of text already folded (`_fold`)."""
     found: dict[str, str] = {}
-    folded = _fold(text)
 
     def take(pattern: re.Pattern[str], value: Callable[[re.Match[str]], str | None]) -> None:
         # Record each match and blank it out, so that the parts of a date are not read again as numbers.
@@ -717,12 +710,17 @@ def stated_values(text: str) -> dict[str, str]:
         nonlocal folded
         folded = pattern.sub(replace, folded)
 
+    # The words, before any value is blanked out: a date or number holds no value word (only digits,
+    # month names and "v", "k", "st", "de" ...), and blanking one never joins or splits a word. A text
+    # that names no month has no date of the three patterns that need one, each a pass over it.
+    words = _WORD.findall(folded)
     take(_ISO_DATE, lambda m: _date(m[1], int(m[2]), m[3]))
-    take(_DAY_MONTH_YEAR, lambda m: _date(m[3], _MONTHS[m[2]], m[1]) if m[2] in _MONTHS else None)
-    take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
-    take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
+    if not _MONTHS.keys().isdisjoint(words):
+        take(_DAY_MONTH_YEAR, lambda m: _date(m[3], _MONTHS[m[2]], m[1]) if m[2] in _MONTHS else None)
+        take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
+        take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
     take(_NUMBER, lambda m: (m[1].replace(",", "") if _THOUSANDS.fullmatch(m[1]) else m[1]) + (m[2] or ""))
-    for word in filter(_VALUE_WORDS.__contains__, _WORD.findall(folded)):
+    for word in filter(_VALUE_WORDS.__contains__, words):
         found.setdefault(_NUMBER_WORDS.get(word) or _TIME_WORDS[word], word)
     return found
 
@@ -742,27 +740,43 @@ def _names(text: str) -> dict[str, str]:
     do not start a sentence (Lena, Polars). Numbers, weekdays and months are values, not names.
     """
     found: dict[str, str] = {}
+    name_of = _NameCache()
     for m in _NAME_CANDIDATE.finditer(text):
-        # Most candidates are ordinary words: letters only, no capital (nor A-Z inside). None qualifies.
-        if (word := m[0]).isalpha() and word.lower() == word and not word[0].isupper():
-            continue
-        token = m[0].rstrip(".,;:)")
-        core = token.strip("'\"")
-        if (
-            len(core) < 2
-            or not (
-                token[0] in "'\""
-                or _IDENTIFIER.search(core)
-                or ("-" in core and _HYPHEN_NUMBER.search(core))
-                or (core[0].isupper() and not _starts_sentence(text, m.start()))
-            )
-            or ("." in core and _ABBREVIATION.fullmatch(core))
-        ):
-            continue
-        key = _SQUASH.sub("", _fold(core))
-        if key and not key.isdigit() and key not in _TIME_WORDS and key not in _MONTHS and not _VERSION.fullmatch(key):
-            found.setdefault(key, core)
+        name = name_of[m[0]]
+        # A capitalised word that is nothing else is a name only where no sentence starts.
+        if name is not None and (name[2] or not _starts_sentence(text, m.start())):
+            found.setdefault(name[0], name[1])
     return found
+
+
+class _NameCache(dict[str, "tuple[str, str, bool] | None"]):
+    """Candidate -> (key, as written, whether it is a name wherever it stands), or None if it is
+    never one: what `_names` makes of a candidate, but for the place it stands in the text.
+
+    Words recur in a text, and all but one of the checks read a candidate alone, so each distinct one
+    is judged once. One text's, not a module's: across a folder scan it held 3 MiB at the peak.
+    """
+
+    def __missing__(self, word: str) -> tuple[str, str, bool] | None:
+        name = self[word] = _name_of(word)
+        return name
+
+
+def _name_of(word: str) -> tuple[str, str, bool] | None:
+    # Most candidates are ordinary words: letters only, no capital (nor A-Z inside). None qualifies.
+    if word.isalpha() and word.lower() == word and not word[0].isupper():
+        return None
+    token = word.rstrip(".,;:)")
+    core = token.strip("'\"")
+    if len(core) < 2:
+        return None
+    anywhere = bool(token[0] in "'\"" or _IDENTIFIER.search(core) or ("-" in core and _HYPHEN_NUMBER.search(core)))
+    if not (anywhere or core[0].isupper()) or ("." in core and _ABBREVIATION.fullmatch(core)):
+        return None
+    key = _SQUASH.sub("", _fold(core))
+    if key and not key.isdigit() and key not in _TIME_WORDS and key not in _MONTHS and not _VERSION.fullmatch(key):
+        return key, core, anywhere
+    return None
 
 
 def _mentions(memory: _Profile, key: str, shown: str) -> bool:
@@ -833,7 +847,10 @@ def _own_subject(a: _Profile, b: _Profile) -> set[str]:
     told = set(a.values.values()) | set(a.names.values()) | set(_MONTHS)
     stated = _terms(" ".join(told))
     return {
-        t for t in a.head if t not in b.keys and t not in stated and not any(c.isdigit() for c in t) and not is_cjk(t)
+        t
+        for t in a.head
+        # A CJK term's key is a number (see _key); a word's is the word.
+        if isinstance(t, str) and t not in b.keys and t not in stated and not any(c.isdigit() for c in t)
     }
 
 
@@ -918,7 +935,8 @@ def _word_score(a: _Profile, b: _Profile) -> float:
     """`_score` of two memories of one type over their words alone, without the terms that hold a
     digit: in a short memory a shared number is a good part of its terms, and says nothing of topic."""
     head_a, head_b, all_a, all_b = (
-        frozenset(t for t in ts if not _DIGIT.search(t)) for ts in (a.head, b.head, a.terms, b.terms)
+        frozenset(t for t in ts if not _DIGIT.search(t))
+        for ts in (_terms_of_keys(a.head), _terms_of_keys(b.head), a.terms, b.terms)
     )
     return (_cosine(head_a, head_b) + _cosine(all_a, all_b)) / 2
 
@@ -957,12 +975,16 @@ _COMMON_MIN = 100  # a term in more heads than this (or 1% of the folder, if mor
 _COMMON_SHARE = 0.01
 
 
-def _signatures(profiles: Sequence[_Profile]) -> list[list[str]]:
+def _signatures(profiles: Sequence[_Profile]) -> list[list[str | int]]:
     frequency = Counter(itertools.chain.from_iterable(profile.head for profile in profiles))
     common = max(_COMMON_MIN, int(len(profiles) * _COMMON_SHARE))
     # A term of one memory only cannot pair it with another; (frequency, term) is one global order, so
-    # two memories that share terms build the same keys from them.
-    rank = {term: (n, term) for term, n in frequency.items() if 1 < n <= common}
+    # two memories that share terms build the same keys from them. A CJK term's key is a number, so
+    # the order is of the terms' text (_text_of_keys).
+    keys = [key for key, n in frequency.items() if 1 < n <= common]
+    ranked = sorted(zip(map(frequency.__getitem__, keys), _text_of_keys(keys), keys, strict=True))
+    # Each key's place in that order, a number: sorting by it compares no tuples, and no text.
+    rank = {key: place for place, (_, _, key) in enumerate(ranked)}
     indexed = rank.keys()  # a set view: intersecting with it costs the size of the smaller side
     return [sorted(indexed & profile.head, key=rank.__getitem__)[:_SIGNATURE_SIZE] for profile in profiles]
 
@@ -970,7 +992,7 @@ def _signatures(profiles: Sequence[_Profile]) -> list[list[str]]:
 def _candidates(profiles: Sequence[_Profile]) -> list[tuple[int, int]]:
     """Index pairs (i < j) worth scoring, in order."""
     signatures = _signatures(profiles)
-    postings: dict[str, list[int]] = defaultdict(list)
+    postings: dict[str | int, list[int]] = defaultdict(list)
     for i, signature in enumerate(signatures):
         for term in signature:
             postings[term].append(i)
@@ -1050,6 +1072,7 @@ def _whole(a: _Profile, b: _Profile) -> float | None:
     """The cosine of two memories' whole terms, or None when it cannot bring their score up to
     TOPIC_SCORE. The shorter body is read whole, the longer one only as far as it takes to tell."""
     short, long = sorted((a.reading, b.reading), key=operator.attrgetter("length"))
+    head = _head_cosine(a, b)  # the same at each step below
     keys = short.read_all()
     size = len(keys)
     step = max(_FIRST_READ, short.length)
@@ -1061,12 +1084,12 @@ def _whole(a: _Profile, b: _Profile) -> float | None:
             # cosine (the margin covers rounding), so a pair that cannot reach TOPIC_SCORE even then
             # is done with. The sizes alone bound the overlap first, the cheaper test.
             seen = len(long.keys)
-            if _score(a, b, _cosine_of(size, size, max(seen, size)) * (1 + 1e-9)) < TOPIC_SCORE:
+            if _scored(a, b, _cosine_of(size, size, max(seen, size)) * (1 + 1e-9), head) < TOPIC_SCORE:
                 return None
             if long.done:
                 return _cosine_of(len(keys.intersection(long.keys)), size, seen)
             best = _cosine_of(size, size, seen + size - len(keys.intersection(long.keys))) * (1 + 1e-9)
-            if _score(a, b, best) < TOPIC_SCORE:
+            if _scored(a, b, best, head) < TOPIC_SCORE:
                 return None
         long.read_on(step)
         step *= 2
