@@ -345,10 +345,13 @@ _YAML_REFUSED_WIDE = LazyPattern("[\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 # _SPECIAL_WORDS spelt out (or a few more, as `(?i)` folds `ſ` to s), tried only after a first letter
 # one of them has, not on every key and value.
 _YAML_WORD = r"(?=[yYnNtTfFoO])(?i:y|n|yes|no|true|false|on|off|null)"
+# The blanks before a value and the catch-all value are possessive: were they to give back what
+# they took, a long run of blanks before a character no branch takes (a control character, a bare
+# CR) would be tried in every split, cubic in its length: a few thousand blanks took seconds.
 _COMMON_LINES = LazyPattern(
     rf"""
     (?P<indent>\ *)(?!{_YAML_WORD}[ \t]*:)(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:
-    (?:[ \t]+(?:
+    (?:[ \t]++(?:
         # Text _risky passes: no indicator, colon, digit, sign or dot first; words joined by spaces
         # or by a colon, never `: `, ` #`, a tab or a colon at the end.
         (?P<plain>(?!{_YAML_WORD}[ \t]*\r?\n)
@@ -358,7 +361,7 @@ _COMMON_LINES = LazyPattern(
       | (?P<single>'(?:[{_OK}'\t]|'')*')
       | (?P<double>"(?:[{_OK}"\\\t]|\\["\\])*")
       | (?P<day>[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})
-      | (?P<other>[{_OK}]*?)  # anything else: _simple_value decides
+      | (?P<other>[{_OK}]*+)  # anything else, blanks at its end too: _simple_value decides
     ))?[ \t]*\r?\n
     | [ \t]*\r?\n  # a blank line
     | \#[{_OK}]*\r?\n  # a comment in the first column
@@ -410,7 +413,7 @@ def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
             except ValueError:
                 return None
         elif other:
-            simple, parsed = _simple_value(other)
+            simple, parsed = _simple_value(other.rstrip(" \t"))
             if not simple:
                 return None
             target[key] = parsed
