@@ -166,6 +166,47 @@ def test_a_rotation_between_the_two_reads_loses_no_generation(
     assert [entry["n"] for entry in read(log)] == [2, 3]  # not [1, 3] (2 left out) nor [2, 2, 3]
 
 
+def _recording_opens(monkeypatch: pytest.MonkeyPatch) -> list[BinaryIO]:
+    """Every state file store opens from now on, kept (so none is closed by being collected)."""
+    opened: list[BinaryIO] = []
+    open_state_file = store.open_state_file
+
+    def recording(path: Path, **kwargs: bool) -> BinaryIO:
+        handle = open_state_file(path, **kwargs)
+        opened.append(handle)
+        return handle
+
+    monkeypatch.setattr(store, "open_state_file", recording)
+    return opened
+
+
+def test_a_generation_that_cannot_be_opened_leaves_the_other_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug: the newer generation, opened first, stayed open when opening the older one raised."""
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"n": 2}\n')
+    log.with_name("log.jsonl.1").mkdir()  # not a file: NotRegularFile, which iter_generations raises
+    opened = _recording_opens(monkeypatch)
+    with pytest.raises(store.NotRegularFile):
+        list(store.iter_generations(log))
+    assert len(opened) == 1 and opened[0].closed
+
+
+def test_a_reader_that_stops_early_leaves_both_generations_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug: a reader that stopped in the older generation left the newer one open."""
+    log = tmp_path / "log.jsonl"
+    log.with_name("log.jsonl.1").write_text('{"n": 1}\n')
+    log.write_text('{"n": 2}\n')
+    opened = _recording_opens(monkeypatch)
+    entries = store.iter_generations(log)
+    assert next(entries) == {"n": 1}
+    entries.close()
+    assert len(opened) == 2 and all(handle.closed for handle in opened)
+
+
 def _as_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     """No flock, and no renaming or replacing a file that is open (PermissionError), as on Windows."""
     monkeypatch.setattr(store, "_lock_log", lambda fd: False)

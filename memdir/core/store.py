@@ -733,19 +733,29 @@ def iter_generations(path: Path, *, lenient: bool = False) -> Iterator[dict[str,
     Both generations are opened before either is read, the newer first, and opened again when the
     file at `path` changed meanwhile: a rotation in between would otherwise leave out a whole
     generation (the older one opened, then the log renamed over it) or read one twice."""
+    generations = _open_generations(path, lenient)
+    try:
+        for handle in generations:
+            yield from _entries(handle)
+    finally:  # a reader that stops early, or fails in the older generation, closes the newer one too
+        for handle in generations:
+            handle.close()
+
+
+def _open_generations(path: Path, lenient: bool) -> list[BinaryIO]:
+    """The rotated log's generations open to read, the older first; on an error none is left open."""
     while True:
         before = _identity(path)
-        newer = _open_log(path, lenient)
-        older = _open_log(older_generation(path), lenient)
-        if _identity(path) == before:
-            break
-        for handle in (newer, older):
-            if handle is not None:
-                handle.close()
-    for handle in (older, newer):
-        if handle is not None:
-            with handle:
-                yield from _entries(handle)
+        with contextlib.ExitStack() as opened:
+            newer = _open_log(path, lenient)
+            if newer is not None:
+                opened.enter_context(newer)
+            older = _open_log(older_generation(path), lenient)
+            if older is not None:
+                opened.enter_context(older)
+            if _identity(path) == before:
+                opened.pop_all()  # kept open: the caller closes them
+                return [handle for handle in (older, newer) if handle is not None]
 
 
 def read_generations(path: Path) -> list[dict[str, Any]]:
