@@ -311,3 +311,16 @@ def test_an_index_row_draws_its_line_once_and_only_when_asked(monkeypatch: pytes
     assert entry_line(row) == entry_line(row) == real(memory)
     assert row.to_json()[-1] == real(memory)
     assert drawn == ["user_a.md"]
+
+
+def test_an_index_row_is_the_same_row_before_and_after_it_draws_its_line() -> None:
+    """Bug: the line drawn late was compared and hashed like the fields it is drawn from, so a row
+    changed its hash (and stopped equalling its twin) when it was first priced or shown."""
+    from memdir.core.index import IndexRow
+
+    memory = mem("user_a.md", "a", "the description")
+    row, twin = IndexRow.of(memory), IndexRow.of(memory)
+    before = hash(row)
+    row.line()
+    assert hash(row) == before
+    assert row == twin

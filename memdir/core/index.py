@@ -90,7 +90,9 @@ class IndexRow:
     status: str
     superseded: bool
     expires: dt.date | None
-    entry: str | None  # None until drawn: see line()
+    # None until drawn (see line()); not compared or hashed: it is drawn from the fields above, and a
+    # row must stay the same row when it is drawn.
+    entry: str | None = field(compare=False)
 
     @classmethod
     def of(cls, memory: Memory) -> IndexRow:
