@@ -110,22 +110,33 @@ def _compile_memdir() -> None:
     (ignored by git): every import compares the source's hash with the one they hold, so a stale one
     is never run."""
     import importlib.util
-    import py_compile
 
     spec = importlib.util.find_spec("memdir")
-    folders = [*(spec.submodule_search_locations or [] if spec else []), REPO / "scripts"]
+    for folder in [*(spec.submodule_search_locations or [] if spec else []), REPO / "scripts"]:
+        compile_tree(Path(folder))
+
+
+def compile_tree(folder: Path) -> None:
+    """Checked-hash bytecode for every Python file under `folder` whose bytecode is not that already.
+    A tree that cannot be written to (a read-only checkout) is left as it is: its imports compile
+    what they need, as they did before."""
+    import importlib.util
+    import py_compile
+
     checked_hash = (3).to_bytes(4, "little")  # PEP 552 flags: hash-based, checked
-    for folder in folders:
-        for source in sorted(Path(folder).rglob("*.py")):
-            cached = Path(importlib.util.cache_from_source(str(source)))
+    for source in sorted(folder.rglob("*.py")):
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        try:
+            header = cached.read_bytes()[:16]
+        except OSError:
+            header = b""
+        wanted = importlib.util.MAGIC_NUMBER + checked_hash + importlib.util.source_hash(source.read_bytes())
+        if header != wanted:
+            mode = py_compile.PycInvalidationMode.CHECKED_HASH
             try:
-                header = cached.read_bytes()[:16]
-            except OSError:
-                header = b""
-            wanted = importlib.util.MAGIC_NUMBER + checked_hash + importlib.util.source_hash(source.read_bytes())
-            if header != wanted:
-                mode = py_compile.PycInvalidationMode.CHECKED_HASH
                 py_compile.compile(str(source), cfile=str(cached), invalidation_mode=mode, quiet=2)
+            except OSError:  # quiet covers a source that does not compile, not bytecode it cannot write
+                return
 
 
 _compile_memdir()
