@@ -846,3 +846,5 @@ def test_japanese_words_made_with_ryo_are_weighed_by_the_gate(tmp_path: Path) ->
     assert japanese.gate is not None and "完了" in japanese.gate.weighed
     chinese = recall(folder, "移行 完了", log=False)  # no kana: read as Chinese, where 完了 is "X done"
     assert chinese.gate is not None and "完了" not in chinese.gate.weighed
+    dotted = recall(folder, "移行・完了", log=False)  # the middle dot is punctuation in Chinese too
+    assert dotted.gate is not None and "完了" not in dotted.gate.weighed

@@ -256,7 +256,8 @@ _CHANCE_BINS = 64  # resolution of the null distribution, in fractions of the be
 # a subject (完了 completion, 終了 end), so a query written with kana keeps its 了 pairs.
 _CJK_PARTICLES = frozenset("的了")
 _JAPANESE_PARTICLES = frozenset("的")
-_KANA = LazyPattern("[\u3040-\u30ff]")
+# Hiragana and katakana letters; not the middle dot and the long-vowel mark (・ ー) Chinese text uses too.
+_KANA = LazyPattern("[\u3040-\u309f\u30a0-\u30fa]")
 
 
 def _particles(query: str) -> frozenset[str]:
