@@ -668,3 +668,33 @@ def test_the_facts_rule_takes_a_number_of_thousands_of_digits() -> None:
     pair = similarity.compare(a, b)
     assert pair is not None and pair.label == "duplicate" and pair.reason.startswith("same facts, reworded")
     assert similarity._specific_value("0012") and not similarity._specific_value("009")  # from 10 up, as int() read it
+
+
+def test_name_candidates_read_a_long_run_of_marks_in_linear_time() -> None:
+    """Bug: a run of quotes, dots or hyphens with no word after it made the last branch of
+    _NAME_CANDIDATE read to the run's end from each of its places: 20,000 quotes took 7 s, a
+    megabyte (the largest memory file read) hours. Timed as a ratio in the same test: 4 times the
+    marks may cost at most about 8 times (the quadratic reading was 16)."""
+    import time
+
+    from memdir.core.similarity import _NAME_CANDIDATE
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            _NAME_CANDIDATE.findall(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    for mark in "'-.":
+        ratio = best(mark * 24_000) / best(mark * 6_000)
+        assert ratio < 8, (mark, ratio)
+    # what it finds is what it found: marks before a word belong to it, whatever their number
+    said = "x" + "-" * 50 + "word 'a title' " + "'" * 45 + "end http://h/" + "." * 41 + "z"
+    assert _NAME_CANDIDATE.findall(said) == [
+        "x" + "-" * 50 + "word",
+        "'a title'",
+        "'" * 45 + "end",
+        "http://h/" + "." * 41 + "z",
+    ]
