@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import growth
 
 from memdir.core import similarity
 from memdir.core.similarity import (
@@ -675,20 +676,10 @@ def test_name_candidates_read_a_long_run_of_marks_in_linear_time() -> None:
     _NAME_CANDIDATE read to the run's end from each of its places: 20,000 quotes took 7 s, a
     megabyte (the largest memory file read) hours. Timed as a ratio in the same test: 4 times the
     marks may cost at most about 8 times (the quadratic reading was 16)."""
-    import time
-
     from memdir.core.similarity import _NAME_CANDIDATE
 
-    def best(text: str) -> float:
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            _NAME_CANDIDATE.findall(text)
-            times.append(time.perf_counter() - start)
-        return min(times)
-
     for mark in "'-.":
-        ratio = best(mark * 24_000) / best(mark * 6_000)
+        ratio = growth(_NAME_CANDIDATE.findall, mark * 6_000, mark * 24_000)
         assert ratio < 8, (mark, ratio)
     # what it finds is what it found: marks before a word belong to it, whatever their number
     said = "x" + "-" * 50 + "word 'a title' " + "'" * 45 + "end http://h/" + "." * 41 + "z"
