@@ -57,6 +57,7 @@ def _always_two(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(linter, "TWO_PROCESSES_FROM", 0)
     if hasattr(os, "sched_getaffinity"):  # as on a machine with two cores, whatever this one has
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(linter, "_cpu_quota", lambda root: None)  # and no container's CPU quota
 
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
@@ -203,3 +204,38 @@ def test_the_index_is_planned_beside_the_pair_search(busy: Path, monkeypatch: py
     report = _lint(busy)
     assert planned_in == []  # not in this process
     assert [f.message for f in report.findings if f.path == "probe.md"] == ["planned in ['child']"]
+
+
+@pytest.mark.parametrize(
+    ("files", "cpus"),
+    [
+        ({"cpu.max": "50000 100000\n"}, 0.5),  # cgroup v2: half a CPU
+        ({"cpu.max": "max 100000\n"}, None),  # v2, no limit
+        ({"cpu.max": "200000 100000\n"}, 2.0),
+        ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1.0),  # cgroup v1
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),  # v1, no limit
+        ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "0\n"}, None),  # nonsense: no limit read
+        ({"cpu.max": "garbage\n"}, None),
+        ({}, None),  # no cgroup file system (macOS, a bare chroot)
+    ],
+)
+def test_a_containers_cpu_quota_is_read_from_either_cgroup_version(
+    tmp_path: Path, files: dict[str, str], cpus: float | None
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert linter._cpu_quota(tmp_path) == cpus
+
+
+def test_no_fork_in_a_container_held_to_one_cpu(busy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Affinity shows every core of the host; a container's CPU quota does not show there. With one
+    CPU to share, a second process only adds its cost (and a second copy of the folder in memory)."""
+    made = _forks(monkeypatch)
+    _always_two(monkeypatch)
+    monkeypatch.setattr(linter, "_cpu_quota", lambda root: 1.0)
+    alone = _lint(busy)
+    assert made == []
+    monkeypatch.setattr(linter, "_cpu_quota", lambda root: 1.5)
+    assert [f.to_dict() for f in _lint(busy).findings] == [f.to_dict() for f in alone.findings]
+    assert len(made) == 1

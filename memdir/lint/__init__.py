@@ -6,6 +6,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memdir.core.model import INDEX_NAME
@@ -93,7 +94,34 @@ def _worth_two(ctx: LintContext, pairs: list[Rule], others: list[Rule]) -> bool:
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return False  # a fork copies one thread only: never from a server's or a watcher's threads
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores > 1
+    quota = _cpu_quota(_CGROUP)
+    return (cores if quota is None else min(cores, quota)) > 1
+
+
+# Where Linux mounts the cgroup file system. Inside a container its cgroup namespace makes the
+# container's own group the root, so the limit read there is the container's.
+_CGROUP = Path("/sys/fs/cgroup")
+
+
+def _cpu_quota(root: Path) -> float | None:
+    """The CPUs a container may use, from the CPU quota of the cgroup hierarchy at `root`: v2's
+    `cpu.max` ("50000 100000": half a CPU; "max ...": none), else v1's `cpu.cfs_quota_us` over
+    `cpu.cfs_period_us` (-1: none). None when there is no quota or it cannot be read.
+
+    A container held to one CPU on a 64-core host still has all 64 cores in its affinity: there a
+    second process only adds its own cost, and a second copy of the folder in memory."""
+    for quota_file, period_file in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+        try:
+            text = (root / quota_file).read_text()
+            quota, period = text.split() if period_file is None else (text, (root / period_file).read_text())
+            if quota.strip() == "max" or int(quota) <= 0 or int(period) <= 0:
+                return None
+            return int(quota) / int(period)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):  # unreadable or not a quota: as if there were none
+            return None
+    return None
 
 
 def _run_in_two(ctx: LintContext, pairs: list[Rule], others: list[Rule]) -> dict[str, list[Finding]]:
