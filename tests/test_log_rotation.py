@@ -239,6 +239,41 @@ def test_a_log_rotates_where_there_is_no_flock_and_no_renaming_an_open_file(
 
 
 @needs_proc
+def test_a_reader_holding_the_log_open_where_renaming_it_fails_costs_no_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Windows a log that a reader has open (`memdir stats` streaming both generations) cannot be
+    renamed: the line goes into the log as it is, which rotates at a later append."""
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 10)
+    _as_on_windows(monkeypatch)
+    log = tmp_path / "log.jsonl"
+    append_lines(log, b'{"n": 1, "pad": "past ten bytes"}\n', rotate=True)
+    reading = store.iter_generations(log)
+    assert next(reading) == {"n": 1, "pad": "past ten bytes"}  # the reader holds the log open
+    append_lines(log, b'{"n": 2}\n', rotate=True)
+    reading.close()
+    assert [entry["n"] for entry in store.read_generations(log)] == [1, 2]
+    append_lines(log, b'{"n": 3}\n', rotate=True)  # no reader now: it rotates
+    assert log.read_bytes() == b'{"n": 3}\n'
+    assert [entry["n"] for entry in store.read_generations(log)] == [1, 2, 3]
+
+
+@needs_proc
+def test_a_hook_log_held_open_elsewhere_is_rotated_later(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rotate_log (the extract hook's output, which another process writes) leaves a log it cannot
+    rename, open elsewhere on Windows, as it is: the hook goes on, the log rotates next time."""
+    monkeypatch.setattr(store, "LOG_MAX_BYTES", 10)
+    _as_on_windows(monkeypatch)
+    log = tmp_path / "extract.log"
+    log.write_bytes(b"a line longer than ten bytes\n")
+    with log.open("rb"):
+        store.rotate_log(log)
+    assert log.read_bytes() == b"a line longer than ten bytes\n"
+    store.rotate_log(log)
+    assert not log.exists() and log.with_name("extract.log.1").exists()
+
+
+@needs_proc
 def test_a_purge_where_there_is_no_flock_replaces_no_open_log(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no lock to hold, the purge's rewrite does not keep the log open, which would make its
     replacing fail."""

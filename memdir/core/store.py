@@ -443,7 +443,9 @@ def rotate_log(path: Path, incoming: int = 0) -> None:
         return
     # Not a log's size but a link's or a pipe's: left in place, for the append to refuse and name it.
     if stat.S_ISREG(status.st_mode) and status.st_size + incoming > LOG_MAX_BYTES:
-        with contextlib.suppress(FileNotFoundError):  # rotated by another hook in the meantime
+        # FileNotFoundError: rotated by another hook in the meantime. PermissionError: open in a
+        # reader on Windows, which renames no open file; it rotates next time.
+        with contextlib.suppress(FileNotFoundError, PermissionError):
             os.replace(path, older_generation(path))
 
 
@@ -507,7 +509,10 @@ def _locked_log(path: Path, incoming: int | None) -> tuple[int, bool]:
                 else:  # Windows: no lock to keep, and no renaming a file that is open
                     os.close(fd)
                     fd = -1  # not closed again below should the rename fail
-                    os.replace(path, older_generation(path))
+                    try:
+                        os.replace(path, older_generation(path))
+                    except PermissionError:  # a reader has it open (stats): this line goes in as it is,
+                        incoming = None  # and a later append rotates it
                 continue
         except BaseException:
             with contextlib.suppress(OSError):
