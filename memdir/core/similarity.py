@@ -453,6 +453,15 @@ class _Profile:
         return _names(self.memory.description + "\n" + self.memory.body)
 
     @cached_property
+    def subject(self) -> list[str]:
+        """The ordinary words of the head: not a stated value (number, date, weekday, cadence), not a
+        month, not part of a name or identifier (see `_own_subject`)."""
+        told = set(self.values.values()) | set(self.names.values()) | set(_MONTHS)
+        stated = _terms(" ".join(told))
+        # A CJK term's key is a number (see _key); a word's is the word.
+        return [t for t in self.head if isinstance(t, str) and t not in stated and not any(c.isdigit() for c in t)]
+
+    @cached_property
     def words(self) -> frozenset[str]:
         """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
         text = _fold(f"{self.memory.name}\n{self.memory.description}\n{self.memory.body}")
@@ -487,7 +496,10 @@ class _Profile:
 
 
 _WORKED_OUT = frozenset(
-    ("keys", "terms", "reading", "values", "head_values", "names", "words", "said", "change", "called_off", "negated")
+    (
+        *("keys", "terms", "reading", "values", "head_values", "names", "subject", "words", "said"),
+        *("change", "called_off", "negated"),
+    )
 )
 """What a _Profile works out from the body and can `forget`."""
 
@@ -739,27 +751,58 @@ def _names(text: str) -> dict[str, str]:
     file names, PA5, eu-west-1), acronyms and CamelCase (IEEE, TestFlight), and capitalised words that
     do not start a sentence (Lena, Polars). Numbers, weekdays and months are values, not names.
     """
+    # Split at the candidates, in C: the odd parts are the candidates in order, and the lengths of the
+    # parts before one add up to where it starts. Words recur and all but one check reads a word
+    # alone, so each distinct candidate is judged once, and only the few that may be names are
+    # visited where they stand; a loop over every candidate in a long body was most of the cost.
+    parts = _name_split().split(text)
+    candidates = parts[1::2]
+    name_of = {word: name for word in _maybe_names(set(candidates)) if (name := _NAME_OF[word]) is not None}
+    if not name_of:
+        return {}
+    ends = list(itertools.accumulate(map(len, parts)))  # ends[2k]: where candidate k starts
     found: dict[str, str] = {}
-    name_of = _NameCache()
-    for m in _NAME_CANDIDATE.finditer(text):
-        name = name_of[m[0]]
+    for k in itertools.compress(range(len(candidates)), map(name_of.__contains__, candidates)):
+        key, shown, anywhere = name_of[candidates[k]]
         # A capitalised word that is nothing else is a name only where no sentence starts.
-        if name is not None and (name[2] or not _starts_sentence(text, m.start())):
-            found.setdefault(name[0], name[1])
+        if key not in found and (anywhere or not _starts_sentence(text, ends[2 * k])):
+            found[key] = shown
     return found
+
+
+@cache
+def _name_split() -> re.Pattern[str]:
+    """_NAME_CANDIDATE as one group, so that `split` keeps the candidates between the other parts."""
+    return re.compile(f"({_NAME_CANDIDATE.pattern})")
+
+
+def _maybe_names(words: set[str]) -> set[str]:
+    """`words` without most of those that `_name_of` turns down at its first test (letters only, none
+    of them capitals), sorted out in C: most candidates of a text are such ordinary words."""
+    letters = list(filter(str.isalpha, words))
+    lower = list(itertools.compress(letters, map(operator.eq, letters, map(str.lower, letters))))
+    ordinary = itertools.compress(lower, map(operator.not_, map(str.isupper, map(operator.itemgetter(0), lower))))
+    return words.difference(ordinary)
 
 
 class _NameCache(dict[str, "tuple[str, str, bool] | None"]):
     """Candidate -> (key, as written, whether it is a name wherever it stands), or None if it is
     never one: what `_names` makes of a candidate, but for the place it stands in the text.
 
-    Words recur in a text, and all but one of the checks read a candidate alone, so each distinct one
-    is judged once. One text's, not a module's: across a folder scan it held 3 MiB at the peak.
+    Names recur across the memories of a folder, and all but one of the checks read a candidate
+    alone, so each distinct one is judged once. Only candidates that may be names come here (see
+    `_maybe_names`), not the ordinary words around them, so the realistic 10k folder's close pairs
+    fill a few thousand entries; cleared past a size only a long-lived process reaches.
     """
 
     def __missing__(self, word: str) -> tuple[str, str, bool] | None:
+        if len(self) > 100_000:
+            self.clear()
         name = self[word] = _name_of(word)
         return name
+
+
+_NAME_OF = _NameCache()
 
 
 def _name_of(word: str) -> tuple[str, str, bool] | None:
@@ -782,10 +825,18 @@ def _name_of(word: str) -> tuple[str, str, bool] | None:
 def _mentions(memory: _Profile, key: str, shown: str) -> bool:
     """Whether `memory` mentions a name in any form: as a word or identifier, by its stem, or (a
     quoted phrase) word by word."""
-    if key in memory.words or memory.has(_stem(key)):
+    if key in memory.words:
         return True
-    words = _TOKEN.findall(_fold(shown))
-    return len(words) > 1 and all(word in memory.words for word in words)
+    stem, phrase = _other_forms(key, shown)
+    return memory.has(stem) or bool(phrase) and memory.words.issuperset(phrase)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _other_forms(key: str, shown: str) -> tuple[str, tuple[str, ...]]:
+    """A name's stem, and its words if it is a phrase (more than one): a name is looked for in each
+    memory its own is paired with, and names recur across memories."""
+    words = tuple(_TOKEN.findall(_fold(shown)))
+    return _stem(key), words if len(words) > 1 else ()
 
 
 def _kind(values: Iterable[str]) -> str:
@@ -844,14 +895,7 @@ def fact_differences(a: MemoryText, b: MemoryText) -> list[str]:
 def _own_subject(a: _Profile, b: _Profile) -> set[str]:
     """The ordinary words of `a`'s head that `b` never uses: not a stated value (number, date, weekday,
     cadence), not a month, not part of a name or identifier. Such a word is what `a` is about."""
-    told = set(a.values.values()) | set(a.names.values()) | set(_MONTHS)
-    stated = _terms(" ".join(told))
-    return {
-        t
-        for t in a.head
-        # A CJK term's key is a number (see _key); a word's is the word.
-        if isinstance(t, str) and t not in b.keys and t not in stated and not any(c.isdigit() for c in t)
-    }
+    return set(a.subject).difference(b.keys)
 
 
 def _verdict(a: _Profile, b: _Profile, whole: float | None = None) -> PairVerdict | None:
