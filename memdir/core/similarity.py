@@ -652,15 +652,23 @@ _TIME_WORDS = {
     for word in words.split()
 }
 _VALUE_WORDS = frozenset(_NUMBER_WORDS.keys() | _TIME_WORDS.keys())
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+# Each of these patterns starts with the character class of its first character and looks behind it
+# after, where the plain form would start with `\b` or a lookbehind: `re` then skips to the places
+# that character stands at, rather than trying the whole pattern at every character of the text.
+# `\d(?<!\w\d)` is `\b\d`: the character before is no word character (or there is none).
+_ISO_DATE = re.compile(r"(\d(?<!\w\d)\d{3})-(\d{1,2})-(\d{1,2})\b")
 # A word is taken whole (`++`, possessive): what follows it is never a letter, so giving letters back
 # could never make a match, and trying it at every word of a long body was most of these patterns' cost.
-_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]++)\.?,?\s+(?:de\s+)?(\d{4})\b")
-_MONTH_DAY_YEAR = re.compile(r"\b([a-z]++)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
-_MONTH_YEAR = re.compile(r"\b([a-z]++)\s+(\d{4})\b")
+_DAY_MONTH_YEAR = re.compile(
+    r"(\d(?<!\w\d)\d?)(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]++)\.?,?\s+(?:de\s+)?(\d{4})\b"
+)
+_MONTH_DAY_YEAR = re.compile(r"([a-z](?<!\w[a-z])[a-z]*+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
+_MONTH_YEAR = re.compile(r"([a-z](?<!\w[a-z])[a-z]*+)\s+(\d{4})\b")
 # A number standing alone (not inside an identifier such as eu-west-1 or PA5), with an optional "v" of a
-# version and a k or % that changes its meaning; "1,000" and "8,400" are thousands.
-_NUMBER = re.compile(r"(?<![\w.])(?<![a-z]-)v?(\d+(?:[.,:]\d+)*)(k|%)?(?!\w)")
+# version and a k or % that changes its meaning; "1,000" and "8,400" are thousands. Its first character
+# is a "v" followed by a digit, or a digit, with neither a word character or a dot nor a letter and a
+# hyphen before it (`_number` takes the "v" and the k or % off again).
+_NUMBER = re.compile(r"[v\d](?<![\w.][v\d])(?<![a-z]-[v\d])(?:(?<=v)\d+|(?<=\d)\d*)(?:[.,:]\d+)*(k|%)?(?!\w)")
 _VERSION = re.compile(r"v\d[\d.]*")
 _DATE_VALUE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
@@ -726,15 +734,24 @@ def _stated_values(folded: str) -> dict[str, str]:
     # month names and "v", "k", "st", "de" ...), and blanking one never joins or splits a word. A text
     # that names no month has no date of the three patterns that need one, each a pass over it.
     words = _WORD.findall(folded)
-    take(_ISO_DATE, lambda m: _date(m[1], int(m[2]), m[3]))
-    if not _MONTHS.keys().isdisjoint(words):
-        take(_DAY_MONTH_YEAR, lambda m: _date(m[3], _MONTHS[m[2]], m[1]) if m[2] in _MONTHS else None)
-        take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
-        take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
-    take(_NUMBER, lambda m: (m[1].replace(",", "") if _THOUSANDS.fullmatch(m[1]) else m[1]) + (m[2] or ""))
+    # Every date and number holds a digit: a text without one (many a description) needs none of these passes.
+    if _DIGIT.search(folded):
+        take(_ISO_DATE, lambda m: _date(m[1], int(m[2]), m[3]))
+        if not _MONTHS.keys().isdisjoint(words):
+            take(_DAY_MONTH_YEAR, lambda m: _date(m[3], _MONTHS[m[2]], m[1]) if m[2] in _MONTHS else None)
+            take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
+            take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
+        take(_NUMBER, _number)
     for word in filter(_VALUE_WORDS.__contains__, words):
         found.setdefault(_NUMBER_WORDS.get(word) or _TIME_WORDS[word], word)
     return found
+
+
+def _number(found: re.Match[str]) -> str:
+    """A `_NUMBER` as a value: without its "v", thousands without their commas, a k or % kept."""
+    written, suffix = found[0], found[1] or ""
+    number = written[written[0] == "v" : len(written) - len(suffix)]
+    return (number.replace(",", "") if _THOUSANDS.fullmatch(number) else number) + suffix
 
 
 def _starts_sentence(text: str, at: int) -> bool:
