@@ -470,7 +470,12 @@ class _Profile:
         candidates = set(_NAME_CANDIDATE.findall(text))
         plain = set(filter(str.isalnum, candidates))
         squashed = map(functools.partial(_SQUASH.sub, ""), candidates - plain)
-        return frozenset(_TOKEN.findall(text)).union(plain, squashed)
+        # Every word (`_TOKEN`) lies inside one candidate, rather than read from the text again: no
+        # word character is left between candidates, and each candidate has a character that is no
+        # word character (or none) on its either side. An ASCII plain candidate is a word as it
+        # stands, so only the other candidates are searched for their words.
+        others = itertools.chain(candidates - plain, itertools.filterfalse(str.isascii, plain))
+        return frozenset(_TOKEN.findall(" ".join(others))).union(plain, squashed)
 
     @cached_property
     def said(self) -> str:
@@ -826,6 +831,16 @@ def _name_of(word: str) -> tuple[str, str, bool] | None:
     # Most candidates are ordinary words: letters only, no capital (nor A-Z inside). None qualifies.
     if word.isalpha() and word.lower() == word and not word[0].isupper():
         return None
+    if word.isascii() and word.isalpha():
+        # Most of the rest are ASCII words with a capital, which the checks below read as: a name
+        # wherever it stands if it has a capital after the first letter (CamelCase, an acronym),
+        # else where no sentence starts if it is capitalised; keyed lower-case, unless too short
+        # or a weekday or month. The same answer without their regular expressions.
+        anywhere = word[1:] != word[1:].lower()
+        key = word.lower()
+        if len(word) < 2 or not (anywhere or word[0].isupper()) or key in _TIME_WORDS or key in _MONTHS:
+            return None
+        return key, word, anywhere
     token = word.rstrip(".,;:)")
     core = token.strip("'\"")
     if len(core) < 2:
@@ -846,6 +861,14 @@ def _mentions(memory: _Profile, key: str, shown: str) -> bool:
         return True
     stem, phrase = _other_forms(key, shown)
     return memory.has(stem) or bool(phrase) and memory.words.issuperset(phrase)
+
+
+def _unmentioned(a: _Profile, b: _Profile) -> list[str]:
+    """The names of `a`, as written, that `b` never mentions (`_mentions`). Most are words of `b`:
+    those are told apart in C, the first of `_mentions`' checks for all of them at once."""
+    keys = list(a.names)
+    unsaid = itertools.compress(keys, map(operator.not_, map(b.words.__contains__, keys)))
+    return [a.names[key] for key in unsaid if not _mentions(b, key, a.names[key])]
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -871,10 +894,18 @@ def _show(values: Iterable[str]) -> str:
 
 
 def _unmatched_values(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
-    # A month ("2026-03") and a day in it ("2026-03-31") do not disagree; one is just less precise.
+    # A month ("2026-03") and a day in it ("2026-03-31") do not disagree; one is just less precise:
+    # a value matches one that it starts up to a hyphen, or that starts it. Only dates hold a hyphen,
+    # so the prefixes of a few values are looked up, not every value of one side against the other's.
+    matched = set(theirs).union(*(_hyphen_prefixes(value) for value in theirs if "-" in value))
     return [
-        v for v in mine if v not in theirs and not any(t.startswith(v + "-") or v.startswith(t + "-") for t in theirs)
+        v for v in mine if v not in matched and not ("-" in v and not theirs.keys().isdisjoint(_hyphen_prefixes(v)))
     ]
+
+
+def _hyphen_prefixes(value: str) -> list[str]:
+    """What `value` starts with up to each of its hyphens ("2026-03-31": "2026", "2026-03")."""
+    return [value[:i] for i, char in enumerate(value) if char == "-"]
 
 
 def _differences(a: _Profile, b: _Profile) -> list[str]:
@@ -884,8 +915,8 @@ def _differences(a: _Profile, b: _Profile) -> list[str]:
         if only_a and only_b:
             reasons.append(f"{_kind(only_a + only_b)} differ: {_show(only_a)} vs {_show(only_b)}")
             break
-    names_a = [shown for key, shown in a.names.items() if not _mentions(b, key, shown)]
-    names_b = [shown for key, shown in b.names.items() if not _mentions(a, key, shown)]
+    names_a = _unmentioned(a, b)
+    names_b = _unmentioned(b, a) if names_a else []  # no reason either way
     if names_a and names_b:
         reasons.append(f"names differ: {_show(names_a)} vs {_show(names_b)}")
     # Both saying "now ..." is two updates that may well agree; one saying it is an update of the other.
