@@ -664,9 +664,7 @@ _VALUE_WORDS = frozenset(_NUMBER_WORDS.keys() | _TIME_WORDS.keys())
 _ISO_DATE = re.compile(r"(\d(?<!\w\d)\d{3})-(\d{1,2})-(\d{1,2})\b")
 # A word is taken whole (`++`, possessive): what follows it is never a letter, so giving letters back
 # could never make a match, and trying it at every word of a long body was most of these patterns' cost.
-_DAY_MONTH_YEAR = re.compile(
-    r"(\d(?<!\w\d)\d?)(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]++)\.?,?\s+(?:de\s+)?(\d{4})\b"
-)
+_DAY_MONTH_YEAR = re.compile(r"(\d(?<!\w\d)\d?)(?:st|nd|rd|th)?\.?\s+(?:de\s+)?([a-z]++)\.?,?\s+(?:de\s+)?(\d{4})\b")
 _MONTH_DAY_YEAR = re.compile(r"([a-z](?<!\w[a-z])[a-z]*+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
 _MONTH_YEAR = re.compile(r"([a-z](?<!\w[a-z])[a-z]*+)\s+(\d{4})\b")
 # A number standing alone (not inside an identifier such as eu-west-1 or PA5), with an optional "v" of a
@@ -860,7 +858,7 @@ def _mentions(memory: _Profile, key: str, shown: str) -> bool:
     if key in memory.words:
         return True
     stem, phrase = _other_forms(key, shown)
-    return memory.has(stem) or bool(phrase) and memory.words.issuperset(phrase)
+    return memory.has(stem) or (bool(phrase) and memory.words.issuperset(phrase))
 
 
 def _unmentioned(a: _Profile, b: _Profile) -> list[str]:
