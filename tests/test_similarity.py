@@ -668,3 +668,82 @@ def test_the_facts_rule_takes_a_number_of_thousands_of_digits() -> None:
     pair = similarity.compare(a, b)
     assert pair is not None and pair.label == "duplicate" and pair.reason.startswith("same facts, reworded")
     assert similarity._specific_value("0012") and not similarity._specific_value("009")  # from 10 up, as int() read it
+
+
+# The fact checks read each close pair's texts in few passes; these pin what the faster readings must
+# keep: the values, names, words and cues the plain readings found (HEAD's output, written out).
+
+
+def test_values_are_read_as_the_plain_patterns_read_them() -> None:
+    text = (
+        "Ship v1.2 and 1,000 items (30% of 5k) to eu-west-1 and PA5 on 2026-01-02, 3 March 2026, April 7, 2026"
+        " or May 2026; 1.5.2 at 10:30, every Tuesday, twelve weekly. 2026-03 x.7"
+    )
+    assert similarity.stated_values(text) == {
+        "2026-01-02": "2026-01-02", "2026-03-03": "3 march 2026", "2026-04-07": "april 7, 2026",
+        "2026-05": "may 2026", "1.2": "v1.2", "1000": "1,000", "30%": "30%", "5k": "5k", "1.5.2": "1.5.2",
+        "10:30": "10:30", "2026": "2026", "03": "03", "tuesday": "tuesday", "12": "twelve", "weekly": "weekly",
+    }  # fmt: skip
+    # Without a digit, only the words are values; in a word or after a letter and a hyphen, no number.
+    assert similarity.stated_values("Twelve runs every Tuesday") == {"12": "twelve", "tuesday": "tuesday"}
+    assert similarity.stated_values("PA5 eu-west-1 x_2 a.5 v2x") == {}
+
+
+def test_names_are_judged_as_the_plain_checks_judge_them() -> None:
+    text = (
+        'Ask Lena and IEEE about TestFlight; see eu-west-1, app.qonto.com, "Quarterly Board Review" and'
+        " https://Example.com/X. May we? Tuesday. A b."
+    )
+    assert similarity._names(text) == {
+        "lena": "Lena", "ieee": "IEEE", "testflight": "TestFlight", "euwest1": "eu-west-1",
+        "appqontocom": "app.qonto.com", "quarterlyboardreview": "Quarterly Board Review",
+        "httpsexamplecomx": "https://Example.com/X",
+    }  # fmt: skip
+    # A capitalised ASCII word, judged without the regular expressions: as they judged it.
+    assert similarity._name_of("Lena") == ("lena", "Lena", False)
+    assert similarity._name_of("IEEE") == ("ieee", "IEEE", True)
+    assert similarity._name_of("TestFlight") == ("testflight", "TestFlight", True)
+    assert similarity._name_of("May") is similarity._name_of("TUESDAY") is similarity._name_of("A") is None
+    assert similarity._name_of("Ωmega") == ("ωmega", "Ωmega", False)  # not ASCII: the general checks
+
+
+def test_a_memorys_words_are_those_of_its_whole_text() -> None:
+    # Profile.words reads the words inside its name candidates, not the text again: the same set.
+    body = "Ask 'Lena Díaz' at https://x.io/a_b or eu-west-1; 用户在 Zürich_2 said ﬁne, ｆｕｌｌ width. A.B. x--y"
+    profile = similarity._Profile.of(mem("k.md", "Some-Name", "Über it", body))
+    text = similarity._fold(f"Some-Name\nÜber it\n{body}")
+    candidates = set(similarity._NAME_CANDIDATE.findall(text))
+    squashed = {similarity._SQUASH.sub("", candidate) for candidate in candidates}
+    assert profile.words == set(similarity._TOKEN.findall(text)) | squashed
+    assert similarity._fold("ÀΣ\u0301") + "\n" + similarity._fold("\u0301b") == similarity._fold("ÀΣ\u0301\n\u0301b")
+
+
+@pytest.mark.parametrize("words_first", [False, True])
+def test_a_cue_is_found_whether_or_not_the_words_are_known(words_first: bool) -> None:
+    # Once a memory's words are known, a text lacking every cue's words skips the cue's pattern.
+    cases = {
+        "We moved to Berlin and it was cancelled": ("moved to", "cancelled"),
+        "nowhere moved_to cancel_ok 取消": (None, "取消"),
+        "No longer, then now; called off": ("no longer", "called off"),
+        "no, longer is fine; called it off": (None, None),
+        "现在 it is": ("现在", None),
+    }
+    for text, expected in cases.items():
+        profile = similarity._Profile.of(mem("k.md", "n", text, ""))
+        if words_first:
+            assert profile.words
+        assert (profile.change, profile.called_off) == expected, text
+
+
+def test_a_month_and_a_day_in_it_agree() -> None:
+    unmatched = similarity._unmatched_values
+    assert unmatched({"2026-03": "march 2026"}, {"2026-03-31": "2026-03-31"}) == []
+    assert unmatched({"2026-03-31": "x"}, {"2026-03": "x", "2026": "y"}) == []
+    assert unmatched({"2026-03-31": "x", "30": "30"}, {"2026-04": "x", "2026-03-3": "y"}) == ["2026-03-31", "30"]
+
+
+def test_long_runs_read_in_linear_time() -> None:
+    # No pattern of the fact checks backtracks over a run: each such text is read once, not per start.
+    for run in ("7" * 20_000, " " * 20_000, "A" * 20_000, "Ab " * 7_000, "1." * 10_000, "v1" * 10_000, "a-1" * 7_000):
+        assert isinstance(similarity.stated_values(run), dict)
+        assert isinstance(similarity._names(run), dict)

@@ -464,7 +464,9 @@ class _Profile:
     @cached_property
     def words(self) -> frozenset[str]:
         """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
-        text = _fold(f"{self.memory.name}\n{self.memory.description}\n{self.memory.body}")
+        # Folding reads one character (or one run of accents) at a time, and never across a line
+        # break: the folded name joined to the text folded already is the whole memory folded.
+        text = f"{_fold(self.memory.name)}\n{self.said}"
         # Each distinct candidate squashed once (the pattern has no groups: findall gives whole matches);
         # most are plain words, all word characters but "_", which squashing leaves as they are.
         candidates = set(_NAME_CANDIDATE.findall(text))
@@ -485,13 +487,22 @@ class _Profile:
     @cached_property
     def change(self) -> str | None:
         """The first words announcing a change ("moved to", "no longer"), or None (see _CHANGE)."""
-        found = _CHANGE.search(self.said)
-        return found[0] if found else None
+        return self._first_cue(_CHANGE, _cue_words(_CHANGE_WORDS), _CHANGE_CJK)
 
     @cached_property
     def called_off(self) -> str | None:
         """The first word calling something off ("cancelled", "postponed"), or None (see _CALL_OFF)."""
-        found = _CALL_OFF.search(self.said)
+        return self._first_cue(_CALL_OFF, _cue_words(_CALL_OFF_WORDS), _CALL_OFF_CJK)
+
+    def _first_cue(self, pattern: re.Pattern[str], phrases: list[frozenset[str]], cjk: tuple[str, ...]) -> str | None:
+        """The first match of a cue's `pattern` in the text, or None. The patterns match whole words
+        only, so each of a phrase's words is one of the text's words (`words`): once those are
+        known (a pair's names have asked for them), a text that lacks a word of every phrase, and
+        every CJK cue, is told in C, without a pass of the pattern over it."""
+        words: frozenset[str] | None = self.__dict__.get("words")
+        if words is not None and not any(map(words.issuperset, phrases)) and not any(map(self.said.__contains__, cjk)):
+            return None
+        found = pattern.search(self.said)
         return found[0] if found else None
 
     @cached_property
@@ -688,7 +699,9 @@ _HYPHEN_NUMBER = re.compile(r"[^\W\d_]-\d")  # apart: searched only in a token w
 _ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")
 # Calling off a plan or an event ("the freeze of 2026-12-01 is cancelled") keeps every fact of the
 # plan and reverses it: like an announced change, it is a difference, never a rewording.
-_CALL_OFF = re.compile(r"\b(?:cancel(?:l?ed|s)?|called off|postponed|abandoned|abgesagt|cancelad[oa])\b|取消")
+_CALL_OFF_WORDS = "cancel|canceled|cancelled|cancels|called off|postponed|abandoned|abgesagt|cancelado|cancelada"
+_CALL_OFF_CJK = ("取消",)
+_CALL_OFF = re.compile(rf"\b(?:{_CALL_OFF_WORDS})\b|{'|'.join(_CALL_OFF_CJK)}")
 # One side saying no or never, and not the other, can turn a statement of the same facts into its
 # opposite ("set the timeout to 30 seconds" / "never set it above 30 seconds"). Where most words
 # agree that is a rewording more often than not ("don't" for "never"), but the facts rule
@@ -700,12 +713,20 @@ _NEGATION = re.compile(
 # Phrases that announce that something changed, so the memory updates an earlier state (en/de/es/fr/zh):
 # a move said while it happens as well as after ("moving off", "moved off"), and a quantity "raised to" or
 # "reduced to" a new value, which is "changed to" said of a number.
-_CHANGE = re.compile(
-    r"\b(now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|moving to|moving over|"
-    r"moving off|switching to|raised to|increased to|reduced to|decreased to|lowered to|replaced|retired|"
-    r"decommissioned|deprecated|superseded|took over|changed to|jetzt|nun|nicht mehr|nur noch|ab sofort|"
-    r"umgestellt|ahora|ya no|a partir de|desormais|maintenant|a partir du)\b|现在|改为|改成|不再|已迁移|迁移到"
+_CHANGE_WORDS = (
+    "now|no longer|anymore|any more|from now on|switched|moved to|moved over|moved off|moving to|moving over|"
+    "moving off|switching to|raised to|increased to|reduced to|decreased to|lowered to|replaced|retired|"
+    "decommissioned|deprecated|superseded|took over|changed to|jetzt|nun|nicht mehr|nur noch|ab sofort|"
+    "umgestellt|ahora|ya no|a partir de|desormais|maintenant|a partir du"
 )
+_CHANGE_CJK = ("现在", "改为", "改成", "不再", "已迁移", "迁移到")
+_CHANGE = re.compile(rf"\b({_CHANGE_WORDS})\b|{'|'.join(_CHANGE_CJK)}")
+
+
+@cache
+def _cue_words(phrases: str) -> list[frozenset[str]]:
+    """The words of each of the phrases of a cue ("now|no longer": {now}, {no, longer})."""
+    return [frozenset(phrase.split()) for phrase in phrases.split("|")]
 
 
 def _date(year: str, month: int, day: str) -> str:
