@@ -747,3 +747,13 @@ def test_long_runs_read_in_linear_time() -> None:
     for run in ("7" * 20_000, " " * 20_000, "A" * 20_000, "Ab " * 7_000, "1." * 10_000, "v1" * 10_000, "a-1" * 7_000):
         assert isinstance(similarity.stated_values(run), dict)
         assert isinstance(similarity._names(run), dict)
+
+
+def test_the_words_spare_the_values_pass_only_where_no_value_word_can_stand() -> None:
+    # _stated_values skips reading the words in order when the memory's words rule out every value
+    # word and month, including one between digits ("5may2026") or after a full-width digit.
+    for text in ("Runs 5may2026 and x2tuesday", "every other week", "due 3 mai 2026", "zwei runs", "１二weekly"):
+        profile = similarity._Profile.of(mem("k.md", "n", text, ""))
+        plain = similarity._stated_values(profile.said)
+        assert similarity._stated_values(profile.said, profile.words) == plain, text
+    assert not similarity._may_say_value_words(frozenset({"every", "other", "week", "x5y"}))

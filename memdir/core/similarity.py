@@ -442,7 +442,9 @@ class _Profile:
     # ("k8s-131-upgrade" for 1.31).
     @cached_property
     def values(self) -> dict[str, str]:
-        return _stated_values(self.said)  # the same text, folded once for both
+        # The same text, folded once for both; the words, if a pair's names have asked for them
+        # already, can tell that no word of the text is a value or a month (_stated_values).
+        return _stated_values(self.said, self.__dict__.get("words"))
 
     @cached_property
     def head_values(self) -> dict[str, str]:
@@ -738,8 +740,9 @@ def stated_values(text: str) -> dict[str, str]:
     return _stated_values(_fold(text))
 
 
-def _stated_values(folded: str) -> dict[str, str]:
-    """`stated_values` of text already folded (`_fold`)."""
+def _stated_values(folded: str, known: frozenset[str] | None = None) -> dict[str, str]:
+    """`stated_values` of text already folded (`_fold`); `known`, if given, holds its words
+    (`_Profile.words`), which can spare the pass that reads the words in order."""
     found: dict[str, str] = {}
 
     def take(pattern: re.Pattern[str], value: Callable[[re.Match[str]], str | None]) -> None:
@@ -757,7 +760,7 @@ def _stated_values(folded: str) -> dict[str, str]:
     # The words, before any value is blanked out: a date or number holds no value word (only digits,
     # month names and "v", "k", "st", "de" ...), and blanking one never joins or splits a word. A text
     # that names no month has no date of the three patterns that need one, each a pass over it.
-    words = _WORD.findall(folded)
+    words = _WORD.findall(folded) if known is None or _may_say_value_words(known) else []
     # Every date and number holds a digit: a text without one (many a description) needs none of these passes.
     if _DIGIT.search(folded):
         take(_ISO_DATE, lambda m: _date(m[1], int(m[2]), m[3]))
@@ -776,6 +779,20 @@ def _number(found: re.Match[str]) -> str:
     written, suffix = found[0], found[1] or ""
     number = written[written[0] == "v" : len(written) - len(suffix)]
     return (number.replace(",", "") if _THOUSANDS.fullmatch(number) else number) + suffix
+
+
+_VALUE_AND_MONTH_WORDS = _VALUE_WORDS | _MONTHS.keys()
+_DIGITS = re.compile(r"\d+")
+
+
+def _may_say_value_words(words: frozenset[str]) -> bool:
+    """Whether a text of these words (_Profile.words: each run of letters and digits, and more) may
+    have a value word or month as a run of letters (`_WORD`). Such a run is a word as it stands, or
+    part of one between digits (5may2026): the words with a digit are cut at their digits."""
+    if not _VALUE_AND_MONTH_WORDS.isdisjoint(words):
+        return True
+    pieces = _DIGITS.sub(" ", " ".join(itertools.filterfalse(str.isalpha, words))).split()
+    return not _VALUE_AND_MONTH_WORDS.isdisjoint(pieces)
 
 
 def _starts_sentence(text: str, at: int) -> bool:
@@ -928,14 +945,15 @@ def _hyphen_prefixes(value: str) -> list[str]:
 
 
 def _differences(a: _Profile, b: _Profile) -> list[str]:
+    # The names first: looking them up reads the words, which spare the values a pass.
+    names_a = _unmentioned(a, b)
+    names_b = _unmentioned(b, a) if names_a else []  # no reason either way
     reasons: list[str] = []
     for values_a, values_b in ((a.values, b.values), (a.head_values, b.head_values)):
         only_a, only_b = _unmatched_values(values_a, values_b), _unmatched_values(values_b, values_a)
         if only_a and only_b:
             reasons.append(f"{_kind(only_a + only_b)} differ: {_show(only_a)} vs {_show(only_b)}")
             break
-    names_a = _unmentioned(a, b)
-    names_b = _unmentioned(b, a) if names_a else []  # no reason either way
     if names_a and names_b:
         reasons.append(f"names differ: {_show(names_a)} vs {_show(names_b)}")
     # Both saying "now ..." is two updates that may well agree; one saying it is an update of the other.
