@@ -32,6 +32,22 @@ NOT_SOURCE = (
 )  # fmt: skip
 
 
+def growth(work: Callable[[Any], object], small: Any, large: Any, runs: int = 5) -> float:
+    """How many times longer `work(large)` takes than `work(small)`, each the fastest of `runs`: a
+    ratio measured in one test, for checks that a cost grows linearly (never a bound in seconds)."""
+    import time
+
+    def fastest(sample: Any) -> float:
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            work(sample)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return fastest(large) / fastest(small)
+
+
 def invoke_memdir(*args: str, input: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     """Run the CLI in-process, from `cwd` when given (paths in its output are relative to it)."""
     from typer.testing import CliRunner

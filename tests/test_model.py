@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from conftest import growth
 
 from memdir.core.errors import InvalidMemory
 from memdir.core.model import (
@@ -266,22 +267,12 @@ def test_the_one_regex_reads_a_long_run_of_blanks_in_linear_time() -> None:
     CR) were split between its greedy parts in every way, cubic in their number: one frontmatter line
     of 2,000 blanks took 20 s of CPU. Timed as a ratio in the same test: 4 times the blanks may cost
     at most about 8 times (the cubic reading was ~64)."""
-    import time
-
     from memdir.core.model import _simple_lines, _simple_yaml
-
-    def best(text: str) -> float:
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            _simple_yaml(text)
-            times.append(time.perf_counter() - start)
-        return min(times)
 
     for tail in ("\x01", "\rx", "x  \x01"):
         small, large = (f"name: n\ndescription:{' ' * blanks}{tail}\n" for blanks in (150, 600))
         assert _simple_yaml(large) == _simple_lines(large) is None
-        ratio = best(large) / best(small)
+        ratio = growth(_simple_yaml, small, large)
         assert ratio < 2 * 600 / 150, (tail, ratio)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import growth
 
 from memdir.core import similarity
 from memdir.core.similarity import (
@@ -757,3 +758,23 @@ def test_the_words_spare_the_values_pass_only_where_no_value_word_can_stand() ->
         plain = similarity._stated_values(profile.said)
         assert similarity._stated_values(profile.said, profile.words) == plain, text
     assert not similarity._may_say_value_words(frozenset({"every", "other", "week", "x5y"}))
+
+
+def test_name_candidates_read_a_long_run_of_marks_in_linear_time() -> None:
+    """Bug: a run of quotes, dots or hyphens with no word after it made the last branch of
+    _NAME_CANDIDATE read to the run's end from each of its places: 20,000 quotes took 7 s, a
+    megabyte (the largest memory file read) hours. Timed as a ratio in the same test: 4 times the
+    marks may cost at most about 8 times (the quadratic reading was 16)."""
+    from memdir.core.similarity import _NAME_CANDIDATE
+
+    for mark in "'-.":
+        ratio = growth(_NAME_CANDIDATE.findall, mark * 6_000, mark * 24_000)
+        assert ratio < 8, (mark, ratio)
+    # what it finds is what it found: marks before a word belong to it, whatever their number
+    said = "x" + "-" * 50 + "word 'a title' " + "'" * 45 + "end http://h/" + "." * 41 + "z"
+    assert _NAME_CANDIDATE.findall(said) == [
+        "x" + "-" * 50 + "word",
+        "'a title'",
+        "'" * 45 + "end",
+        "http://h/" + "." * 41 + "z",
+    ]
