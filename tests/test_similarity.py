@@ -778,3 +778,34 @@ def test_name_candidates_read_a_long_run_of_marks_in_linear_time() -> None:
         "'" * 45 + "end",
         "http://h/" + "." * 41 + "z",
     ]
+
+
+def test_a_folder_scan_keeps_nothing_of_its_fact_checks_once_done() -> None:
+    """Bug (issue 18): the candidates judged as names and the names' other forms were kept for the
+    whole process (a module dict and an lru_cache), 2.9 MiB past the realistic 10k folder's pair
+    search, which raised lint's peak memory (it comes later). They go with the scan's profiles now:
+    a scan of new names leaves each container of the module as the scan before left it (but the
+    term cache, `_TERM_OF`, which the scan and recall share)."""
+
+    def sizes() -> dict[str, int]:
+        held = {}
+        for name, value in vars(similarity).items():
+            if name.startswith("__") or value is similarity._TERM_OF:
+                continue
+            if isinstance(value, dict | set | list):
+                held[name] = len(value)
+            elif hasattr(value, "cache_info"):
+                held[name] = value.cache_info().currsize
+        return held
+
+    def scan(who: str, what: str) -> list[str]:
+        body = "Ask {0} at '{1} Review' before the mobile app ships on Friday; {0} signs the release off."
+        theirs = body.format("Oskar", what)
+        head = "Who signs off the Friday release of the mobile app"
+        pair = [mem("a.md", "release-owner", head, body.format(who, what)), mem("b.md", "release-owner", head, theirs)]
+        return [verdict.reason for verdict in find_pairs(pair)]
+
+    assert scan("Lena", "Quarterly") == ["same topic; names differ: Lena vs Oskar"]
+    before = sizes()
+    assert scan("Mirela", "Weekly") == ["same topic; names differ: Mirela vs Oskar"]
+    assert sizes() == before

@@ -49,7 +49,7 @@ import sys
 import unicodedata
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Literal, cast
 
@@ -387,6 +387,7 @@ class _Profile:
     # As keys, not text, a body's reading starts from them as they are; the text of a CJK term is
     # made only where an order or a digit asks for it (`_signatures`, `_word_score`).
     head: tuple[str | int, ...]
+    judged: _Judged = field(default_factory=lambda: _Judged(), compare=False, repr=False)  # one per scan
 
     @classmethod
     def of(cls, memory: MemoryText) -> _Profile:
@@ -398,10 +399,11 @@ class _Profile:
         (`shared`), as each word is one string: a number for each CJK term of each head took 11 MiB
         of the realistic 10k folder."""
         shared: dict[str | int, str | int] = {}
+        judged = _Judged()
         profiles = []
         for memory in memories:
             keys = _term_keys(f"{memory.name}\n{memory.description}")  # slug hyphens split like spaces
-            profiles.append(cls(memory, tuple(map(shared.setdefault, keys, keys))))
+            profiles.append(cls(memory, tuple(map(shared.setdefault, keys, keys)), judged))
         return profiles
 
     @cached_property
@@ -452,7 +454,7 @@ class _Profile:
 
     @cached_property
     def names(self) -> dict[str, str]:
-        return _names(self.memory.description + "\n" + self.memory.body)
+        return _names(self.memory.description + "\n" + self.memory.body, self.judged.names)
 
     @cached_property
     def subject(self) -> list[str]:
@@ -808,12 +810,13 @@ def _starts_sentence(text: str, at: int) -> bool:
     return not before or before[-1] in ".!?:;*-(#>|\n"
 
 
-def _names(text: str) -> dict[str, str]:
+def _names(text: str, judged: _NameCache | None = None) -> dict[str, str]:
     """Identity-bearing words in `text`, squashed -> as written.
 
     Quoted strings, URLs, identifiers with digits or inner dots, slashes or underscores (paths, hosts,
     file names, PA5, eu-west-1), acronyms and CamelCase (IEEE, TestFlight), and capitalised words that
     do not start a sentence (Lena, Polars). Numbers, weekdays and months are values, not names.
+    `judged`, if given, holds the candidates judged already (a folder scan's, `_Judged`).
     """
     # Split at the candidates, in C: the odd parts are the candidates in order, and the lengths of the
     # parts before one add up to where it starts. Words recur and all but one check reads a word
@@ -821,7 +824,8 @@ def _names(text: str) -> dict[str, str]:
     # visited where they stand; a loop over every candidate in a long body was most of the cost.
     parts = _name_split().split(text)
     candidates = parts[1::2]
-    name_of = {word: name for word in _maybe_names(set(candidates)) if (name := _NAME_OF[word]) is not None}
+    judged = _NameCache() if judged is None else judged
+    name_of = {word: name for word in _maybe_names(set(candidates)) if (name := judged[word]) is not None}
     if not name_of:
         return {}
     ends = list(itertools.accumulate(map(len, parts)))  # ends[2k]: where candidate k starts
@@ -855,18 +859,35 @@ class _NameCache(dict[str, "tuple[str, str, bool] | None"]):
 
     Names recur across the memories of a folder, and all but one of the checks read a candidate
     alone, so each distinct one is judged once. Only candidates that may be names come here (see
-    `_maybe_names`), not the ordinary words around them, so the realistic 10k folder's close pairs
-    fill a few thousand entries; cleared past a size only a long-lived process reaches.
+    `_maybe_names`), not the ordinary words around them: the realistic 10k folder's close pairs
+    fill some 8,000 entries.
     """
 
     def __missing__(self, word: str) -> tuple[str, str, bool] | None:
-        if len(self) > 100_000:
-            self.clear()
         name = self[word] = _name_of(word)
         return name
 
 
-_NAME_OF = _NameCache()
+class _Judged:
+    """What the fact checks of one folder scan (`_Profile.all_of`) work out once for all its
+    memories, since names recur across them: each name candidate's judgement (`names`) and each
+    name's other forms (`other_forms`). The scan's profiles hold it, and it goes with them: kept
+    for the whole process instead, it held 2.9 MiB past the realistic 10k folder's pair search,
+    and lint's peak memory comes after that search (the other rules' findings, the report)."""
+
+    __slots__ = ("_forms", "names")
+
+    def __init__(self) -> None:
+        self.names = _NameCache()
+        self._forms: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+
+    def other_forms(self, key: str, shown: str) -> tuple[str, tuple[str, ...]]:
+        """`_other_forms` of a name, worked out once: a name is looked for in each memory its own
+        is paired with."""
+        forms = self._forms.get((key, shown))
+        if forms is None:
+            forms = self._forms[key, shown] = _other_forms(key, shown)
+        return forms
 
 
 def _name_of(word: str) -> tuple[str, str, bool] | None:
@@ -901,7 +922,7 @@ def _mentions(memory: _Profile, key: str, shown: str) -> bool:
     quoted phrase) word by word."""
     if key in memory.words:
         return True
-    stem, phrase = _other_forms(key, shown)
+    stem, phrase = memory.judged.other_forms(key, shown)
     return memory.has(stem) or (bool(phrase) and memory.words.issuperset(phrase))
 
 
@@ -913,10 +934,8 @@ def _unmentioned(a: _Profile, b: _Profile) -> list[str]:
     return [a.names[key] for key in unsaid if not _mentions(b, key, a.names[key])]
 
 
-@functools.lru_cache(maxsize=65_536)
 def _other_forms(key: str, shown: str) -> tuple[str, tuple[str, ...]]:
-    """A name's stem, and its words if it is a phrase (more than one): a name is looked for in each
-    memory its own is paired with, and names recur across memories."""
+    """A name's stem, and its words if it is a phrase (more than one)."""
     words = tuple(_TOKEN.findall(_fold(shown)))
     return _stem(key), words if len(words) > 1 else ()
 
