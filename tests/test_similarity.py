@@ -671,6 +671,95 @@ def test_the_facts_rule_takes_a_number_of_thousands_of_digits() -> None:
     assert similarity._specific_value("0012") and not similarity._specific_value("009")  # from 10 up, as int() read it
 
 
+# The fact checks read each close pair's texts in few passes; these pin what the faster readings must
+# keep: the values, names, words and cues the plain readings found (HEAD's output, written out).
+
+
+def test_values_are_read_as_the_plain_patterns_read_them() -> None:
+    text = (
+        "Ship v1.2 and 1,000 items (30% of 5k) to eu-west-1 and PA5 on 2026-01-02, 3 March 2026, April 7, 2026"
+        " or May 2026; 1.5.2 at 10:30, every Tuesday, twelve weekly. 2026-03 x.7"
+    )
+    assert similarity.stated_values(text) == {
+        "2026-01-02": "2026-01-02", "2026-03-03": "3 march 2026", "2026-04-07": "april 7, 2026",
+        "2026-05": "may 2026", "1.2": "v1.2", "1000": "1,000", "30%": "30%", "5k": "5k", "1.5.2": "1.5.2",
+        "10:30": "10:30", "2026": "2026", "03": "03", "tuesday": "tuesday", "12": "twelve", "weekly": "weekly",
+    }  # fmt: skip
+    # Without a digit, only the words are values; in a word or after a letter and a hyphen, no number.
+    assert similarity.stated_values("Twelve runs every Tuesday") == {"12": "twelve", "tuesday": "tuesday"}
+    assert similarity.stated_values("PA5 eu-west-1 x_2 a.5 v2x") == {}
+
+
+def test_names_are_judged_as_the_plain_checks_judge_them() -> None:
+    text = (
+        'Ask Lena and IEEE about TestFlight; see eu-west-1, app.qonto.com, "Quarterly Board Review" and'
+        " https://Example.com/X. May we? Tuesday. A b."
+    )
+    assert similarity._names(text) == {
+        "lena": "Lena", "ieee": "IEEE", "testflight": "TestFlight", "euwest1": "eu-west-1",
+        "appqontocom": "app.qonto.com", "quarterlyboardreview": "Quarterly Board Review",
+        "httpsexamplecomx": "https://Example.com/X",
+    }  # fmt: skip
+    # A capitalised ASCII word, judged without the regular expressions: as they judged it.
+    assert similarity._name_of("Lena") == ("lena", "Lena", False)
+    assert similarity._name_of("IEEE") == ("ieee", "IEEE", True)
+    assert similarity._name_of("TestFlight") == ("testflight", "TestFlight", True)
+    assert similarity._name_of("May") is similarity._name_of("TUESDAY") is similarity._name_of("A") is None
+    assert similarity._name_of("Ωmega") == ("ωmega", "Ωmega", False)  # not ASCII: the general checks
+
+
+def test_a_memorys_words_are_those_of_its_whole_text() -> None:
+    # Profile.words reads the words inside its name candidates, not the text again: the same set.
+    body = "Ask 'Lena Díaz' at https://x.io/a_b or eu-west-1; 用户在 Zürich_2 said ﬁne, ｆｕｌｌ width. A.B. x--y"
+    profile = similarity._Profile.of(mem("k.md", "Some-Name", "Über it", body))
+    text = similarity._fold(f"Some-Name\nÜber it\n{body}")
+    candidates = set(similarity._NAME_CANDIDATE.findall(text))
+    squashed = {similarity._SQUASH.sub("", candidate) for candidate in candidates}
+    assert profile.words == set(similarity._TOKEN.findall(text)) | squashed
+    assert similarity._fold("ÀΣ\u0301") + "\n" + similarity._fold("\u0301b") == similarity._fold("ÀΣ\u0301\n\u0301b")
+
+
+@pytest.mark.parametrize("words_first", [False, True])
+def test_a_cue_is_found_whether_or_not_the_words_are_known(words_first: bool) -> None:
+    # Once a memory's words are known, a text lacking every cue's words skips the cue's pattern.
+    cases = {
+        "We moved to Berlin and it was cancelled": ("moved to", "cancelled"),
+        "nowhere moved_to cancel_ok 取消": (None, "取消"),
+        "No longer, then now; called off": ("no longer", "called off"),
+        "no, longer is fine; called it off": (None, None),
+        "现在 it is": ("现在", None),
+    }
+    for text, expected in cases.items():
+        profile = similarity._Profile.of(mem("k.md", "n", text, ""))
+        if words_first:
+            assert profile.words
+        assert (profile.change, profile.called_off) == expected, text
+
+
+def test_a_month_and_a_day_in_it_agree() -> None:
+    unmatched = similarity._unmatched_values
+    assert unmatched({"2026-03": "march 2026"}, {"2026-03-31": "2026-03-31"}) == []
+    assert unmatched({"2026-03-31": "x"}, {"2026-03": "x", "2026": "y"}) == []
+    assert unmatched({"2026-03-31": "x", "30": "30"}, {"2026-04": "x", "2026-03-3": "y"}) == ["2026-03-31", "30"]
+
+
+def test_long_runs_read_in_linear_time() -> None:
+    # No pattern of the fact checks backtracks over a run: each such text is read once, not per start.
+    for run in ("7" * 20_000, " " * 20_000, "A" * 20_000, "Ab " * 7_000, "1." * 10_000, "v1" * 10_000, "a-1" * 7_000):
+        assert isinstance(similarity.stated_values(run), dict)
+        assert isinstance(similarity._names(run), dict)
+
+
+def test_the_words_spare_the_values_pass_only_where_no_value_word_can_stand() -> None:
+    # _stated_values skips reading the words in order when the memory's words rule out every value
+    # word and month, including one between digits ("5may2026") or after a full-width digit.
+    for text in ("Runs 5may2026 and x2tuesday", "every other week", "due 3 mai 2026", "zwei runs", "１二weekly"):
+        profile = similarity._Profile.of(mem("k.md", "n", text, ""))
+        plain = similarity._stated_values(profile.said)
+        assert similarity._stated_values(profile.said, profile.words) == plain, text
+    assert not similarity._may_say_value_words(frozenset({"every", "other", "week", "x5y"}))
+
+
 def test_name_candidates_read_a_long_run_of_marks_in_linear_time() -> None:
     """Bug: a run of quotes, dots or hyphens with no word after it made the last branch of
     _NAME_CANDIDATE read to the run's end from each of its places: 20,000 quotes took 7 s, a
@@ -689,3 +778,34 @@ def test_name_candidates_read_a_long_run_of_marks_in_linear_time() -> None:
         "'" * 45 + "end",
         "http://h/" + "." * 41 + "z",
     ]
+
+
+def test_a_folder_scan_keeps_nothing_of_its_fact_checks_once_done() -> None:
+    """Bug (issue 18): the candidates judged as names and the names' other forms were kept for the
+    whole process (a module dict and an lru_cache), 2.9 MiB past the realistic 10k folder's pair
+    search, which raised lint's peak memory (it comes later). They go with the scan's profiles now:
+    a scan of new names leaves each container of the module as the scan before left it (but the
+    term cache, `_TERM_OF`, which the scan and recall share)."""
+
+    def sizes() -> dict[str, int]:
+        held = {}
+        for name, value in vars(similarity).items():
+            if name.startswith("__") or value is similarity._TERM_OF:
+                continue
+            if isinstance(value, dict | set | list):
+                held[name] = len(value)
+            elif hasattr(value, "cache_info"):
+                held[name] = value.cache_info().currsize
+        return held
+
+    def scan(who: str, what: str) -> list[str]:
+        body = "Ask {0} at '{1} Review' before the mobile app ships on Friday; {0} signs the release off."
+        theirs = body.format("Oskar", what)
+        head = "Who signs off the Friday release of the mobile app"
+        pair = [mem("a.md", "release-owner", head, body.format(who, what)), mem("b.md", "release-owner", head, theirs)]
+        return [verdict.reason for verdict in find_pairs(pair)]
+
+    assert scan("Lena", "Quarterly") == ["same topic; names differ: Lena vs Oskar"]
+    before = sizes()
+    assert scan("Mirela", "Weekly") == ["same topic; names differ: Mirela vs Oskar"]
+    assert sizes() == before
