@@ -96,12 +96,16 @@ def source_digest(*extra: str) -> str:
     return digest.hexdigest()[:20]
 
 
-def cached_build(kind: str, key: str, build: Callable[[Path], None], cache: Path = BUILD_CACHE) -> Path:
+def cached_build(
+    kind: str, key: str, build: Callable[[Path], None], cache: Path = BUILD_CACHE, prune: bool = True
+) -> Path:
     """The folder `cache`/kind/key (BUILD_CACHE's, or USER_CACHE's for what a clean checkout may
     reuse), made by `build(folder)` the first time any test of any run asks for it. A file lock
     makes parallel workers wait for the one building; a folder counts only once `build` has
     returned, so a build that failed, skipped or was killed is made again; building removes the
-    kind's other keys. Keyed on content (source_digest, a pinned version), a stale build is never found."""
+    kind's other keys unless `prune` is false (a user-level cache that checkouts of other branches,
+    running at the same time, may be reading). Keyed on content (source_digest, a pinned version),
+    a stale build is never found."""
     kind_dir = cache / kind
     kind_dir.mkdir(parents=True, exist_ok=True)
     folder, complete = kind_dir / key, kind_dir / f"{key}.complete"
@@ -109,13 +113,43 @@ def cached_build(kind: str, key: str, build: Callable[[Path], None], cache: Path
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if complete.exists() and folder.is_dir():
             return folder
-        for old in kind_dir.iterdir():
-            if old.name != ".lock":
+        for old in kind_dir.iterdir() if prune else [folder]:
+            if old.name != ".lock" and (old.exists() or old.is_symlink()):
                 shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
         folder.mkdir()
         build(folder)
         complete.touch()
         return folder
+
+
+def offline_pip_env() -> dict[str, str]:
+    """The environment under which pip installs memdir from its source without a package index: a
+    wheelhouse of memdir's build backend and of its dependencies (each requirement list's whole
+    closure, as `pip wheel` resolves it) for `PIP_FIND_LINKS`, and `PIP_NO_INDEX`. Made once per
+    dependency set and Python, in USER_CACHE where a fresh clone on the same machine finds it; a
+    change to pyproject.toml's `requires` or `dependencies` makes a new one (so does `make clean`
+    of the user's cache, to pick up new releases: like .venv, it is not refreshed otherwise). {} when
+    the wheelhouse cannot be made (no package index): the caller's pip then goes to the index."""
+    import subprocess
+    import tomllib
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    lists = [pyproject["build-system"]["requires"], pyproject["project"]["dependencies"]]
+    key = hashlib.sha256(json.dumps([sys.version, lists]).encode()).hexdigest()[:20]
+
+    def build(folder: Path) -> None:
+        for requirements in lists:  # one resolution each: the build backend's needs are not memdir's
+            command = [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(folder), *requirements]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+            if done.returncode != 0:
+                raise OSError(f"pip wheel: exit {done.returncode}: {done.stderr[-500:]}")
+
+    try:
+        wheels = cached_build("wheelhouse", key, build, cache=USER_CACHE, prune=False)
+    except OSError:
+        return {}
+    find_links = " ".join(filter(None, [str(wheels), os.environ.get("PIP_FIND_LINKS", "")]))
+    return {"PIP_FIND_LINKS": find_links, "PIP_NO_INDEX": "1"}
 
 
 def _compile_memdir() -> None:
