@@ -198,6 +198,38 @@ _DONT_WRITE_BYTECODE = sys.dont_write_bytecode
 sys.dont_write_bytecode = False
 
 
+def _build_typer_commands_once() -> None:
+    """typer's CliRunner.invoke turns the Typer app into a click command on every call: it reads the
+    signature of every command and option function and evaluates their annotations, some 70 ms for
+    memdir's app, which was most of an in-process call of a small command (three quarters of the
+    168 calls in test_faults' prune cases; 16 modules that call the CLI in-process took 89.7 and
+    101.4 s of CPU, 51.4 and 54.7 s with this). The command depends only on what the app registered,
+    which stays as it is once memdir.cli has imported its command modules, so each app is built
+    once per worker, again if anything is registered on it after that. Another typer's testing
+    module, without `_get_command`, is left as it is."""
+    import typer.testing
+
+    build = getattr(typer.testing, "_get_command", None)
+    if build is None:
+        return
+    built: dict[int, tuple[object, tuple[object, ...], Any]] = {}
+
+    def build_once(app: Any) -> Any:
+        registered = (  # and the variable typer reads when it makes --install-completion
+            len(app.registered_commands), len(app.registered_groups), id(app.registered_callback),
+            os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"),
+        )  # fmt: skip
+        known = built.get(id(app))
+        if known is None or known[0] is not app or known[1] != registered:
+            known = built[id(app)] = (app, registered, build(app))
+        return known[2]
+
+    typer.testing._get_command = build_once  # type: ignore[attr-defined]
+
+
+_build_typer_commands_once()
+
+
 @pytest.hookimpl(trylast=True)  # after xdist's: the process that hands tests to workers collects none
 def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("dsession"):
