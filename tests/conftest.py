@@ -127,9 +127,9 @@ def offline_pip_env() -> dict[str, str]:
     wheelhouse of memdir's build backend and of its dependencies (each requirement list's whole
     closure, as `pip wheel` resolves it) for `PIP_FIND_LINKS`, and `PIP_NO_INDEX`. Made once per
     dependency set and Python, in USER_CACHE where a fresh clone on the same machine finds it; a
-    change to pyproject.toml's `requires` or `dependencies` makes a new one (so does `make clean`
-    of the user's cache, to pick up new releases: like .venv, it is not refreshed otherwise). {} when
-    the wheelhouse cannot be made (no package index): the caller's pip then goes to the index."""
+    change to pyproject.toml's `requires` or `dependencies` makes a new one. Like .venv, it is not
+    refreshed otherwise: removing USER_CACHE/wheelhouse/ picks up new releases of the dependencies.
+    {} when the wheelhouse cannot be made (no package index): the caller's pip goes to the index."""
     import subprocess
     import tomllib
 
