@@ -365,6 +365,28 @@ except (ImportError, AttributeError):  # a module renamed: the children import w
     pass
 
 
+# typer makes the click command from the app on every call (Typer.__call__ -> get_command): the
+# signature of every command, its annotations evaluated, ~70 ms. Made here once, for every child,
+# as the imports are; made again in a child if something was registered on the app since, or if
+# the variable typer reads when it makes --install-completion differs.
+def _once(build, made={}):
+    def get_command(app):
+        key = (id(app), len(app.registered_commands), len(app.registered_groups), id(app.registered_callback),
+               os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"))
+        if key not in made:
+            made[key] = (app, build(app))
+        return made[key][1]
+    return get_command
+
+
+try:
+    import typer.main
+    typer.main.get_command = _once(typer.main.get_command)
+    typer.main.get_command(_typer_app())
+except (ImportError, AttributeError):  # another typer: each child makes its own
+    pass
+
+
 # In a forked child: take the request's working directory, environment and argv, and `files()` (the
 # descriptors for 0, 1 and 2), call `run`, and exit with the status `python -m memdir` would.
 def run_forked(request, files, run):
