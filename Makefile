@@ -43,7 +43,9 @@ run: $(VENV)/.installed
 # Every test is safe in parallel: each worker is a process with its own temporary folders, working
 # directory and environment; a module-scoped fixture is built once per worker. What is costly to build
 # (the sdist and wheel, pre-commit's hook environment) is built once for all workers into .cache/ under
-# a digest of the source tree, and reused by later runs until a file changes. TEST_WORKERS=0: serial.
+# a digest of the source tree, and reused by later runs until a file changes; they install memdir's
+# build backend and dependencies offline, from a wheelhouse made once per dependency set in
+# ~/.cache/memdir-tests/ (remove its wheelhouse/ to pick up new releases). TEST_WORKERS=0: serial.
 # --dist worksteal: a worker that runs out of tests takes half of what another has left, so the two
 # finish together; tests/conftest.py's FIRST starts the longest modules first, leaving short tests last.
 TEST_WORKERS ?= auto

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import NOT_SOURCE, USER_CACHE, cached_build, invoke_memdir, source_digest
+from conftest import NOT_SOURCE, USER_CACHE, cached_build, invoke_memdir, offline_pip_env, source_digest
 
 pytest.importorskip(
     "pre_commit", reason="the `pre-commit` package is not installed (pip install pre-commit) to drive the hooks"
@@ -129,14 +129,23 @@ def hook_env() -> HookRepo:
         scratch.mkdir()
         _git(scratch, env, "init", "-q")
         (scratch / ".pre-commit-config.yaml").write_text(_config(_snapshot(folder), DEFAULT_HOOKS))
-        # No byte-compiling of the hooks' dependencies: a hook's run compiles what it imports (once;
-        # see _env). virtualenv's seed wheels and pip's downloads are kept in the user's cache, not
-        # the test's empty home (pip's cache is keyed on what it fetched: never a stale package).
+        # No byte-compiling of the hooks' dependencies (anthropic alone is 3,200 modules the hooks
+        # never import): a hook's run compiles what it imports, once (see _env). PIP_COMPILE=0, as
+        # PIP_NO_COMPILE=1 means the opposite to pip: it sets --no-compile's destination to true.
+        # virtualenv's seed wheels and pip's downloads are kept in the user's cache, not the test's
+        # empty home (pip's cache is keyed on what it fetched: never a stale package).
         caches = {
             "VIRTUALENV_OVERRIDE_APP_DATA": str(USER_CACHE / "virtualenv"),
             "PIP_CACHE_DIR": str(USER_CACHE / "pip"),
         }
-        done = _pre_commit(scratch, {**env, "PIP_NO_COMPILE": "1", **caches}, "install-hooks")
+        install_env = {**env, "PIP_COMPILE": "0", **caches}
+        # The build backend and the dependencies from the wheelhouse, offline: what pre-commit does
+        # is the same (a virtualenv, then `pip install .` with an isolated build), minus the index's
+        # round trips. Anything missing there: again, from the index.
+        offline = offline_pip_env()
+        done = _pre_commit(scratch, {**install_env, **offline}, "install-hooks")
+        if done.code != 0 and offline:
+            done = _pre_commit(scratch, install_env, "install-hooks")
         if done.code != 0:
             log = home / "pre-commit.log"
             details = done.output + (log.read_text(errors="replace") if log.exists() else "")
