@@ -278,3 +278,21 @@ def test_the_childs_answer_is_never_held_whole(busy: Path, monkeypatch: pytest.M
     found = _lint(busy).findings
     assert {f.code[0] for f in found} >= {"B", "S"}  # the child's, come through Counted
     assert asked and min(asked) >= 0, asked
+
+
+def test_a_fork_that_fails_leaves_one_process_to_do_it_all(busy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug (issue 18 review): fork(2) failing (EAGAIN at a process limit, ENOMEM where the copy
+    would not fit) raised out of lint, which then failed where one process would have linted the
+    folder, and left both ends of the pipe open in a library caller."""
+    alone = _lint(busy)
+    _always_two(monkeypatch)
+
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    open_before = len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").is_dir() else None
+    report = _lint(busy)
+    assert [f.to_dict() for f in report.findings] == [f.to_dict() for f in alone.findings]
+    if open_before is not None:
+        assert len(os.listdir("/proc/self/fd")) == open_before  # the pipe's two ends closed again

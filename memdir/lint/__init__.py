@@ -127,13 +127,19 @@ def _cpu_quota(root: Path) -> float | None:
 def _run_in_two(ctx: LintContext, pairs: list[Rule], others: list[Rule]) -> dict[str, list[Finding]]:
     """Each rule's findings, the pair family's found here and the others' in a forked child.
 
-    Anything wrong with the child (killed, out of memory, a rule that raised) and its rules run
-    here after all, so a failure shows as it would without the child, and nothing is lost."""
+    Anything wrong with the child (killed, out of memory, a rule that raised, or no child to be had:
+    fork failed) and its rules run here after all, so a failure shows as it would without the
+    child, and nothing is lost."""
     import pickle
     import signal
 
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no second process to be had (a process limit, no memory to copy this one into)
+        os.close(read_end)
+        os.close(write_end)
+        return _findings(ctx, [*pairs, *others])  # so one process does it all, as on one core
     if pid == 0:  # pragma: no cover - the child; its findings are checked in the parent
         status = 1
         try:
