@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -198,6 +199,24 @@ _DONT_WRITE_BYTECODE = sys.dont_write_bytecode
 sys.dont_write_bytecode = False
 
 
+def typer_shape(app: Any) -> tuple[object, ...]:
+    """What typer makes an app's click command from that a test could change after the first call:
+    its callback and commands, and in turn those of each group's app (the objects themselves: a
+    command put in another's place counts, and holding them, no id is reused), and the variable
+    typer reads when it makes --install-completion. The CliRunner's and the fork servers' caches
+    of the command are keyed on it."""
+
+    def registered(app: Any) -> tuple[object, ...]:
+        groups = [group.typer_instance for group in app.registered_groups]
+        return (
+            app.registered_callback,
+            tuple(app.registered_commands),
+            tuple(None if group is None else registered(group) for group in groups),
+        )
+
+    return registered(app), os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION")
+
+
 def _build_typer_commands_once() -> None:
     """typer's CliRunner.invoke turns the Typer app into a click command on every call: it reads the
     signature of every command and option function and evaluates their annotations, some 70 ms for
@@ -205,7 +224,8 @@ def _build_typer_commands_once() -> None:
     168 calls in test_faults' prune cases; 16 modules that call the CLI in-process took 89.7 and
     101.4 s of CPU, 51.4 and 54.7 s with this). The command depends only on what the app registered,
     which stays as it is once memdir.cli has imported its command modules, so each app is built
-    once per worker, again if anything is registered on it after that. Another typer's testing
+    once per worker, again if anything is registered on it or its groups after that (typer_shape).
+    Another typer's testing
     module, without `_get_command`, is left as it is."""
     import typer.testing
 
@@ -215,10 +235,7 @@ def _build_typer_commands_once() -> None:
     built: dict[int, tuple[object, tuple[object, ...], Any]] = {}
 
     def build_once(app: Any) -> Any:
-        registered = (  # and the variable typer reads when it makes --install-completion
-            len(app.registered_commands), len(app.registered_groups), id(app.registered_callback),
-            os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"),
-        )  # fmt: skip
+        registered = typer_shape(app)
         known = built.get(id(app))
         if known is None or known[0] is not app or known[1] != registered:
             known = built[id(app)] = (app, registered, build(app))
@@ -349,7 +366,10 @@ def recorded_client(replies: Iterable[tuple[int, dict[str, Any] | str]], sent: l
 # the commands import lazily, the date finder's patterns: pure, read-only set-up) is shared. A
 # preload request runs code in the server itself (more imports, a stand-in for the API client): what
 # it defines is in the globals of every command's code forked after it.
-_FORK_PRELUDE = r"""
+_FORK_PRELUDE = (
+    "import os\nfrom typing import Any\n\n"
+    + textwrap.dedent(inspect.getsource(typer_shape))
+    + r"""
 import atexit, json, os, sys, traceback
 from memdir.cli import _typer_app, main
 _typer_app()
@@ -367,12 +387,11 @@ except (ImportError, AttributeError):  # a module renamed: the children import w
 
 # typer makes the click command from the app on every call (Typer.__call__ -> get_command): the
 # signature of every command, its annotations evaluated, ~70 ms. Made here once, for every child,
-# as the imports are; made again in a child if something was registered on the app since, or if
-# the variable typer reads when it makes --install-completion differs.
+# as the imports are; made again in a child if something was registered on the app or its groups
+# since, or if the variable typer reads when it makes --install-completion differs (typer_shape).
 def _once(build, made={}):
     def get_command(app):
-        key = (id(app), len(app.registered_commands), len(app.registered_groups), id(app.registered_callback),
-               os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"))
+        key = (app, typer_shape(app))
         if key not in made:
             made[key] = (app, build(app))
         return made[key][1]
@@ -415,6 +434,7 @@ def run_forked(request, files, run):
         finally:
             os._exit(code)
 """
+)
 _FORK_SERVER = (
     _FORK_PRELUDE
     + r"""

@@ -22,3 +22,38 @@ def test_a_tree_whose_bytecode_cannot_be_written_is_left_as_it_is(tmp_path: Path
     (tmp_path / "module.py").write_text("X = 1\n")
     (tmp_path / "__pycache__").write_text("a file where the bytecode's folder would be\n")
     compile_tree(tmp_path)  # no OSError
+
+
+def test_the_cached_click_command_follows_what_a_sub_app_registers_later() -> None:
+    """Bug (issue 18 review): CliRunner's click command, made once per worker (conftest), was made
+    again only when the top app's own counts changed, so a command registered later on a group's
+    app (`memdir hooks ...`) or one put in another's place was missing from every later call: a
+    test of it failed with "No such command", or passed against the command it replaced."""
+    import typer
+    from typer.testing import CliRunner
+
+    app, group = typer.Typer(), typer.Typer()
+    app.add_typer(group, name="group")
+
+    @group.command()
+    def first() -> None:
+        print("first")
+
+    @app.command()
+    def top() -> None:
+        print("top")
+
+    assert CliRunner().invoke(app, ["group", "first"]).output == "first\n"
+
+    @group.command()
+    def second() -> None:
+        print("second")
+
+    called = CliRunner().invoke(app, ["group", "second"])
+    assert (called.exit_code, called.output) == (0, "second\n")
+
+    def replaced() -> None:
+        print("replaced")
+
+    app.registered_commands[0] = typer.models.CommandInfo(name="top", callback=replaced)
+    assert CliRunner().invoke(app, ["top"]).output == "replaced\n"

@@ -58,7 +58,7 @@ def _always_two(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(linter, "TWO_PROCESSES_FROM", 0)
     if hasattr(os, "sched_getaffinity"):  # as on a machine with two cores, whatever this one has
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(linter, "_cpu_quota", lambda root: None)  # and no container's CPU quota
+    monkeypatch.setattr(linter, "_cpu_quota", lambda root, group="/": None)  # and no container's CPU quota
 
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
@@ -229,15 +229,38 @@ def test_a_containers_cpu_quota_is_read_from_either_cgroup_version(
     assert linter._cpu_quota(tmp_path) == cpus
 
 
+def test_a_cpu_quota_on_the_processs_own_group_or_a_parent_counts(tmp_path: Path) -> None:
+    """Bug (issue 18 review): only the root of the cgroup file system was read, which is the
+    container's own group only where its cgroup namespace makes it so. A systemd unit's CPUQuota=,
+    or a container sharing the host's namespace, has its limit on the process's group (named in
+    /proc/self/cgroup) or a parent of it: one CPU there, and lint still forked."""
+    for group, text in (("a", "200000 100000\n"), ("a/b", "50000 100000\n"), ("a/b/c", "max 100000\n")):
+        (tmp_path / group).mkdir(parents=True, exist_ok=True)
+        (tmp_path / group / "cpu.max").write_text(text)
+    assert linter._cpu_quota(tmp_path, "/a/b/c") == 0.5  # the parent's half a CPU holds below it
+    assert linter._cpu_quota(tmp_path, "/a") == 2.0
+    assert linter._cpu_quota(tmp_path, "/gone/away") is None  # a group not to be found: no quota read
+    listing = tmp_path / "cgroup"
+    for text, group in (
+        ("12:cpu,cpuacct:/docker/x\n0::/a/b/c\n", "/a/b/c"),
+        ("0::/\n", "/"),
+        ("12:cpu,cpuacct:/docker/x\n", "/"),  # cgroup v1 alone: its groups are per controller
+        ("\xff garbage", "/"),
+    ):
+        listing.write_text(text)
+        assert linter._own_cgroup(listing) == group
+    assert linter._own_cgroup(tmp_path / "missing") == "/"
+
+
 def test_no_fork_in_a_container_held_to_one_cpu(busy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Affinity shows every core of the host; a container's CPU quota does not show there. With one
     CPU to share, a second process only adds its cost (and a second copy of the folder in memory)."""
     made = _forks(monkeypatch)
     _always_two(monkeypatch)
-    monkeypatch.setattr(linter, "_cpu_quota", lambda root: 1.0)
+    monkeypatch.setattr(linter, "_cpu_quota", lambda root, group="/": 1.0)
     alone = _lint(busy)
     assert made == []
-    monkeypatch.setattr(linter, "_cpu_quota", lambda root: 1.5)
+    monkeypatch.setattr(linter, "_cpu_quota", lambda root, group="/": 1.5)
     assert [f.to_dict() for f in _lint(busy).findings] == [f.to_dict() for f in alone.findings]
     assert len(made) == 1
 
@@ -278,3 +301,21 @@ def test_the_childs_answer_is_never_held_whole(busy: Path, monkeypatch: pytest.M
     found = _lint(busy).findings
     assert {f.code[0] for f in found} >= {"B", "S"}  # the child's, come through Counted
     assert asked and min(asked) >= 0, asked
+
+
+def test_a_fork_that_fails_leaves_one_process_to_do_it_all(busy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug (issue 18 review): fork(2) failing (EAGAIN at a process limit, ENOMEM where the copy
+    would not fit) raised out of lint, which then failed where one process would have linted the
+    folder, and left both ends of the pipe open in a library caller."""
+    alone = _lint(busy)
+    _always_two(monkeypatch)
+
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    open_before = len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").is_dir() else None
+    report = _lint(busy)
+    assert [f.to_dict() for f in report.findings] == [f.to_dict() for f in alone.findings]
+    if open_before is not None:
+        assert len(os.listdir("/proc/self/fd")) == open_before  # the pipe's two ends closed again

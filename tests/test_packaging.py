@@ -102,8 +102,17 @@ def dist() -> tuple[Path, Path]:
     """The sdist, and the wheel built from that sdist: what a release uploads, and proof that the
     sdist alone builds. Built once per source tree (cached_build). A build failure is the project's
     fault: it fails, never skips."""
+    out = _built_dist()
+    sdists, wheels = sorted(out.glob("memdir-*.tar.gz")), sorted(out.glob("memdir-*.whl"))
+    assert len(sdists) == 1 and len(wheels) == 1, (sdists, wheels)
+    return sdists[0], wheels[0]
+
+
+def _built_dist() -> Path:
+    """The folder of the sdist and wheel of this source tree, built if no run has built them yet."""
 
     def build(out: Path) -> None:
+        offline = offline_pip_env()
         # Each of the two builds installs the build backend into an isolated environment of its
         # own: from conftest's wheelhouse, offline, when it has it (without byte-compiling the
         # backend, which runs once); from the index otherwise, or when that build failed.
@@ -114,11 +123,7 @@ def dist() -> tuple[Path, Path]:
             done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=out, env=env)
         assert done.returncode == 0, f"building failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
-    offline = offline_pip_env()
-    out = cached_build("dist", source_digest(), build)
-    sdists, wheels = sorted(out.glob("memdir-*.tar.gz")), sorted(out.glob("memdir-*.whl"))
-    assert len(sdists) == 1 and len(wheels) == 1, (sdists, wheels)
-    return sdists[0], wheels[0]
+    return cached_build("dist", source_digest(), build)
 
 
 @pytest.fixture(scope="module")
@@ -327,3 +332,16 @@ def test_installed_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> No
     )
     assert version.returncode == 0, version.stderr
     assert re.fullmatch(r"memdir \d+\.\d+\.\d+\S*\n", version.stdout), version.stdout
+
+
+def test_a_dist_built_already_asks_for_no_wheelhouse(dist: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug (issue 18 review): every run asked for conftest's wheelhouse before it looked for the
+    dist it had built already. Where there is none and no network, pip's retries of the wheelhouse
+    build took 46 s (a refused connection; far longer where packets are dropped), in every run,
+    for a dist it then did not build."""
+
+    def no_wheelhouse() -> dict[str, str]:
+        raise AssertionError("the wheelhouse was asked for, with the dist built already")
+
+    monkeypatch.setattr(sys.modules[__name__], "offline_pip_env", no_wheelhouse)
+    assert _built_dist() == dist[0].parent

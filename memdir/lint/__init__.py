@@ -94,26 +94,55 @@ def _worth_two(ctx: LintContext, pairs: list[Rule], others: list[Rule]) -> bool:
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return False  # a fork copies one thread only: never from a server's or a watcher's threads
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    quota = _cpu_quota(_CGROUP)
+    quota = _cpu_quota(_CGROUP, _own_cgroup(_OWN_CGROUP))
     return (cores if quota is None else min(cores, quota)) > 1
 
 
-# Where Linux mounts the cgroup file system. Inside a container its cgroup namespace makes the
-# container's own group the root, so the limit read there is the container's.
+# Where Linux mounts the cgroup file system, and where it says which group this process is in. Inside
+# a container its cgroup namespace usually makes the container's own group the root; where it does
+# not (a systemd unit's CPUQuota=, a container sharing the host's namespace), the limit is on the
+# process's group or a parent of it.
 _CGROUP = Path("/sys/fs/cgroup")
+_OWN_CGROUP = Path("/proc/self/cgroup")
 
 
-def _cpu_quota(root: Path) -> float | None:
-    """The CPUs a container may use, from the CPU quota of the cgroup hierarchy at `root`: v2's
-    `cpu.max` ("50000 100000": half a CPU; "max ...": none), else v1's `cpu.cfs_quota_us` over
-    `cpu.cfs_period_us` (-1: none). None when there is no quota or it cannot be read.
+def _own_cgroup(listing: Path) -> str:
+    """This process's group in the cgroup v2 hierarchy, from /proc/self/cgroup's "0::/a/b" line; "/"
+    (the root) when there is none (cgroup v1 alone, no /proc) or it cannot be read."""
+    try:
+        for line in listing.read_text().splitlines():
+            if line.startswith("0::/"):
+                return line[3:]
+    except (OSError, ValueError):
+        pass
+    return "/"
+
+
+def _cpu_quota(root: Path, group: str = "/") -> float | None:
+    """The CPUs a container may use: the smallest CPU quota (`_quota_of`) of `group` (this process's,
+    `_own_cgroup`) and of each group above it up to the root of the hierarchy at `root`, since a
+    parent's limit holds every group below it. None when there is none or it cannot be read.
 
     A container held to one CPU on a 64-core host still has all 64 cores in its affinity: there a
     second process only adds its own cost, and a second copy of the folder in memory."""
+    folder = root.joinpath(*group.strip("/").split("/")) if group.strip("/") else root
+    quotas = []
+    while True:
+        if folder.is_dir() and (quota := _quota_of(folder)) is not None:
+            quotas.append(quota)
+        if folder == root or root not in folder.parents:
+            return min(quotas, default=None)
+        folder = folder.parent
+
+
+def _quota_of(group: Path) -> float | None:
+    """The CPU quota of one cgroup folder: v2's `cpu.max` ("50000 100000": half a CPU; "max ...":
+    none), else v1's `cpu.cfs_quota_us` over `cpu.cfs_period_us` (-1: none). None when there is no
+    quota or it cannot be read."""
     for quota_file, period_file in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
         try:
-            text = (root / quota_file).read_text()
-            quota, period = text.split() if period_file is None else (text, (root / period_file).read_text())
+            text = (group / quota_file).read_text()
+            quota, period = text.split() if period_file is None else (text, (group / period_file).read_text())
             if quota.strip() == "max" or int(quota) <= 0 or int(period) <= 0:
                 return None
             return int(quota) / int(period)
@@ -127,13 +156,19 @@ def _cpu_quota(root: Path) -> float | None:
 def _run_in_two(ctx: LintContext, pairs: list[Rule], others: list[Rule]) -> dict[str, list[Finding]]:
     """Each rule's findings, the pair family's found here and the others' in a forked child.
 
-    Anything wrong with the child (killed, out of memory, a rule that raised) and its rules run
-    here after all, so a failure shows as it would without the child, and nothing is lost."""
+    Anything wrong with the child (killed, out of memory, a rule that raised, or no child to be had:
+    fork failed) and its rules run here after all, so a failure shows as it would without the
+    child, and nothing is lost."""
     import pickle
     import signal
 
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no second process to be had (a process limit, no memory to copy this one into)
+        os.close(read_end)
+        os.close(write_end)
+        return _findings(ctx, [*pairs, *others])  # so one process does it all, as on one core
     if pid == 0:  # pragma: no cover - the child; its findings are checked in the parent
         status = 1
         try:
