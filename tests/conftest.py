@@ -217,31 +217,34 @@ def typer_shape(app: Any) -> tuple[object, ...]:
     return registered(app), os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION")
 
 
+def made_once(build: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """typer's `build` (app -> click command), made once for each app and shape (typer_shape).
+
+    typer turns the app into a click command on every call: it reads the signature of every command
+    and option function and evaluates their annotations, some 70 ms for memdir's app, most of an
+    in-process call of a small command (16 modules that call the CLI in-process took 89.7 and 101.4 s
+    of CPU, 51.4 and 54.7 s with this). The command depends only on what typer_shape covers, which
+    stays as it is once memdir.cli has imported its command modules. The CliRunner's calls (below)
+    and the fork servers' children (_FORK_PRELUDE) use it."""
+    made: dict[tuple[object, ...], Any] = {}
+
+    def get_command(app: Any) -> Any:
+        key = (app, typer_shape(app))  # holding the app, its id is never reused
+        if key not in made:
+            made[key] = build(app)
+        return made[key]
+
+    return get_command
+
+
 def _build_typer_commands_once() -> None:
-    """typer's CliRunner.invoke turns the Typer app into a click command on every call: it reads the
-    signature of every command and option function and evaluates their annotations, some 70 ms for
-    memdir's app, which was most of an in-process call of a small command (three quarters of the
-    168 calls in test_faults' prune cases; 16 modules that call the CLI in-process took 89.7 and
-    101.4 s of CPU, 51.4 and 54.7 s with this). The command depends only on what the app registered,
-    which stays as it is once memdir.cli has imported its command modules, so each app is built
-    once per worker, again if anything is registered on it or its groups after that (typer_shape).
-    Another typer's testing
-    module, without `_get_command`, is left as it is."""
+    """CliRunner.invoke's command made once per worker (made_once); another typer's testing module,
+    without `_get_command`, is left as it is."""
     import typer.testing
 
     build = getattr(typer.testing, "_get_command", None)
-    if build is None:
-        return
-    built: dict[int, tuple[object, tuple[object, ...], Any]] = {}
-
-    def build_once(app: Any) -> Any:
-        registered = typer_shape(app)
-        known = built.get(id(app))
-        if known is None or known[0] is not app or known[1] != registered:
-            known = built[id(app)] = (app, registered, build(app))
-        return known[2]
-
-    typer.testing._get_command = build_once  # type: ignore[attr-defined]
+    if build is not None:
+        typer.testing._get_command = made_once(build)  # type: ignore[attr-defined]
 
 
 _build_typer_commands_once()
@@ -367,8 +370,9 @@ def recorded_client(replies: Iterable[tuple[int, dict[str, Any] | str]], sent: l
 # preload request runs code in the server itself (more imports, a stand-in for the API client): what
 # it defines is in the globals of every command's code forked after it.
 _FORK_PRELUDE = (
-    "import os\nfrom typing import Any\n\n"
+    "import os\nfrom collections.abc import Callable\nfrom typing import Any\n\n"
     + textwrap.dedent(inspect.getsource(typer_shape))
+    + textwrap.dedent(inspect.getsource(made_once))
     + r"""
 import atexit, json, os, sys, traceback
 from memdir.cli import _typer_app, main
@@ -385,22 +389,11 @@ except (ImportError, AttributeError):  # a module renamed: the children import w
     pass
 
 
-# typer makes the click command from the app on every call (Typer.__call__ -> get_command): the
-# signature of every command, its annotations evaluated, ~70 ms. Made here once, for every child,
-# as the imports are; made again in a child if something was registered on the app or its groups
-# since, or if the variable typer reads when it makes --install-completion differs (typer_shape).
-def _once(build, made={}):
-    def get_command(app):
-        key = (app, typer_shape(app))
-        if key not in made:
-            made[key] = (app, build(app))
-        return made[key][1]
-    return get_command
-
-
+# The click command (Typer.__call__ -> get_command) made here once, for every child, as the imports
+# are; made again in a child whose app's shape changed since (made_once).
 try:
     import typer.main
-    typer.main.get_command = _once(typer.main.get_command)
+    typer.main.get_command = made_once(typer.main.get_command)
     typer.main.get_command(_typer_app())
 except (ImportError, AttributeError):  # another typer: each child makes its own
     pass

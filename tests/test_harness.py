@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from conftest import compile_tree
+from conftest import compile_tree, made_once
 
 
 def test_bytecode_is_written_checked_against_the_source(tmp_path: Path) -> None:
@@ -57,3 +57,24 @@ def test_the_cached_click_command_follows_what_a_sub_app_registers_later() -> No
 
     app.registered_commands[0] = typer.models.CommandInfo(name="top", callback=replaced)
     assert CliRunner().invoke(app, ["top"]).output == "replaced\n"
+
+
+def test_a_command_is_made_once_for_each_shape_of_its_app() -> None:
+    """made_once (the CliRunner's and the fork servers' cache) makes the click command once while the
+    app stays as it is, and again when it changes."""
+    import typer
+
+    built: list[object] = []
+    get_command = made_once(lambda app: built.append(object()) or built[-1])
+    app = typer.Typer()
+
+    @app.command()
+    def first() -> None: ...
+
+    command = get_command(app)
+    assert get_command(app) is command and len(built) == 1
+
+    @app.command()
+    def second() -> None: ...
+
+    assert get_command(app) is not command and len(built) == 2
