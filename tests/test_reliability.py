@@ -384,14 +384,50 @@ def world_readable_folder() -> Iterator[Path]:
     shutil.rmtree(base, ignore_errors=True)
 
 
-def _as_unprivileged(args: list[str]) -> list[str] | None:
-    """The command line that runs `args` without root's power to write anywhere, or None."""
-    if os.geteuid() != 0:
-        return args
+# Ways to run a command without the power to write through read-only permissions, tried in order:
+# as this user when it is not root; as root without the capabilities that override file permissions
+# (root still owns the checkout, wherever it sits, even in a folder only root may enter); as the
+# user nobody, who must be able to reach the checkout and its interpreter.
+_DROP_OVERRIDES = ["--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search", "--"]
+_AS_NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+# Exits 0 when memdir imports and a read-only file refuses to be written: the test's precondition.
+_PROBE = """
+import sys
+import memdir
+try:
+    open(sys.argv[1], "a")
+except PermissionError:
+    sys.exit(0)
+sys.exit("a read-only file was opened for writing")
+"""
+
+
+def _without_override(probe_dir: Path) -> list[str]:
+    """The prefix of a command line that runs memdir's interpreter unable to write through read-only
+    permissions, found by trying each way on a read-only file in `probe_dir` before the test relies
+    on it. Skips the test, with each way's reason, when none holds here."""
+    probe = probe_dir / "read-only-probe"
+    probe.write_text("")
+    probe.chmod(0o444)
     setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", *args]
+    if os.geteuid() != 0:
+        ways = [[]]
+    elif setpriv is None:
+        pytest.skip("running as root without setpriv: root writes through read-only permissions")
+    else:
+        ways = [[setpriv, *_DROP_OVERRIDES], [setpriv, *_AS_NOBODY]]
+    reasons = []
+    try:
+        for way in ways:
+            command = [*way, sys.executable, "-c", _PROBE, str(probe)]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+            if done.returncode == 0:
+                return way
+            last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            reasons.append(f"{shlex.join(way) or 'as this user'}: {last}")
+    finally:
+        probe.unlink()
+    pytest.skip("no way to run memdir here without writing through read-only permissions: " + "; ".join(reasons))
 
 
 @pytest.mark.slow
@@ -400,17 +436,14 @@ def _as_unprivileged(args: list[str]) -> list[str] | None:
 )
 def test_a_read_only_folder_is_one_line_and_nothing_written(world_readable_folder: Path, args: list[str]) -> None:
     root = world_readable_folder
-    command = _as_unprivileged([sys.executable, "-m", "memdir", "--dir", str(root), *args])
-    if command is None:
-        pytest.skip("running as root without setpriv: root writes through read-only permissions")
+    way = _without_override(root.parent)
     (root / "user_a.md").write_text("---\nname: a\ndescription:   About   a\ntype: user\n---\nA.\n")  # to fix
     before = _snapshot(root)
     for path in (root, *root.rglob("*")):
         path.chmod(0o555 if path.is_dir() else 0o444)
     env = {**os.environ, "HOME": str(root.parent), "MEMDIR_NO_CACHE": "1"}
+    command = [*way, sys.executable, "-m", "memdir", "--dir", str(root), *args]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, cwd=root.parent)
-    if done.returncode in (126, 127) or "setpriv:" in done.stderr:
-        pytest.skip(f"cannot run memdir as an unprivileged user here: {done.stderr.strip()}")
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Permission denied" in _one_error_line(done.stderr)
     assert _snapshot(root) == before
