@@ -76,6 +76,23 @@ def test_add_no_dates_keeps_the_text_as_typed(folder: Path) -> None:
     assert "->" not in result.stderr  # no conversion reported
 
 
+@pytest.mark.parametrize("kind", ["user", "reference"])
+def test_add_writes_why_and_how_for_every_type(folder: Path, kind: str) -> None:
+    """--why and --how were dropped without a word for the types whose template had no such lines."""
+    result = memdir(
+        "--dir", str(folder), "add", kind, "grafana", "-d", "API latency is on the api-overview board",
+        "--why", "Incidents start there", "--how", "Check it before blaming the database", "--no-dates",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = (folder / f"{kind}_grafana.md").read_text()
+    assert text.endswith(
+        "---\nAPI latency is on the api-overview board\n\n**Why:** Incidents start there\n\n"
+        "**How to apply:** Check it before blaming the database\n"
+    )
+    bare = memdir("--dir", str(folder), "add", kind, "plain", "-d", "Nothing more to say")
+    assert bare.exit_code == 0 and (folder / f"{kind}_plain.md").read_text().endswith("---\nNothing more to say\n")
+
+
 def test_add_refuses_an_existing_name(folder: Path) -> None:
     assert memdir("--dir", str(folder), "add", "user", "role", "-d", "Backend dev").exit_code == 0
     before = (folder / "user_role.md").read_bytes()

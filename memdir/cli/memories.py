@@ -91,9 +91,12 @@ def add(
         str | None, typer.Option("--description", "-d", help="The one-line index hook (at most 150 characters).")
     ] = None,
     why: Annotated[
-        str | None, typer.Option("--why", help="Why the rule or decision holds (feedback, project).")
+        str | None, typer.Option("--why", help="Why it holds; feedback and project memories should say it.")
     ] = None,
-    how: Annotated[str | None, typer.Option("--how", help="When and where it applies (feedback, project).")] = None,
+    how: Annotated[
+        str | None,
+        typer.Option("--how", help="When and where it applies; feedback and project memories should say it."),
+    ] = None,
     body: Annotated[str | None, typer.Option("--body", help="The memory's text; '-' reads standard input.")] = None,
     importance: Annotated[
         float | None,
