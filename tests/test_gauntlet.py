@@ -124,6 +124,18 @@ def test_add_redacts_secrets_or_refuses(folder: Path) -> None:
     assert SECRET not in (folder / ".memdir" / "log.jsonl").read_text()
 
 
+def test_add_says_a_placeholder_key_is_kept_as_written(folder: Path) -> None:
+    """A key-shaped placeholder is not a secret and stays; someone testing redaction is told so."""
+    placeholder = "sk-ant-api03-" + "A" * 95
+    result = _add(folder, "reference", "ci", "-d", "Where the CI key goes", "--body", f"Set it as {placeholder}.")
+    assert result.exit_code == 0, result.output
+    assert placeholder in (folder / "reference_ci.md").read_text()
+    assert "sk-ant-api03-AAAA…(108 chars) looks like a placeholder, kept as written" in result.stderr
+    assert placeholder not in result.output
+    real = _add(folder, "reference", "cd", "-d", "The CD key", "--body", f"Token: {SECRET}")
+    assert "looks like a placeholder" not in real.stderr
+
+
 def test_add_skips_a_near_duplicate_unless_forced(folder: Path) -> None:
     args = ("-d", "Run npm run lint before every commit", "--body", "Run `npm run lint` before every commit.")
     assert _add(folder, "feedback", "lint", *args).exit_code == 0

@@ -218,6 +218,8 @@ def _screened(st: State, folder: MemoryDir, candidate: Candidate, supersedes: st
     new, target = candidate.memory, verdict.supersedes
     if verdict.redacted:
         st.warn(f"{', '.join(sorted(set(verdict.redacted)))} redacted before writing; keep secrets out of memory")
+    for value in dict.fromkeys(verdict.placeholders):
+        st.say(f"{value} looks like a placeholder, kept as written")
     if verdict.action is Action.QUARANTINE:
         why = "; ".join(r for r in verdict.reasons if not r.startswith("redacted"))
         st.warn(f"quarantined ({why}): not indexed until `memdir review accept {new.name}`")

@@ -87,6 +87,7 @@ class Verdict:
     action: Action
     reasons: list[str] = field(default_factory=list)
     redacted: list[str] = field(default_factory=list)  # kinds of secret taken out
+    placeholders: list[str] = field(default_factory=list)  # key-shaped values kept as written, masked
     duplicate_of: str | None = None
     rejected: str | None = None  # SKIP: the file a person rejected in review that this one repeats
     same_topic: list[Neighbour] = field(default_factory=list)
@@ -109,7 +110,7 @@ def _texts(new: NewMemory) -> dict[str, str]:
 
 
 def _screen_secrets(verdict: Verdict) -> None:
-    from memdir.core.sensitive import find_secrets, redact
+    from memdir.core.sensitive import find_placeholder_keys, find_secrets, redact
 
     new = verdict.candidate.memory
     name_hits = find_secrets(new.name)
@@ -124,6 +125,7 @@ def _screen_secrets(verdict: Verdict) -> None:
         if hits:
             setattr(new, key, redact(text))
             verdict.redacted += [hit.kind for hit in hits]
+        verdict.placeholders += find_placeholder_keys(getattr(new, key))
     if verdict.redacted:
         left = _REDACTION.sub("", f"{new.description} {new.body}")
         if not any(c.isalnum() for c in left):

@@ -453,6 +453,22 @@ def find_secrets(text: str) -> list[Hit]:
     return hits
 
 
+def find_placeholder_keys(text: str) -> list[str]:
+    """Values shaped like a known key or token whose variable part is a placeholder
+    (`sk-ant-api03-AAAA…`), masked for display: find_secrets keeps them as written, and someone
+    testing redaction should be told so rather than left to think a key got through."""
+    found = []
+    for m in _TOKEN_RE.finditer(text):
+        start = m.start()
+        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):
+            continue  # glued to a longer word, as _token_hit judges it
+        prefix = _token_public(int(str(m.lastgroup)[1:])).match(m.group())
+        keep = prefix.end() if prefix else 0
+        if not _looks_random(m.group()[keep:]):
+            found.append(mask(m.group(), keep + 4))
+    return found
+
+
 def mask_secrets(text: str) -> str:
     """`text` with every secret in it replaced by its masked form (`sk-ant-api03-…(108 chars)`): for
     messages that quote a value a person wrote, such as a lint finding or an error."""
