@@ -157,6 +157,13 @@ def test_a_weak_best_match_recalls_nothing(folder: Path, deploys: None) -> None:
     assert [r.path for r in opened.results] == ["reference_grafana.md"]
 
 
+def test_nothing_recalled_says_plainly_whose_words_are_common(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("feedback_lint.md", description="Run npm run lint before every commit; CI was red for a day")
+    result = invoke_memdir("--dir", str(folder), "recall", "every day before noon")
+    assert result.exit_code == 0, result.output
+    assert "the only words the query shares with the best match are common English words" in result.stderr
+
+
 def test_min_relevance_keeps_out_a_new_memory_that_matches_only_a_trace(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("reference_sentry.md", description="Dashboard errors are in Sentry project acme-dispatch",
                 created=_days_ago(200), body="Sentry.\n")  # fmt: skip

@@ -236,7 +236,7 @@ class Gate:
                 return "the query is one uncommon word, in the best match's name or description"
             return odds
         if self.chance <= settings.gate_chance:
-            odds = "its only words in common with the best match are common English"
+            odds = "the only words the query shares with the best match are common English words"
         return f"{odds}, and the best match's relevance {self.relevance:.2f} is below the gate {settings.gate:g}"
 
     def to_json(self) -> dict[str, Any]:
