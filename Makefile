@@ -25,18 +25,23 @@ $(VENV)/.installed-check: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
-## make run: install memdir and run its main job on the bundled example folder.
+## make run: install memdir and run its main job on a copy of the bundled example folder, whose
+## MEMORY.md was written by hand and lists two of its five memories, as folders people have do.
+# A copy, so that every run shows the same regeneration and the checkout stays as it was.
+RUN_COPY := build/example-memory
 run: $(VENV)/.installed
-	@echo "\$$ memdir --dir $(EXAMPLE) index"
-	@$(BIN)/memdir --dir $(EXAMPLE) index
-	@echo; echo "\$$ memdir --dir $(EXAMPLE) list"
-	@$(BIN)/memdir --dir $(EXAMPLE) list
-	@echo; echo "\$$ memdir --dir $(EXAMPLE) lint"
-	@$(BIN)/memdir --dir $(EXAMPLE) lint
-	@echo; echo "\$$ memdir --dir $(EXAMPLE) recall \"we are about to ship the mobile release\""
-	@$(BIN)/memdir --dir $(EXAMPLE) recall "we are about to ship the mobile release"
-	@echo; echo "\$$ cat $(EXAMPLE)/MEMORY.md"
-	@cat $(EXAMPLE)/MEMORY.md
+	@rm -rf $(RUN_COPY) && mkdir -p $(dir $(RUN_COPY)) && cp -R $(EXAMPLE) $(RUN_COPY)
+	@echo "\$$ cp -R $(EXAMPLE) $(RUN_COPY)"
+	@echo; echo "\$$ memdir --dir $(RUN_COPY) index"
+	@$(BIN)/memdir --dir $(RUN_COPY) index
+	@echo; echo "\$$ memdir --dir $(RUN_COPY) list"
+	@$(BIN)/memdir --dir $(RUN_COPY) list
+	@echo; echo "\$$ memdir --dir $(RUN_COPY) lint"
+	@$(BIN)/memdir --dir $(RUN_COPY) lint
+	@echo; echo "\$$ memdir --dir $(RUN_COPY) recall \"we are about to ship the mobile release\""
+	@$(BIN)/memdir --dir $(RUN_COPY) recall "we are about to ship the mobile release"
+	@echo; echo "\$$ cat $(RUN_COPY)/MEMORY.md"
+	@cat $(RUN_COPY)/MEMORY.md
 
 ## make test: install the test dependencies and run every test, on every core (pytest-xdist).
 # pytest exits 5 when it collected no test: that is a broken suite, not a pass.

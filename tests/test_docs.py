@@ -4,6 +4,7 @@ README's Python example runs and every command's help works."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -86,3 +87,60 @@ def test_the_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.Monk
     for block in blocks:
         exec(compile(block, str(ROOT / "README.md"), "exec"), namespace)
     assert any(tmp_path.rglob("*.md")), "the example wrote no memory"
+
+
+def _tour(readme: str) -> list[tuple[list[str], str]]:
+    """The commands of the README's tour, continued lines joined, each with what its comment says it
+    shows (the word after `# ->`, else "")."""
+    found = re.search(r"^## A short tour\n\n```sh\n(.*?)^```$", readme, flags=re.DOTALL | re.MULTILINE)
+    assert found, "README.md has no tour"
+    commands = []
+    for line in found.group(1).replace("\\\n", " ").splitlines():
+        shows = line.split("# ->", 1)[1].split()[0] if "# ->" in line else ""
+        commands.append((shlex.split(line, comments=True), shows))
+    return commands
+
+
+def test_the_readme_tour_shows_what_it_says(tmp_path: Path) -> None:
+    """The tour, run as a new user runs it in a fresh repository: every command succeeds, and each
+    shows what its comment says."""
+    project = tmp_path / "my-project"
+    (project / ".git").mkdir(parents=True)
+    tour = _tour((ROOT / "README.md").read_text(encoding="utf-8"))
+    ran = []
+    for argv, shows in tour:
+        if argv[0] != "memdir":
+            assert argv[:2] in (["pip", "install"], ["cd", "my-project"]), argv
+            continue
+        result = invoke_memdir(*argv[1:], cwd=project)
+        assert result.exit_code == 0, (argv, result.output)
+        assert shows in result.stdout, (argv, shows, result.output)
+        ran.append(argv[1])
+    assert ran[-1] == "recall" and [line for _, line in tour if line], "the tour shows nothing"
+    assert (project / ".claude" / "memory" / ".memdir" / ".gitignore").is_file()
+    assert "2026-" in (project / ".claude" / "memory" / "project_mobile-release-freeze.md").read_text()
+
+
+def test_make_run_regenerates_the_example_index(tmp_path: Path) -> None:
+    """`make run`'s memdir commands (read from the Makefile) on a copy of examples/memory, as the
+    README describes them: the index is regenerated with the hand-written heading and note kept and
+    the memories it missed added, lint passes, and recall picks the release memory."""
+    import shutil
+
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile[makefile.index("\nrun:") : makefile.index("\n\n", makefile.index("\nrun:"))]
+    commands = [shlex.split(line.split("/memdir ", 1)[1]) for line in recipe.splitlines() if "$(BIN)/memdir " in line]
+    assert [argv[2] for argv in commands] == ["index", "list", "lint", "recall"]
+    copy = tmp_path / "example-memory"
+    shutil.copytree(ROOT / "examples" / "memory", copy)
+    before = (copy / "MEMORY.md").read_text(encoding="utf-8")
+    results = {}
+    for argv in commands:
+        assert argv[:2] == ["--dir", "$(RUN_COPY)"], argv
+        results[argv[2]] = invoke_memdir("--dir", str(copy), *argv[2:])
+        assert results[argv[2]].exit_code == 0, (argv, results[argv[2]].output)
+    after = (copy / "MEMORY.md").read_text(encoding="utf-8")
+    assert "MEMORY.md written" in results["index"].stderr or "MEMORY.md updated" in results["index"].stderr
+    assert after.startswith(before.split("\n- ", 1)[0])  # the hand-written heading and note
+    assert after.count("\n- [") == 5 > before.count("\n- [")
+    assert "project_release-freeze.md" in results["recall"].stdout
