@@ -73,6 +73,22 @@ def test_dead_entries_dropped_for_the_caps_are_kept_in_history(folder: Path, mak
     assert all(line in history for line in split_lines(dead))
 
 
+def test_index_says_how_many_more_dead_entries_it_dropped_or_kept(folder: Path, make_memory: MakeMemory) -> None:
+    dead = "".join(f"- [gone {i}](project_gone-{i:02}.md) — deleted\n" for i in range(23))
+    (folder / "MEMORY.md").write_text(dead)
+    make_memory("user_a.md")
+    kept = invoke_memdir("--dir", str(folder), "index")
+    assert "project_gone-19.md, and 3 more)" in kept.output, kept.output
+    assert "project_gone-20.md" not in kept.output
+    for i in range(180):  # with the 23 dead lines, over the 200-line cap: the dead ones go
+        make_memory(f"user_{i:03}.md")
+    dropped = invoke_memdir("--dir", str(folder), "index")
+    assert dropped.exit_code == 0, dropped.output
+    assert "  - [gone 19](project_gone-19.md) — deleted\n  ... and 3 more (kept in .memdir/MEMORY.md.history)" in (
+        dropped.output
+    )
+
+
 def test_index_names_dead_entries_and_the_fix(folder: Path, make_memory: MakeMemory) -> None:
     (folder / "MEMORY.md").write_text("- [gone](project_gone.md) — deleted\n")
     make_memory("user_a.md")
