@@ -272,6 +272,31 @@ def test_first_run_says_what_it_replaced_and_how_to_get_it_back(folder: Path, ma
     assert "my hand-tuned words" not in again.output and "Replaced 1" in again.output
 
 
+def test_keep_a_renamed_file_named_after_its_name_takes_over_its_line_and_label(
+    tmp_path: Path, make_memory: MakeMemory, folder: Path
+) -> None:
+    (folder / ".memdir.toml").write_text('dir = "."\n[index]\nentry-text = "keep"\n')
+    make_memory("feedback_lint-before-commit.md", name="lint-before-commit", description="Run the linter")
+    make_memory("user_role.md", description="Backend dev")
+    (folder / "MEMORY.md").write_text(
+        "- [Lint first!](feedback_lint-before-commit.md) — my words\n- [role](user_role.md) — Backend dev\n"
+    )
+    (folder / "feedback_lint-before-commit.md").rename(folder / "feedback_lint.md")
+    assert invoke_memdir("index", cwd=folder).exit_code == 0
+    assert (folder / "MEMORY.md").read_text() == (
+        "- [Lint first!](feedback_lint.md) — my words\n- [role](user_role.md) — Backend dev\n"
+    )
+    assert invoke_memdir("index", "--check", cwd=folder).exit_code == 0
+
+
+def test_keep_a_renamed_file_keeps_its_label_wherever_it_moved() -> None:
+    existing = '- **[Deploy](project_deploy.md "title")** — mine\n'
+    moved = mem("team/project_deploy flow.md", name="deploy")
+    result = build(existing, [moved], missing=["project_deploy.md"], keep_wording=True)
+    assert result.text == '- **[Deploy](<team/project_deploy flow.md> "title")** — mine\n'
+    assert result.rewritten == []  # not replaced by the frontmatter's text: only its link moved
+
+
 # --- 6. greedy packing -------------------------------------------------------------------------------
 
 

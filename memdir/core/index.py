@@ -35,12 +35,14 @@ import datetime as dt
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Set
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 from memdir.core.bulk import paused_gc
-from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
+from memdir.core.errors import InvalidMemory
+from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, file_name_for, plural
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -454,19 +456,34 @@ def _listed_by(text: str, resolve: Resolver) -> set[str]:
 
 
 def _take_over_renamed(lines: list[_Line], unlisted: list[Indexable]) -> None:
-    """Give a dead entry to the memory that was renamed or moved away from it: the one unlisted
-    memory with the entry's link text as its title, else the one with the same file name."""
+    """Give a dead entry to the memory that was renamed or moved away from it, found by its `name`
+    or its file name: the one unlisted memory whose name is the entry's link text, else the one
+    whose name memdir would have given the dead file (`<type>_<slug of the name>.md`, so a label
+    of a person's own does not hide it), else the one with the same file name in another place."""
+    if not any(line.dead for line in lines):
+        return
+    by_title: dict[str, list[Indexable]] = {}
+    by_name_file: dict[str, list[Indexable]] = {}
+    by_file: dict[str, list[Indexable]] = {}
+    for memory in unlisted:
+        by_title.setdefault(memory.title, []).append(memory)
+        by_file.setdefault(posixpath.basename(memory.path), []).append(memory)
+        if memory.type is not None:
+            with suppress(InvalidMemory):  # a name without a letter or digit names no file
+                by_name_file.setdefault(file_name_for(memory.type, memory.title), []).append(memory)
+    taken: set[str] = set()
     for line in lines:
         if not line.dead:
             continue
         base = posixpath.basename(line.target)
-        by_title = [m for m in unlisted if m.title == line.link_text]
-        by_file = [m for m in unlisted if posixpath.basename(m.path) == base]
-        heir = by_title[0] if len(by_title) == 1 else by_file[0] if len(by_file) == 1 else None
-        if heir is not None:
-            line.slot, line.dead, line.renamed = heir, False, True
-            line.indent = line.text[: len(line.text) - len(line.text.lstrip(" \t"))]
-            unlisted.remove(heir)
+        for alike in (by_title.get(line.link_text, []), by_name_file.get(base, []), by_file.get(base, [])):
+            found = [m for m in alike if m.path not in taken]
+            if len(found) == 1:
+                taken.add(found[0].path)
+                line.slot, line.dead, line.renamed = found[0], False, True
+                line.indent = line.text[: len(line.text) - len(line.text.lstrip(" \t"))]
+                break
+    unlisted[:] = [m for m in unlisted if m.path not in taken]
 
 
 def _insertion_points(lines: list[_Line], new: Iterable[Indexable]) -> dict[int, list[Indexable]]:
@@ -504,14 +521,21 @@ class _Rendered:
 
 def _slot_text(line: _Line, keep_wording: bool, fresh: bool = False) -> str:
     """What a managed line becomes: its memory's entry, or the line as written when its wording is
-    kept. `fresh`: the memory's entry as a new line would have it, unindented, where the line as it
-    is does not fit the caps."""
+    kept (pointed at the memory's new path when it was renamed). `fresh`: the memory's entry as a
+    new line would have it, unindented, where the line as it is does not fit the caps."""
     assert line.slot is not None
     if fresh:
         return entry_line(line.slot)
-    if keep_wording and not line.renamed:
-        return line.text
+    if keep_wording:
+        return _retarget(line.text, line.slot.path) if line.renamed else line.text
     return line.indent + entry_line(line.slot)
+
+
+def _retarget(text: str, path: str) -> str:
+    """An entry line with its own link pointed at `path`, every other character as it was."""
+    entry = _ENTRY.match(text)
+    assert entry is not None, "only an entry is taken over"
+    return text[: entry.start("target")] + _link_target(path) + text[entry.end("target") :]
 
 
 def _render(
@@ -540,7 +564,8 @@ def _render(
             as_fresh = line.slot.path in fresh
             out.append(_slot_text(line, keep_wording, as_fresh))
             shown.append(line.slot)
-            if out[-1] != line.text:
+            retargeted = keep_wording and line.renamed and not as_fresh  # the wording kept, only the link new
+            if out[-1] != line.text and not retargeted:
                 rewritten.append(line.text)
         if i in points:
             for memory in sorted((m for m in points[i] if m.path in keep), key=_placement):
