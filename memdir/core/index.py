@@ -460,23 +460,30 @@ def _take_over_renamed(lines: list[_Line], unlisted: list[Indexable]) -> None:
     or its file name: the one unlisted memory whose name is the entry's link text, else the one
     whose name memdir would have given the dead file (`<type>_<slug of the name>.md`, so a label
     of a person's own does not hide it), else the one with the same file name in another place."""
-    if not any(line.dead for line in lines):
+    dead = [line for line in lines if line.dead]
+    if not dead:
         return
+    # One pass over the memories, looking only for what the dead lines name: a folder of ten
+    # thousand has rarely more than a few, and slugging every name would cost more than the rest.
+    titles = {line.link_text for line in dead}
+    files = {line.target.rpartition("/")[2] for line in dead}
+    prefixes = {name.split("_", 1)[0] for name in files}
     by_title: dict[str, list[Indexable]] = {}
     by_name_file: dict[str, list[Indexable]] = {}
     by_file: dict[str, list[Indexable]] = {}
     for memory in unlisted:
-        by_title.setdefault(memory.title, []).append(memory)
-        by_file.setdefault(posixpath.basename(memory.path), []).append(memory)
-        if memory.type is not None:
+        if memory.title in titles:
+            by_title.setdefault(memory.title, []).append(memory)
+        name = memory.path.rpartition("/")[2]
+        if name in files:
+            by_file.setdefault(name, []).append(memory)
+        if memory.type is not None and memory.type.value in prefixes:
             with suppress(InvalidMemory):  # a name without a letter or digit names no file
                 by_name_file.setdefault(file_name_for(memory.type, memory.title), []).append(memory)
     taken: set[str] = set()
-    for line in lines:
-        if not line.dead:
-            continue
-        base = posixpath.basename(line.target)
-        for alike in (by_title.get(line.link_text, []), by_name_file.get(base, []), by_file.get(base, [])):
+    for line in dead:
+        name = line.target.rpartition("/")[2]
+        for alike in (by_title.get(line.link_text, []), by_name_file.get(name, []), by_file.get(name, [])):
             found = [m for m in alike if m.path not in taken]
             if len(found) == 1:
                 taken.add(found[0].path)
