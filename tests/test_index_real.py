@@ -73,6 +73,22 @@ def test_dead_entries_dropped_for_the_caps_are_kept_in_history(folder: Path, mak
     assert all(line in history for line in split_lines(dead))
 
 
+def test_index_says_how_many_more_dead_entries_it_dropped_or_kept(folder: Path, make_memory: MakeMemory) -> None:
+    dead = "".join(f"- [gone {i}](project_gone-{i:02}.md) — deleted\n" for i in range(23))
+    (folder / "MEMORY.md").write_text(dead)
+    make_memory("user_a.md")
+    kept = invoke_memdir("--dir", str(folder), "index")
+    assert "project_gone-19.md, and 3 more)" in kept.output, kept.output
+    assert "project_gone-20.md" not in kept.output
+    for i in range(180):  # with the 23 dead lines, over the 200-line cap: the dead ones go
+        make_memory(f"user_{i:03}.md")
+    dropped = invoke_memdir("--dir", str(folder), "index")
+    assert dropped.exit_code == 0, dropped.output
+    assert "  - [gone 19](project_gone-19.md) — deleted\n  ... and 3 more (kept in .memdir/MEMORY.md.history)" in (
+        dropped.output
+    )
+
+
 def test_index_names_dead_entries_and_the_fix(folder: Path, make_memory: MakeMemory) -> None:
     (folder / "MEMORY.md").write_text("- [gone](project_gone.md) — deleted\n")
     make_memory("user_a.md")
@@ -117,6 +133,62 @@ def test_lint_and_index_agree_on_prose_links(folder: Path, make_memory: MakeMemo
     assert [f["code"] for f in lint["findings"] if f["code"].startswith("I")] == []
     assert invoke_memdir("--dir", str(folder), "index").exit_code == 0
     assert (folder / "MEMORY.md").read_text() == before
+
+
+def test_a_link_in_an_entrys_text_lists_nothing_and_one_run_settles(folder: Path, make_memory: MakeMemory) -> None:
+    # A real folder: the only link to feedback_b.md was inside feedback_a.md's entry. The first run
+    # rewrote that entry from the frontmatter, so b was listed by nothing until a second run.
+    make_memory("feedback_a.md", description="Rule a")
+    make_memory("feedback_b.md", description="Rule b")
+    (folder / "MEMORY.md").write_text("- [a](feedback_a.md) — Rule a, with nuance ([nuance](feedback_b.md))\n")
+    lint = json.loads(invoke_memdir("--dir", str(folder), "lint", "--select", "I003", "--format", "json").stdout)
+    assert [f["path"] for f in lint["findings"]] == ["feedback_b.md"]
+    first = MemoryDir(folder).write_index()
+    assert first.result.text == "- [a](feedback_a.md) — Rule a\n- [b](feedback_b.md) — Rule b\n"
+    assert not MemoryDir(folder).write_index().changed
+
+
+def test_a_link_in_a_description_does_not_list_the_memory_it_names(folder: Path) -> None:
+    assert invoke_memdir("--dir", str(folder), "add", "user", "a", "-d", "see [b](user_b.md)").exit_code == 0
+    # user_b.md appears later, written by hand or by another tool.
+    (folder / "user_b.md").write_text("---\nname: b\ndescription: Rule b\ntype: user\n---\nB.\n")
+    check = invoke_memdir("--dir", str(folder), "index", "--check")
+    assert check.exit_code == 1, check.output
+    lint = json.loads(invoke_memdir("--dir", str(folder), "lint", "--select", "I003", "--format", "json").stdout)
+    assert [f["path"] for f in lint["findings"]] == ["user_b.md"]
+    assert invoke_memdir("--dir", str(folder), "index").exit_code == 0
+    assert (folder / "MEMORY.md").read_text() == "- [a](user_a.md) — see [b](user_b.md)\n- [b](user_b.md) — Rule b\n"
+    assert invoke_memdir("--dir", str(folder), "index", "--check").exit_code == 0
+
+
+def test_links_on_hand_written_lines_list_and_links_on_entries_do_not() -> None:
+    existing = (
+        "# Notes\n"
+        "- [Design doc](design.md) — also read [c](user_c.md)\n"  # a list item of a person's own
+        "- [gone](user_gone.md) — see [d](user_d.md)\n"  # a dead entry: memdir's to drop
+        "- [old](user_old.md) — superseded by [e](user_e.md)\n"  # an entry for an excluded memory
+        "- [a](user_a.md) — desc\n"
+        "- [a again](user_a.md) — and [f](user_f.md)\n"  # a second entry for a: it goes
+    )
+    memories = [mem("user_a.md"), mem("user_old.md", status="superseded"), *(mem(f"user_{x}.md") for x in "cdef")]
+    result = build(existing, memories, missing=["user_gone.md"])
+    added = [entry_target(line) for line in split_lines(result.text)[4:]]
+    assert added == ["user_d.md", "user_e.md", "user_f.md"], result.text
+    assert [m.path for m in result.linked] == ["user_c.md"]
+    assert build(result.text, memories, missing=["user_gone.md"]).text == result.text
+
+
+def test_a_memory_with_its_own_entry_and_a_prose_link_gives_up_the_entry_when_the_caps_bind() -> None:
+    existing = "See [b](user_b.md) first.\n\n- [b](user_b.md) — desc\n"
+    memories = [mem("user_b.md", importance=0.9), *(mem(f"user_{i}.md") for i in range(4))]
+    assert build(existing, memories).text == existing + "".join(render_entry(m) + "\n" for m in memories[1:])
+    caps = Caps(max_lines=5)  # b's entry goes before any memory is left out, and b is not one of them
+    result = build(existing, memories, caps=caps)
+    kept = "".join(render_entry(m) + "\n" for m in memories[1:3])
+    assert result.text == "See [b](user_b.md) first.\n\n" + kept + left_out_note(2, caps) + "\n"
+    assert [m.path for m in result.linked] == ["user_b.md"]
+    assert [left.memory.path for left in result.left_out] == ["user_3.md", "user_2.md"]
+    assert build(result.text, memories, caps=caps).text == result.text
 
 
 # --- 4. a generated line never breaks a rule memdir enforces --------------------------------------
@@ -200,6 +272,31 @@ def test_first_run_says_what_it_replaced_and_how_to_get_it_back(folder: Path, ma
     assert "my hand-tuned words" not in again.output and "Replaced 1" in again.output
 
 
+def test_keep_a_renamed_file_named_after_its_name_takes_over_its_line_and_label(
+    tmp_path: Path, make_memory: MakeMemory, folder: Path
+) -> None:
+    (folder / ".memdir.toml").write_text('dir = "."\n[index]\nentry-text = "keep"\n')
+    make_memory("feedback_lint-before-commit.md", name="lint-before-commit", description="Run the linter")
+    make_memory("user_role.md", description="Backend dev")
+    (folder / "MEMORY.md").write_text(
+        "- [Lint first!](feedback_lint-before-commit.md) — my words\n- [role](user_role.md) — Backend dev\n"
+    )
+    (folder / "feedback_lint-before-commit.md").rename(folder / "feedback_lint.md")
+    assert invoke_memdir("index", cwd=folder).exit_code == 0
+    assert (folder / "MEMORY.md").read_text() == (
+        "- [Lint first!](feedback_lint.md) — my words\n- [role](user_role.md) — Backend dev\n"
+    )
+    assert invoke_memdir("index", "--check", cwd=folder).exit_code == 0
+
+
+def test_keep_a_renamed_file_keeps_its_label_wherever_it_moved() -> None:
+    existing = '- **[Deploy](project_deploy.md "title")** — mine\n'
+    moved = mem("team/project_deploy flow.md", name="deploy")
+    result = build(existing, [moved], missing=["project_deploy.md"], keep_wording=True)
+    assert result.text == '- **[Deploy](<team/project_deploy flow.md> "title")** — mine\n'
+    assert result.rewritten == []  # not replaced by the frontmatter's text: only its link moved
+
+
 # --- 6. greedy packing -------------------------------------------------------------------------------
 
 
@@ -216,12 +313,26 @@ def test_an_entry_that_can_never_fit_does_not_empty_the_index() -> None:
     assert result.bytes <= caps.max_bytes
 
 
-def test_a_kept_hand_line_that_cannot_fit_is_left_out_alone() -> None:
+def test_a_kept_line_that_cannot_fit_gives_way_to_its_generated_line() -> None:
+    # Left out, the memory would come back with its generated line on the next run: one run does it.
     long_line = "- [big](user_big.md) — " + "word " * 6000
     memories = [mem("user_big.md", importance=1.0), *(mem(f"user_{i}.md") for i in range(21))]
     result = build(long_line + "\n", memories, keep_wording=True)
-    assert len(result.entries) == 21 and result.bytes <= 25_000
-    assert [left.memory.path for left in result.left_out] == ["user_big.md"]
+    assert len(result.entries) == 22 and result.bytes <= 25_000 and result.left_out == []
+    assert split_lines(result.text)[0] == render_entry(memories[0])
+    assert result.rewritten == [long_line]
+    assert build(result.text, memories, keep_wording=True).text == result.text
+
+
+def test_a_nested_entry_that_cannot_fit_indented_takes_its_place_unindented() -> None:
+    existing = "- [a](user_a.md) — desc\n      - [b](user_b.md) — desc\n"
+    memories = [mem("user_a.md", importance=0.9), mem("user_b.md", importance=0.8), mem("user_c.md", "c " * 60)]
+    flat = existing.replace("      -", "-").encode()
+    caps = Caps(max_lines=200, max_bytes=len(flat) + len(left_out_note(1, Caps(200, 999)).encode()) + 1)
+    assert 100 <= caps.max_bytes <= 999  # the note says as many digits as it was measured with
+    result = build(existing, memories, caps=caps)
+    assert split_lines(result.text)[:2] == ["- [a](user_a.md) — desc", "- [b](user_b.md) — desc"]
+    assert build(result.text, memories, caps=caps).text == result.text
 
 
 def test_lint_names_the_entry_too_long_to_ever_be_listed(folder: Path, make_memory: MakeMemory) -> None:

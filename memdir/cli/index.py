@@ -34,8 +34,13 @@ def report_index(st: State, write: IndexWrite, verb: str, done: str | None = Non
         )
         for line in result.dead_dropped[:LEFT_OUT_SHOWN]:
             st.say(f"  {line}")
+        if len(result.dead_dropped) > LEFT_OUT_SHOWN:
+            st.say(f"  ... and {len(result.dead_dropped) - LEFT_OUT_SHOWN:,} more (kept in .memdir/MEMORY.md.history)")
     if result.dead:
-        shown = ", ".join(_dead_targets(result.dead)[:LEFT_OUT_SHOWN])
+        targets = _dead_targets(result.dead)
+        shown = ", ".join(targets[:LEFT_OUT_SHOWN])
+        if len(targets) > LEFT_OUT_SHOWN:
+            shown += f", and {len(targets) - LEFT_OUT_SHOWN:,} more"
         st.warn(
             f"{plural(len(result.dead), 'entry links a file that', 'entries link files that')} "
             f"{'no longer exists' if len(result.dead) == 1 else 'no longer exist'} ({shown}); kept while everything "

@@ -4,20 +4,26 @@ The index is rebuilt from the memory files *and* the current MEMORY.md. A line o
 *managed* when it is a list item whose link points at a valid memory in the folder: memdir owns
 that line and rewrites it from the memory's frontmatter (or, with `[index] entry-text = "keep"`,
 keeps its wording while the memory lives). Every other line (headings, prose, notes, links to other
-documents) is hand-written and is kept, verbatim and in place. A memory is *listed* when any link
-outside fenced code resolves to it (`./`, percent-encoding and letter case aside), in an entry or
-inside a sentence; only memories that are not listed get a new line, inserted after the last entry
-of the same type (else after the last entry, else at the end), so hand-made grouping survives.
+documents) is hand-written and is kept, verbatim and in place. A memory is *listed* when its own
+entry links it, or a link on a hand-written line outside fenced code does (`./`, percent-encoding
+and letter case aside), in a list or inside a sentence. The other links of an entry list nothing:
+memdir rewrites that line, so what it listed would be lost to the run and added only by the next.
+Only memories that are not listed get a new line, inserted after the last entry of the same type
+(else after the last entry, else at the end), so hand-made grouping survives.
 
 An entry whose file is gone (a *dead* entry) is kept while everything fits. When the caps bind,
-dead entries go first; a memory renamed or moved (same `name`, or same file name in another place)
-takes over its old line instead.
+dead entries go first, then the entries of memories a hand-written line links too; a memory renamed
+or moved (same `name`, or same file name in another place) takes over its old line instead.
 
 When everything does not fit in 200 lines / 25,000 bytes, entries are packed most valuable first:
 highest `importance` (default 0.5), then newest (`updated`, `modified`, `updated_at`, `created`;
 undated counts as oldest), then by path. An entry that does not fit in what is left is left out
 and the ones after it still get their chance, so one entry too long to ever fit cannot empty the
-index.
+index. An existing line that does not fit (kept wording, an indent) gives way to its memory's
+generated line, in its place.
+
+One run reaches the fixed point: a second run on its output changes nothing. Whatever the run
+drops, rewrites or leaves out, it decides as the next run would (tests/test_index_fixed_point.py).
 
 Over 500 lines: parsing MEMORY.md, rendering entries and packing them within the caps are one
 algorithm.
@@ -28,13 +34,15 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 from memdir.core.bulk import paused_gc
-from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, plural
+from memdir.core.errors import InvalidMemory
+from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, file_name_for, plural
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -172,9 +180,12 @@ class IndexResult:
     hand_lines: int = 0
     rewritten: list[str] = field(default_factory=list)  # existing entry lines replaced by new text
     refused: str | None = None  # why the hand-written text alone cannot fit; then nothing is written
-    linked: list[Indexable] = field(default_factory=list)  # listed by a link in hand-written text
+    linked: list[Indexable] = field(default_factory=list)  # listed by a hand-written line, not by an entry of its own
     dead: list[str] = field(default_factory=list)  # entry lines kept although their file is gone
     dead_dropped: list[str] = field(default_factory=list)  # entry lines of gone files dropped for the caps
+    # The memories the MEMORY.md it was built from lists: by their own entry, or by a link on a
+    # hand-written line. The one definition of "listed", which lint (I003) reads here.
+    listed: set[str] = field(default_factory=set)
 
     @property
     def lines(self) -> int:
@@ -354,7 +365,7 @@ class Resolver:
     """Which memory a link target in MEMORY.md means: the exact path, else the one path that
     differs only in letter case (a link that works on macOS and Windows, where people write them).
 
-    The one definition of "this link lists that memory", shared by `build_index` and lint."""
+    The one definition of "this link reaches that memory", shared by `build_index` and lint."""
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.exact = set(paths)
@@ -370,12 +381,6 @@ class Resolver:
         if target in self.exact:
             return target
         return self.folded.get(target.casefold())
-
-
-def listed_paths(text: str, paths: Iterable[str]) -> set[str]:
-    """The paths among `paths` that some link in MEMORY.md's `text` lists (see Resolver)."""
-    resolve = Resolver(paths)
-    return {found for link in find_links(text) if (found := resolve(link.target)) is not None}
 
 
 @dataclass
@@ -397,12 +402,17 @@ class _Parsed:
 
     lines: list[_Line]
     duplicates: list[str]  # extra entry lines of memories listed twice
-    linked: set[str]  # memories listed by a link that is not their managed entry line
+    linked: set[str]  # memories a link on a hand-written line lists (whether or not they have an entry too)
 
 
 def _parse(existing: str, resolve: Resolver, valid: dict[str, Indexable], drop: set[str], missing: set[str]) -> _Parsed:
     """Classify MEMORY.md's lines: managed entries, dead entries, and hand-written lines. An entry
-    whose target (case aside) is in `drop` and lists no memory goes."""
+    whose target (case aside) is in `drop` and lists no memory goes.
+
+    What lists a memory: its own entry's link, and any link on a line kept as written. The other
+    links of an entry (in its description, or in wording kept with `entry-text = "keep"`) list
+    nothing, nor do a dead entry's: memdir rewrites, shortens or drops those lines, and a memory
+    listed only by them would lose its listing to the run and get a line only on the next."""
     lines: list[_Line] = []
     duplicates: list[str] = []
     seen: set[str] = set()
@@ -423,38 +433,64 @@ def _parse(existing: str, resolve: Resolver, valid: dict[str, Indexable], drop: 
         path = resolve(target)
         if path is None and target is not None and target.casefold() in drop:
             continue
-        first_link = entry.end() if entry else 0
-        for found in _LINK.finditer(text, first_link):  # links inside prose list their memories too
-            also = resolve(normalise_target(found.group("target")))
-            if also is not None:
-                linked.add(also)
         if entry is None or target is None:
             lines.append(_Line(text))
+            linked |= _listed_by(text, resolve)
         elif path is None:
             link_text = re.sub(r"\\(.)", r"\1", entry.group("text"))
-            lines.append(_Line(text, dead=target in missing, link_text=link_text, target=target))
+            dead = target in missing
+            if not dead:  # a list item of a person's own (a link to another document): kept as written
+                linked |= _listed_by(text, resolve)
+            lines.append(_Line(text, dead=dead, link_text=link_text, target=target))
         elif path in seen:
             duplicates.append(text)  # the index lists a memory once
         else:
             seen.add(path)
             lines.append(_Line(text, valid[path], entry.group("indent")))
-    return _Parsed(lines, duplicates, linked - seen)
+    return _Parsed(lines, duplicates, linked)
+
+
+def _listed_by(text: str, resolve: Resolver) -> set[str]:
+    """The memories the links on one hand-written line list."""
+    return {path for found in _LINK.finditer(text) if (path := resolve(normalise_target(found.group("target"))))}
 
 
 def _take_over_renamed(lines: list[_Line], unlisted: list[Indexable]) -> None:
-    """Give a dead entry to the memory that was renamed or moved away from it: the one unlisted
-    memory with the entry's link text as its title, else the one with the same file name."""
-    for line in lines:
-        if not line.dead:
-            continue
-        base = posixpath.basename(line.target)
-        by_title = [m for m in unlisted if m.title == line.link_text]
-        by_file = [m for m in unlisted if posixpath.basename(m.path) == base]
-        heir = by_title[0] if len(by_title) == 1 else by_file[0] if len(by_file) == 1 else None
-        if heir is not None:
-            line.slot, line.dead, line.renamed = heir, False, True
-            line.indent = line.text[: len(line.text) - len(line.text.lstrip(" \t"))]
-            unlisted.remove(heir)
+    """Give a dead entry to the memory that was renamed or moved away from it, found by its `name`
+    or its file name: the one unlisted memory whose name is the entry's link text, else the one
+    whose name memdir would have given the dead file (`<type>_<slug of the name>.md`, so a label
+    of a person's own does not hide it), else the one with the same file name in another place."""
+    dead = [line for line in lines if line.dead]
+    if not dead:
+        return
+    # One pass over the memories, looking only for what the dead lines name: a folder of ten
+    # thousand has rarely more than a few, and slugging every name would cost more than the rest.
+    titles = {line.link_text for line in dead}
+    files = {line.target.rpartition("/")[2] for line in dead}
+    prefixes = {name.split("_", 1)[0] for name in files}
+    by_title: dict[str, list[Indexable]] = {}
+    by_name_file: dict[str, list[Indexable]] = {}
+    by_file: dict[str, list[Indexable]] = {}
+    for memory in unlisted:
+        if memory.title in titles:
+            by_title.setdefault(memory.title, []).append(memory)
+        name = memory.path.rpartition("/")[2]
+        if name in files:
+            by_file.setdefault(name, []).append(memory)
+        if memory.type is not None and memory.type.value in prefixes:
+            with suppress(InvalidMemory):  # a name without a letter or digit names no file
+                by_name_file.setdefault(file_name_for(memory.type, memory.title), []).append(memory)
+    taken: set[str] = set()
+    for line in dead:
+        name = line.target.rpartition("/")[2]
+        for alike in (by_title.get(line.link_text, []), by_name_file.get(name, []), by_file.get(name, [])):
+            found = [m for m in alike if m.path not in taken]
+            if len(found) == 1:
+                taken.add(found[0].path)
+                line.slot, line.dead, line.renamed = found[0], False, True
+                line.indent = line.text[: len(line.text) - len(line.text.lstrip(" \t"))]
+                break
+    unlisted[:] = [m for m in unlisted if m.path not in taken]
 
 
 def _insertion_points(lines: list[_Line], new: Iterable[Indexable]) -> dict[int, list[Indexable]]:
@@ -490,22 +526,34 @@ class _Rendered:
     rewritten: list[str]  # the old text of entry lines that changed
 
 
-def _slot_text(line: _Line, keep_wording: bool) -> str:
-    """What a managed line becomes: its memory's entry, or the line as written when its wording is kept."""
+def _slot_text(line: _Line, keep_wording: bool, fresh: bool = False) -> str:
+    """What a managed line becomes: its memory's entry, or the line as written when its wording is
+    kept (pointed at the memory's new path when it was renamed). `fresh`: the memory's entry as a
+    new line would have it, unindented, where the line as it is does not fit the caps."""
     assert line.slot is not None
-    if keep_wording and not line.renamed:
-        return line.text
+    if fresh:
+        return entry_line(line.slot)
+    if keep_wording:
+        return _retarget(line.text, line.slot.path) if line.renamed else line.text
     return line.indent + entry_line(line.slot)
+
+
+def _retarget(text: str, path: str) -> str:
+    """An entry line with its own link pointed at `path`, every other character as it was."""
+    entry = _ENTRY.match(text)
+    assert entry is not None, "only an entry is taken over"
+    return text[: entry.start("target")] + _link_target(path) + text[entry.end("target") :]
 
 
 def _render(
     lines: list[_Line],
     points: dict[int, list[Indexable]],
-    keep: set[str],
+    keep: Set[str],
     note: str | None,
     newline: str,
     keep_wording: bool = False,
     with_dead: bool = True,
+    fresh: Set[str] = frozenset(),
 ) -> _Rendered:
     out: list[str] = []
     shown: list[Indexable] = []
@@ -520,9 +568,11 @@ def _render(
             if with_dead or not line.dead:
                 out.append(line.text)
         elif line.slot.path in keep:
-            out.append(_slot_text(line, keep_wording))
+            as_fresh = line.slot.path in fresh
+            out.append(_slot_text(line, keep_wording, as_fresh))
             shown.append(line.slot)
-            if out[-1] != line.text:
+            retargeted = keep_wording and line.renamed and not as_fresh  # the wording kept, only the link new
+            if out[-1] != line.text and not retargeted:
                 rewritten.append(line.text)
         if i in points:
             for memory in sorted((m for m in points[i] if m.path in keep), key=_placement):
@@ -600,18 +650,25 @@ def _build_index(
     lines = parsed.lines
     ranked = sorted(indexable, key=value_key)
     slotted = {line.slot.path for line in lines if line.slot is not None}
-    unlisted = [m for m in ranked if m.path not in slotted and m.path not in parsed.linked]
+    listed = slotted | parsed.linked
+    unlisted = [m for m in ranked if m.path not in listed]
     _take_over_renamed(lines, unlisted)
     points = _insertion_points(lines, unlisted)
-    # The memories that need a line of their own; one listed in prose is shown by that prose.
+    # The memories that need a line of their own; one a hand-written line links is shown by that
+    # line. Its own entry, if it has one, stays while everything fits; when the caps bind it goes,
+    # as dead entries do, before any memory is left out (and the next run agrees: no candidate).
     candidates = [m for m in ranked if m.path not in parsed.linked]
-    linked = [m for m in ranked if m.path in parsed.linked]
+    everything = {m.path for m in ranked if m.path not in parsed.linked or m.path in slotted}
     hand_lines = sum(1 for line in lines if line.slot is None)
     dead = [line.text for line in lines if line.dead]
     limit = caps.max_bytes - len(bom.encode())  # the BOM is kept, and counts
 
-    def render(keep: set[str], note: str | None, with_dead: bool) -> _Rendered:
-        return _render(lines, points, keep, note, newline, keep_wording, with_dead)
+    def render(keep: Set[str], note: str | None, with_dead: bool, fresh: Set[str] = frozenset()) -> _Rendered:
+        return _render(lines, points, keep, note, newline, keep_wording, with_dead, fresh)
+
+    def linked(shown: Iterable[Indexable]) -> list[Indexable]:
+        own = {m.path for m in shown}
+        return [m for m in ranked if m.path in parsed.linked and m.path not in own]
 
     def fits(rendered: _Rendered) -> bool:
         return count_lines(rendered.text) <= caps.max_lines and len(rendered.text.encode()) <= limit
@@ -624,15 +681,22 @@ def _build_index(
             excluded=excluded,
             hand_lines=hand_lines,
             rewritten=parsed.duplicates + rendered.rewritten,
-            linked=linked,
+            linked=linked(rendered.shown),
             dead=[] if dropped else dead,
             dead_dropped=dead if dropped else [],
+            listed=listed,
         )
 
-    everything = {m.path for m in candidates}
-    if len(candidates) <= caps.max_lines:  # every entry is a line: more than max_lines never fit
-        for with_dead in (True, False) if dead else (True,):
-            rendered = render(everything, None, with_dead)
+    # Everything, if it fits; else without the lines that list nothing more: dead entries, then
+    # the entries of memories a hand-written line links too. (Packing reserves room for a note that
+    # a run left without these lines may not need: the next run would then find room for all.)
+    own = {m.path for m in candidates}
+    tries = [(everything, True), (everything, False), (own, False)]
+    for at, (keep, with_dead) in enumerate(tries):
+        if (at == 1 and not dead) or (at == 2 and own == everything):
+            continue  # the same index as the try before
+        if len(keep) <= caps.max_lines:  # every entry is a line: more than max_lines never fit
+            rendered = render(keep, None, with_dead)
             if fits(rendered):
                 return result(rendered, dropped=not with_dead)
     # The caps bind: dead entries go first, then the entries are packed most valuable first.
@@ -649,14 +713,15 @@ def _build_index(
             excluded=excluded,
             hand_lines=hand_lines,
             refused=refused,
-            linked=linked,
+            linked=linked(m for m in ranked if m.path in slotted),
             dead=dead,
+            listed=listed,
         )
     price = _Price(lines, keep_wording, newline)
-    keep, reason_for, priced = _pack(lines, points, candidates, base, caps, price, limit)
+    keep, reason_for, priced, fresh = _pack(lines, points, candidates, base, caps, price, limit)
     while True:
         left = [m for m in candidates if m.path not in keep]
-        rendered = render(keep, left_out_note(len(left), caps) if left else None, False)
+        rendered = render(keep, left_out_note(len(left), caps) if left else None, False, fresh)
         if fits(rendered):
             break
         if not keep:  # the hand-written text fits, only the note does not
@@ -666,8 +731,9 @@ def _build_index(
         # least valuable entry kept makes way.
         last = next(m for m in reversed(candidates) if m.path in keep)
         keep.discard(last.path)
+        fresh.discard(last.path)
         reason_for[last.path] = f"{caps.max_bytes:,}-byte cap"
-    rendered = _fill(rendered, keep, price, priced, candidates, render, fits, caps, limit)
+    rendered = _fill(rendered, keep, fresh, price, priced, candidates, render, fits, caps, limit)
     left_out = [LeftOut(m, reason_for[m.path]) for m in reversed(candidates) if m.path not in keep]
     return result(rendered, left_out, dropped=True)
 
@@ -678,10 +744,11 @@ _FILL_MISSES = 3  # a few entries tried in vain and the room left is no room
 def _fill(
     rendered: _Rendered,
     keep: set[str],
+    fresh: set[str],
     price: _Price,
     priced: set[str],
     candidates: list[Indexable],
-    render: Callable[[set[str], str | None, bool], _Rendered],
+    render: Callable[[Set[str], str | None, bool, Set[str]], _Rendered],
     fits: Callable[[_Rendered], bool],
     caps: Caps,
     limit: int,
@@ -698,7 +765,9 @@ def _fill(
     note: str | None = None
     room_for_note = 0
     for memory in candidates:
-        if memory.path in keep or memory.path not in priced:  # there was no line for it
+        if memory.path in keep:
+            continue
+        if memory.path not in priced and out > 1:  # no line for it, unless as the last one out it takes the note's
             continue
         left = out - 1  # once this one is in
         if priced_out != out:
@@ -712,9 +781,15 @@ def _fill(
         room_bytes = limit - bytes_used + room_for_note
         if price.over(memory, room_bytes):  # its line as _pack priced it (the kept wording, say)
             continue
-        trial = render(keep | {memory.path}, note, False)
-        if fits(trial):
+        trial, as_fresh = render(keep | {memory.path}, note, False, fresh), False
+        ok = fits(trial)
+        if not ok and price.fresh(memory) < price.cost(memory):  # as in _pack: its generated line instead
+            trial, as_fresh = render(keep | {memory.path}, note, False, fresh | {memory.path}), True
+            ok = fits(trial)
+        if ok:
             keep.add(memory.path)
+            if as_fresh:
+                fresh.add(memory.path)
             rendered, out = trial, out - 1
             lines_used, bytes_used = count_lines(rendered.text), len(rendered.text.encode())
         else:
@@ -732,12 +807,17 @@ def _pack(
     caps: Caps,
     price: _Price,
     limit: int,
-) -> tuple[set[str], dict[str, str], set[str]]:
+) -> tuple[set[str], dict[str, str], set[str], set[str]]:
     """Which entries to keep: most valuable first, each one that fits in what is left; why each of
-    the others is out; and the entries that had a line to try (those before the lines ran out).
+    the others is out; the entries that had a line to try (those before the lines ran out); and
+    the kept entries whose line as it stands did not fit, shown with their generated line instead.
 
     Every entry costs its line; the left-out note, and the blank line (and fence) that new entries
-    at the end may need (as `_render` adds them), are reserved up front."""
+    at the end may need (as `_render` adds them), are reserved up front.
+
+    An existing line that does not fit (kept wording, an indent) is tried as the memory's generated
+    line in its place: left out, the memory would come back with that line on the next run, so one
+    run must do it (an index run reaches its fixed point)."""
     nl = price.newline
     lines_left = caps.max_lines - count_lines(base.text) - 1  # the note
     bytes_left = limit - len(base.text.encode()) - len(left_out_note(len(ranked), caps).encode()) - nl
@@ -755,6 +835,7 @@ def _pack(
     keep: set[str] = set()
     reason_for: dict[str, str] = {}
     priced: set[str] = set()
+    fresh: set[str] = set()
     for memory in ranked:
         if lines_left <= 0:
             reason_for[memory.path] = f"{caps.max_lines}-line cap"
@@ -763,7 +844,9 @@ def _pack(
         if price.floor(memory) > bytes_left and price.ceiling(memory) <= room:
             reason_for[memory.path] = f"{caps.max_bytes:,}-byte cap"  # what its line costs exactly, no matter
             continue
-        cost = price.cost(memory)
+        cost, as_fresh = price.cost(memory), False
+        if cost > bytes_left and price.fresh(memory) < cost:
+            cost, as_fresh = price.fresh(memory), True
         if cost > room:
             reason_for[memory.path] = (
                 f"too long to ever fit: its line is {cost:,} bytes and the hand-written text leaves {max(room, 0):,}"
@@ -772,9 +855,11 @@ def _pack(
             reason_for[memory.path] = f"{caps.max_bytes:,}-byte cap"
         else:
             keep.add(memory.path)
+            if as_fresh:
+                fresh.add(memory.path)
             lines_left -= 1
             bytes_left -= cost
-    return keep, reason_for, priced
+    return keep, reason_for, priced, fresh
 
 
 class _Price:
@@ -786,15 +871,17 @@ class _Price:
     path and six characters; it is at most ENTRY_MAX characters, unless the path makes it longer,
     and then the link (at most six characters a path character, percent-encoded, and four more)
     and a title of twelve; a character is at most four bytes. A line kept from MEMORY.md is priced
-    exactly."""
+    exactly, and so is its memory's generated line, which may stand in for it (see _pack)."""
 
     def __init__(self, lines: list[_Line], keep_wording: bool, newline: str) -> None:
         self.slot_line = {line.slot.path: line for line in lines if line.slot is not None}
         self.keep_wording = keep_wording
         self.newline = len(newline.encode())
         self.known: dict[str, int] = {}
+        self.known_fresh: dict[str, int] = {}
 
     def cost(self, memory: Indexable) -> int:
+        """The line as it stands: the existing line as it is rendered, else the generated one."""
         found = self.known.get(memory.path)
         if found is None:
             slot = self.slot_line.get(memory.path)
@@ -802,17 +889,26 @@ class _Price:
             found = self.known[memory.path] = len(line.encode()) + self.newline
         return found
 
+    def fresh(self, memory: Indexable) -> int:
+        """The generated line, unindented, as a new entry has it."""
+        if memory.path not in self.slot_line:
+            return self.cost(memory)
+        found = self.known_fresh.get(memory.path)
+        if found is None:
+            found = self.known_fresh[memory.path] = len(entry_line(memory).encode()) + self.newline
+        return found
+
     def floor(self, memory: Indexable) -> int:
         if memory.path in self.slot_line:
-            return self.cost(memory)
+            return min(self.cost(memory), self.fresh(memory))
         return len(memory.path) + len("- []()") + self.newline
 
     def ceiling(self, memory: Indexable) -> int:
         if memory.path in self.slot_line:
-            return self.cost(memory)
+            return min(self.cost(memory), self.fresh(memory))
         link = 6 * len(memory.path) + 4
         return 4 * max(ENTRY_MAX, len("- []()") + link + _MIN_TITLE) + self.newline
 
     def over(self, memory: Indexable, room: int) -> bool:
-        """Whether the line costs more than `room`."""
-        return self.floor(memory) > room or self.cost(memory) > room
+        """Whether the line costs more than `room`, as it stands and as generated."""
+        return self.floor(memory) > room or min(self.cost(memory), self.fresh(memory)) > room

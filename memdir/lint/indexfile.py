@@ -13,7 +13,6 @@ from memdir.core.index import (
     count_lines,
     entry_target,
     find_links,
-    listed_paths,
     render_entry,
     split_lines,
 )
@@ -91,7 +90,8 @@ def broken_link(ctx: LintContext) -> Iterator[Hit]:
     why="""A memory missing from the index is invisible: the agent reads MEMORY.md at the start of a
     session and never learns the file exists. Memories left out on purpose to fit the caps are
     reported by I005 instead. A memory linked inside a sentence (`details: [x](./x.md)`) is
-    listed: `memdir index` reads links the same way.""",
+    listed; a link inside another memory's entry (its description, say) is not, since memdir
+    rewrites that line and the link goes with it. `memdir index` reads links the same way.""",
     example="feedback_lint.md exists, MEMORY.md has no line linking it",
     instead="- [lint-before-commit](feedback_lint.md) — Run npm run lint before every commit",
     fix=_INDEX_FIX,
@@ -100,10 +100,9 @@ def broken_link(ctx: LintContext) -> Iterator[Hit]:
 def unindexed_memory(ctx: LintContext) -> Iterator[Hit]:
     if ctx.index_text is None and ctx.index_problem is not None:
         return
-    # Listed means what `memdir index` reads as listed: any link, in an entry or a sentence.
-    listed = listed_paths(ctx.index_text or "", (m.path for m in ctx.scan.memories))
+    # Listed means what `memdir index` read as listed when it planned the index: one definition.
     for memory in ctx.index.entries:
-        if memory.path not in listed:
+        if memory.path not in ctx.index.listed:
             yield Hit(memory.path, None, "not listed in MEMORY.md; run `memdir index`", _REGENERATE)
 
 
