@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from memdir.cli import app
-from memdir.core.config import ConfigError, find_config_file, load_config, locate, sanitise_project_path
+from memdir.core.claude_code import sanitise_project_path
+from memdir.core.config import ConfigError, find_config_file, load_config, locate
 
 runner = CliRunner()
 

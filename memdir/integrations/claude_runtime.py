@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from memdir.core.cache import ParseCache
-from memdir.core.config import find_repo_root, load_config, locate
+from memdir.core.claude_code import find_repo_root
+from memdir.core.config import load_config, locate
 from memdir.core.errors import LockTimeout, MemdirError
 from memdir.core.index import Caps, Indexable, build_index
 from memdir.core.model import INDEX_NAME, plural

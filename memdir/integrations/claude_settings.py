@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from memdir.core.config import claude_home, find_repo_root
+from memdir.core.claude_code import claude_home, find_repo_root
 from memdir.core.errors import ConfigError, MemdirError
 from memdir.core.store import (
     atomic_write,
