@@ -93,7 +93,7 @@ def test_a_value_the_client_refuses_gives_the_default_not_the_next_file(repo: Pa
     _settings(repo / ".claude" / "settings.json", autoMemoryDirectory="relative/x")
     found = claude_memory(repo, env, managed=None)
     assert found.folder == found.default == home / ".claude" / "projects" / sanitise_project_path(repo) / "memory"
-    assert "is not a folder it takes" in found.reason
+    assert "it does not take autoMemoryDirectory" in found.reason
 
 
 def test_local_settings_are_the_main_checkouts_first_then_the_working_directorys(repo: Path, tmp_path: Path) -> None:

@@ -39,8 +39,11 @@ def test_falls_back_to_claude_codes_folder_for_the_repository(repo: Path, isolat
 
 def test_repository_memory_folder_beats_claudes(repo: Path) -> None:
     (repo / ".claude" / "memory").mkdir(parents=True)
-    assert where() | {} == {"path": str(repo / ".claude" / "memory"), "source": "repository",
-                            "reason": f".claude/memory/ in the repository at {repo}", "exists": True}  # fmt: skip
+    found = where()
+    assert {key: found[key] for key in ("path", "source", "reason", "exists")} == {
+        "path": str(repo / ".claude" / "memory"), "source": "repository",
+        "reason": f".claude/memory/ in the repository at {repo}", "exists": True,
+    }  # fmt: skip
 
 
 def test_config_beats_repository_and_is_relative_to_its_file(repo: Path) -> None:

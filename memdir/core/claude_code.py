@@ -295,17 +295,19 @@ def claude_memory(cwd: Path, env: Mapping[str, str], managed: Path | None = MANA
     off = _off_reason(env, loaded)
     override = env.get("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE")
     folder = memory_dir_value(override, env, tilde=False) if override else None
+    own = "Claude Code's auto-memory folder"
     if folder is not None:
-        return ClaudeMemory(folder, "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", default, project, off=off)
+        return ClaudeMemory(folder, f"{own}, set by CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", default, project, off=off)
     for file, data in loaded:
         if data is None or data.get(AUTO_MEMORY_KEY) is None:
             continue
         folder = memory_dir_value(data[AUTO_MEMORY_KEY], env, tilde=True)
         if folder is not None:
-            return ClaudeMemory(folder, f"{AUTO_MEMORY_KEY} in {file.path}", default, project, file, off)
-        reason = f"its auto-memory folder for {project} ({AUTO_MEMORY_KEY} in {file.path} is not a folder it takes)"
+            reason = f"{own}, set by {AUTO_MEMORY_KEY} in {file.path}"
+            return ClaudeMemory(folder, reason, default, project, file, off)
+        reason = f"{own} for {project} (it does not take {AUTO_MEMORY_KEY} in {file.path}: not an absolute folder)"
         return ClaudeMemory(default, reason, default, project, off=off)
-    return ClaudeMemory(default, f"its auto-memory folder for {project}", default, project, off=off)
+    return ClaudeMemory(default, f"{own} for {project}", default, project, off=off)
 
 
 def _off_reason(env: Mapping[str, str], loaded: list[tuple[SettingsFile, dict[str, Any] | None]]) -> str | None:

@@ -458,8 +458,8 @@ def claude_location(claude: ClaudeMemory, repo: Path, env: Mapping[str, str]) ->
             f"Claude Code's auto-memory folder for {claude.project}; {claude.setting.path} names "
             f"{claude.folder}, outside the repository, which memdir does not follow",
         )
-    if claude.setting is not None or claude.reason == "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE":
-        return Location(claude.folder, "claude", f"Claude Code's auto-memory folder: {claude.reason}")
+    if claude.folder != claude.default:  # from a setting or the environment
+        return Location(claude.folder, "claude", claude.reason)
     home = " (CLAUDE_CONFIG_DIR)" if env.get("CLAUDE_CONFIG_DIR") else ""
     return Location(claude.default, "claude", f"Claude Code's auto-memory folder for {claude.project}{home}")
 
