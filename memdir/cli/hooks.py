@@ -41,8 +41,8 @@ hooks_app = typer.Typer(
 )
 hook_app = typer.Typer(
     help="What Claude Code runs: `hook session-start` re-indexes the memory folder and gives the session "
-    "its index; `hook user-prompt-submit` adds the memories recalled for each prompt; `hook stop` records "
-    "the transcript for a later extraction. All read the hook's JSON on stdin and always exit 0.",
+    "its index; `hook user-prompt-submit` adds the memories recalled for each prompt; `hook stop` stages "
+    "the transcript for extraction. All read the hook's JSON on stdin and always exit 0.",
     no_args_is_help=True,
 )
 app.add_typer(hooks_app, name="hooks")
@@ -291,12 +291,15 @@ def user_prompt_submit(ctx: typer.Context) -> None:
 
 @hook_app.command("stop")
 def stop(ctx: typer.Context) -> None:
-    """Stop hook: record the session's transcript and start a detached `memdir extract` on it.
+    """Stop hook: stage the session's transcript and start a detached `memdir extract` on it.
 
     The extraction runs in the background (with ANTHROPIC_API_KEY set and `extract.on-stop` on) and
-    logs to .memdir/; the hook returns at once and never prints into the session.
+    logs to .memdir/; the hook returns at once and never prints into the model's context.
 
-    One line per session (session_id, transcript_path, cwd, recorded_at), appended atomically, for
-    `memdir extract` to process later. Always exits 0; problems are one line each on stderr.
+    One line per session (session_id, transcript_path, cwd, recorded_at) in
+    .memdir/pending-extractions.jsonl, at most 200; an extraction done with a transcript takes its
+    line away. When nothing extracts it, the first session staged prints {"systemMessage": ...} for
+    Claude Code to show the user, once, naming `memdir extract --pending`. Always exits 0; problems
+    are one line each on stderr.
     """
     raise typer.Exit(run_hook(STOP, state(ctx)))
