@@ -402,9 +402,9 @@ def install_hooks(
 ) -> list[SettingsChange]:
     """Merge memdir's hooks into the scope's settings file (without `prompt_recall`, the
     UserPromptSubmit hook is left out, and taken out if it was there); with `auto_memory_dir`, also point
-    Claude Code's own memory at that folder in the project's local settings (Claude Code takes
-    `autoMemoryDirectory` from local, user and policy settings only, never from the committed
-    project file). Raises SettingsError / SettingsConflict before writing anything."""
+    Claude Code's own memory at that folder in the project's local settings (an absolute path is this
+    machine's, and Claude Code reads the local file before the committed one: docs/claude-code.md).
+    Raises SettingsError / SettingsConflict before writing anything."""
     hooks = memdir_hooks(command, prompt_recall=prompt_recall)
     target = settings_path(scope, project, env)
     plans: dict[Path, list[Callable[[dict[str, Any]], dict[str, Any]]]] = {
