@@ -127,5 +127,11 @@ def test_install_names_the_memories_claude_code_keeps_elsewhere(repo: Path, isol
         f"warning: 1 memory in {claude} (the folder Claude Code loads), not in the folder in use; "
         f"bring them over with `memdir import {claude}`\n"
     )
+    as_json = invoke_memdir("hooks", "install", "--format", "json", cwd=repo)
+    assert json.loads(as_json.stdout)["changes"] and "memdir import" in as_json.stderr
+    other = repo.parent / "other"
+    other.mkdir()
+    elsewhere = invoke_memdir("hooks", "install", "--project", str(other), cwd=repo)
+    assert "memdir import" not in elsewhere.stderr  # this directory's folders say nothing about another project
     claude.joinpath("user_role.md").unlink()
     assert "memdir import" not in invoke_memdir("hooks", "install", cwd=repo).stderr

@@ -195,8 +195,9 @@ def install(
     """
     st = state(ctx)
     folder = _auto_memory_folder(st) if auto_memory_dir else None
-    # Before the change: where memories are now, for the note below.
-    note = elsewhere_note(folder_survey(st)) if format is OutputFormat.text else None
+    # Before the change: where memories are now, for the note below (for this directory's project).
+    here = project is None or _project(st, project) == project_root(st.cwd)
+    note = elsewhere_note(folder_survey(st)) if here else None
     try:
         changes = install_hooks(
             scope,
