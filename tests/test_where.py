@@ -93,6 +93,11 @@ def test_a_custom_auto_memory_directory_is_what_claude_code_loads(repo: Path, is
         (str(notes), "claude", 1, True, True),  # memdir's last resort is the folder Claude Code loads
         (str(old), "claude-default", 2, False, False),
     ]
+    # Claude Code wrote those before the setting moved its folder: neither it nor memdir reads them now.
+    assert invoke_memdir("where", cwd=repo).stderr.endswith(
+        f"warning: 2 memories in {old} (Claude Code's default folder for {repo}), not in the folder in use; "
+        f"bring them over with `memdir import {old}`\n"
+    )
 
 
 def test_a_repositorys_setting_out_of_it_is_listed_but_not_used(repo: Path, isolated_env: Path, tmp_path: Path) -> None:

@@ -102,14 +102,20 @@ class Survey:
         return None if self.claude.off is not None else self.claude.folder
 
     def elsewhere(self) -> Candidate | None:
-        """A folder other than the one in use that holds memories, when the one in use is not the
-        one Claude Code loads: the one Claude Code loads first, else the fullest. None otherwise."""
-        in_use = next(c for c in self.candidates if c.in_use)
-        if in_use.claude_loads:
-            return None
-        holding = [c for c in self.candidates if not c.in_use and c.count.memories > 0]
-        holding.sort(key=lambda c: (not c.claude_loads, -c.count.memories))
-        return holding[0] if holding else None
+        """A folder of Claude Code's that holds memories memdir does not use: the one Claude Code
+        loads when it is not the one in use, else one it wrote to before (its default folder, now
+        that a setting moved it; a worktree's own), which neither loads any more. The one Claude Code
+        loads first, else the fullest; None when there is none. Folders a person named (--dir, the
+        config, the repository's) are their choice, and a main checkout's come with git."""
+        stranded = [
+            c
+            for c in self.candidates
+            if not c.in_use
+            and c.count.memories > 0
+            and (c.claude_loads or c.source in ("claude-default", "claude-worktree"))
+        ]
+        stranded.sort(key=lambda c: (not c.claude_loads, -c.count.memories))
+        return stranded[0] if stranded else None
 
 
 def survey(
