@@ -456,7 +456,7 @@ def claude_location(claude: ClaudeMemory, repo: Path, env: Mapping[str, str]) ->
             claude.default,
             "claude",
             f"Claude Code's auto-memory folder for {claude.project}; {claude.setting.path} names "
-            f"{claude.folder}, outside the repository, which memdir does not follow",
+            f"{claude.folder}, outside the repository, which memdir does not follow (MEMDIR_DIR or --dir can name it)",
         )
     if claude.folder != claude.default:  # from a setting or the environment
         return Location(claude.folder, "claude", claude.reason)
