@@ -341,7 +341,7 @@ class MemoryDir:
     ) -> LintReport:
         """Lint `scan`; `planned` is the index plan for it when the caller already made one."""
         from memdir import lint as linter
-        from memdir.core.config import find_repo_root
+        from memdir.core.claude_code import find_repo_root
 
         current: str | None = None
         index_problem = None

@@ -269,6 +269,11 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("NO_COLOR", "1")
     for name in ("MEMDIR_DIR", "VISUAL", "EDITOR", "MEMDIR_DEBUG", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
+    # What moves or turns off Claude Code's memory folder (memdir/core/claude_code.py): set in a
+    # session the tests may run from, and none of a test's business unless it sets one.
+    for name in ("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", "CLAUDE_CODE_REMOTE_MEMORY_DIR", "CLAUDE_CODE_PROJECT_DIR_NAME",
+                 "CLAUDE_CODE_DISABLE_AUTO_MEMORY"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
     return home
 
 

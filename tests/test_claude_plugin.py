@@ -445,6 +445,10 @@ def test_a_real_session_gets_the_index_and_the_recall_uses_the_mcp_tools_and_its
     assert f"description: {EXTRACTED['description']}" in text and "type: project" in text
     assert "**Why:** Two Monday deploys broke invoicing." in text
 
+    # The folder `memdir where` says Claude Code loads is the one the client told its model about.
+    loads = _where_claude_loads(env, project)
+    assert f"You have a persistent file-based memory at `{loads}/`" in sent, loads
+
     if not HAS_MCP_SDK:  # the hooks are checked; the plugin's server could not start
         pytest.skip("the MCP part: the MCP SDK is not installed (pip install 'memdir[mcp]')")
     # The MCP server, started from the plugin's .mcp.json: its instructions reached the model, and
@@ -474,3 +478,50 @@ def test_a_real_session_gets_the_index_and_the_recall_uses_the_mcp_tools_and_its
     resource = _tool_result(requests, 4)
     assert resource is not None and not resource[1], f"ReadMcpResourceTool: {resource}"
     assert "memdir:///MEMORY.md" in resource[0] and "[ci-dashboard](reference_ci-dashboard.md)" in resource[0]
+
+
+def _where_claude_loads(env: dict[str, str], cwd: Path) -> str:
+    """What `memdir where --format json` gives as the folder Claude Code loads, run as a user would."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "where", "--format", "json"],
+        capture_output=True, text=True, env={**env, "PYTHONPATH": str(REPO)}, cwd=cwd, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    loads: str = json.loads(done.stdout)["claude_code"]["path"]
+    return loads
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["worktree", "user-setting"])
+def test_the_folder_where_says_claude_code_loads_is_the_one_it_loads(claude: Path, tmp_path: Path, case: str) -> None:
+    """A worktree's memory is its main checkout's (not keyed on the worktree's own path), and
+    `autoMemoryDirectory: "~/..."` in the user's settings is under HOME: what the real client does,
+    asked through a session whose model is told the folder and given its MEMORY.md."""
+    home, main = tmp_path / "home", tmp_path / "main"
+    main.mkdir()
+    _git("init", "-q", cwd=main)
+    _git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x", cwd=main)
+    session_dir = main
+    if case == "worktree":
+        _git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=main)
+        session_dir = tmp_path / "wt" / "src"
+        session_dir.mkdir()
+    else:
+        (home / ".claude").mkdir(parents=True)
+        (home / ".claude" / "settings.json").write_text('{"autoMemoryDirectory": "~/notes/memory"}')
+    with MessagesStandIn([]) as standin:
+        env = _client_env(home, ANTHROPIC_BASE_URL=standin.url, ANTHROPIC_API_KEY="sk-ant-standin")
+        loads = Path(_where_claude_loads(env, session_dir))
+        loads.mkdir(parents=True, exist_ok=True)
+        (loads / "MEMORY.md").write_text("- [marker](user_marker.md) — MARKER-where-names-it\n")
+        _run(claude, ["-p", "hello", "--output-format", "json"], env, session_dir)
+        turns = [b for _, path, b in standin.requests if path.split("?")[0] == "/v1/messages" and b.get("stream")]
+    sent = json.dumps(turns[0], ensure_ascii=False)
+    assert f"You have a persistent file-based memory at `{loads}/`" in sent
+    assert "MARKER-where-names-it" in sent  # and it loaded that folder's MEMORY.md
+    expected = home / "notes" / "memory" if case == "user-setting" else home / ".claude" / "projects"
+    assert loads.is_relative_to(expected) and (case != "worktree" or loads.parent.name.endswith("-main"))

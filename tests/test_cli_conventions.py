@@ -222,7 +222,7 @@ def test_add_and_rm_report_json(folder: Path) -> None:
         (["rm", "nobody"], 2, "no memory matches 'nobody'"),
         (["show", "nobody"], 2, "no memory matches 'nobody'"),
         (["extract", "session.jsonl"], 2, "needs an Anthropic API key"),
-        (["extract"], 2, "give one of TRANSCRIPT, --messages FILE or --hook"),
+        (["extract"], 2, "give one of TRANSCRIPT, --messages FILE, --hook or --pending"),
         (["context", "-k", "3"], 2, "-k only applies with --for TASK"),
         (["review", "accept", "nobody"], 2, "nobody"),
     ],

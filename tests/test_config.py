@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from memdir.cli import app
-from memdir.core.config import ConfigError, find_config_file, load_config, locate, sanitise_project_path
+from memdir.core.claude_code import sanitise_project_path
+from memdir.core.config import ConfigError, find_config_file, load_config, locate
 
 runner = CliRunner()
 
@@ -38,8 +39,11 @@ def test_falls_back_to_claude_codes_folder_for_the_repository(repo: Path, isolat
 
 def test_repository_memory_folder_beats_claudes(repo: Path) -> None:
     (repo / ".claude" / "memory").mkdir(parents=True)
-    assert where() | {} == {"path": str(repo / ".claude" / "memory"), "source": "repository",
-                            "reason": f".claude/memory/ in the repository at {repo}", "exists": True}  # fmt: skip
+    found = where()
+    assert {key: found[key] for key in ("path", "source", "reason", "exists")} == {
+        "path": str(repo / ".claude" / "memory"), "source": "repository",
+        "reason": f".claude/memory/ in the repository at {repo}", "exists": True,
+    }  # fmt: skip
 
 
 def test_config_beats_repository_and_is_relative_to_its_file(repo: Path) -> None:
@@ -153,3 +157,90 @@ def test_a_number_too_long_to_read_is_a_config_error(repo: Path, content: str, s
     result = runner.invoke(app, ["where"])
     assert result.exit_code == 2 and result.stderr.startswith(f"memdir: error: {repo}/{said}"), result.output
     assert result.stderr.count("\n") == 1
+
+
+# --- a repository's config names a folder inside it only (issue 29) -------------------------------
+
+
+@pytest.mark.parametrize("named", ["../victim", "~/victim", "/tmp/victim-abs"])
+def test_a_repositorys_config_cannot_name_a_folder_outside_it(repo: Path, named: str) -> None:
+    (repo / ".memdir.toml").write_text(f'dir = "{named}"\n')
+    result = runner.invoke(app, ["where"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"memdir: error: {repo / '.memdir.toml'}: `dir` names ")
+    assert f"outside the repository at {repo}" in result.stderr and "set MEMDIR_DIR or pass --dir" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_link_inside_the_repository_to_a_folder_outside_it_is_outside(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "victim").mkdir()
+    (repo / "mem").symlink_to(tmp_path / "victim")
+    (repo / ".memdir.toml").write_text('dir = "mem"\n')
+    with pytest.raises(ConfigError, match="outside the repository"):
+        load_config(Path.cwd())
+
+
+def test_a_config_outside_any_repository_names_a_folder_under_its_own(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / ".memdir.toml").write_text('dir = "notes/memory"\n')
+    assert load_config(tmp_path / "proj").dir == (tmp_path / "proj" / "notes" / "memory").resolve()
+    (tmp_path / "proj" / ".memdir.toml").write_text('dir = "../elsewhere"\n')
+    with pytest.raises(ConfigError, match="outside the folder of this config"):
+        load_config(tmp_path / "proj")
+
+
+def test_the_session_start_hook_leaves_a_folder_outside_the_repository_alone(repo: Path, tmp_path: Path) -> None:
+    """The attack: a cloned repository's config points the hook at someone else's memory folder."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "user_secret.md").write_text("---\nname: secret\ndescription: Private note\ntype: user\n---\nX.\n")
+    (repo / ".memdir.toml").write_text('dir = "../victim"\n')
+    payload = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "SessionStart"})
+    result = runner.invoke(app, ["hook", "session-start"], input=payload)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "outside the repository" in result.stderr
+    assert not (victim / ".memdir").exists() and not (victim / "MEMORY.md").exists()
+
+
+def test_a_folder_outside_the_repository_still_comes_from_the_environment_or_dir(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMDIR_DIR", str(tmp_path / "mine"))
+    assert where()["path"] == str(tmp_path / "mine")
+    monkeypatch.delenv("MEMDIR_DIR")
+    assert where("--dir", str(tmp_path / "given"))["path"] == str(tmp_path / "given")
+
+
+# --- the last resort is the folder Claude Code loads ------------------------------------------------
+
+
+def test_the_last_resort_follows_auto_memory_directory_in_the_users_settings(repo: Path, isolated_env: Path) -> None:
+    (isolated_env / ".claude").mkdir()
+    (isolated_env / ".claude" / "settings.json").write_text('{"autoMemoryDirectory": "~/notes/memory"}')
+    found = where()
+    assert found["path"] == str(isolated_env / "notes" / "memory") and found["source"] == "claude"
+    assert "autoMemoryDirectory in" in str(found["reason"])
+
+
+def test_the_last_resort_does_not_follow_a_repositorys_settings_out_of_it(
+    repo: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryDirectory": str(tmp_path / "out")}))
+    found = where()
+    assert found["path"] == str(isolated_env / ".claude" / "projects" / sanitise_project_path(repo) / "memory")
+    assert "outside the repository, which memdir does not follow" in str(found["reason"])
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryDirectory": str(repo / "mem")}))
+    assert where()["path"] == str(repo / "mem")  # inside it: followed
+
+
+def test_a_worktree_falls_back_to_the_folder_of_its_main_checkout(tmp_path: Path, isolated_env: Path) -> None:
+    import subprocess
+
+    main = tmp_path / "main"
+    main.mkdir()
+    commit = ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"]
+    for args in (["init", "-q"], commit, ["worktree", "add", "-q", str(tmp_path / "wt")]):
+        subprocess.run(["git", *args], cwd=main, check=True, capture_output=True)
+    found = locate(None, tmp_path / "wt", {"CLAUDE_CONFIG_DIR": "/c"}, load_config(tmp_path / "wt"), managed=None)
+    assert found.path == Path("/c/projects") / sanitise_project_path(main) / "memory"

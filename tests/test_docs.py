@@ -97,7 +97,9 @@ def _tour(readme: str) -> list[tuple[list[str], str]]:
     commands = []
     for line in found.group(1).replace("\\\n", " ").splitlines():
         shows = line.split("# ->", 1)[1].split()[0] if "# ->" in line else ""
-        commands.append((shlex.split(line, comments=True), shows))
+        argv = shlex.split(line, comments=True)
+        if argv:  # not a comment's second line
+            commands.append((argv, shows))
     return commands
 
 

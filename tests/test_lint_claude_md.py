@@ -9,7 +9,8 @@ from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
 from memdir.core import similarity
-from memdir.core.config import Config, LintSettings, claude_project_of, load_config, sanitise_project_path
+from memdir.core.claude_code import claude_project_of, sanitise_project_path
+from memdir.core.config import Config, LintSettings, load_config
 from memdir.core.errors import ConfigError
 from memdir.lint.duplicates import repeat_keys
 

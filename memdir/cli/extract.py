@@ -54,6 +54,14 @@ def extract(
     hook: Annotated[
         bool, typer.Option("--hook", help="Read Claude Code's Stop-hook JSON on stdin; use its transcript_path.")
     ] = False,
+    pending: Annotated[
+        bool,
+        typer.Option(
+            "--pending",
+            help="Extract every session the Stop hook staged (.memdir/pending-extractions.jsonl) whose transcript "
+            "is still there, and take what is done off the list.",
+        ),
+    ] = False,
     messages: Annotated[
         Path | None,
         typer.Option("--messages", help="A JSON list of {role, content} messages, from another harness."),
@@ -76,9 +84,14 @@ def extract(
     from memdir.write.extract import AuthFailed, ExtractError, Extractor, NoApiKey
 
     st = state(ctx)
-    given = [name for name, value in (("TRANSCRIPT", transcript), ("--hook", hook), ("--messages", messages)) if value]
+    options = (("TRANSCRIPT", transcript), ("--hook", hook), ("--messages", messages), ("--pending", pending))
+    given = [name for name, value in options if value]
     if len(given) != 1:
-        fail("give one of TRANSCRIPT, --messages FILE or --hook" + (f", not {' and '.join(given)}" if given else ""))
+        wanted = "give one of TRANSCRIPT, --messages FILE, --hook or --pending"
+        fail(wanted + (f", not {' and '.join(given)}" if given else ""))
+    if pending:
+        _extract_pending(st, model=model, every=every, dry_run=dry_run, yes=yes, format=format)
+        return
     if hook:
         folder, path = _hook_request(st)
         kind = "transcript"
@@ -88,13 +101,7 @@ def extract(
         assert given_path is not None
         path = given_path if given_path.is_absolute() else st.cwd / given_path
     extractor = Extractor(folder, model=model, every=every)
-    confirm = None
-    if not yes and not dry_run and _interactive():
-
-        def confirm(plan: Any) -> bool:
-            _print_plan(st, plan)
-            return typer.confirm("Write these memories?", default=False, err=True)
-
+    confirm = _confirm(st, yes=yes, dry_run=dry_run)
     try:
         results = extractor.run(extractor.request(path, kind), dry_run=dry_run, confirm=confirm)
     except (NoApiKey, AuthFailed) as exc:
@@ -104,10 +111,58 @@ def extract(
     if format is OutputFormat.json:
         st.write_json({"runs": [_result_json(r) for r in results]})
         return
+    _print_results(st, results, dry_run=dry_run, asked=confirm is not None)
+
+
+def _confirm(st: State, *, yes: bool, dry_run: bool) -> Any:
+    """The question asked before writing, on a terminal without --yes; None: write without asking."""
+    if yes or dry_run or not _interactive():
+        return None
+
+    def confirm(plan: Any) -> bool:
+        _print_plan(st, plan)
+        return typer.confirm("Write these memories?", default=False, err=True)
+
+    return confirm
+
+
+def _extract_pending(
+    st: State, *, model: str | None, every: int | None, dry_run: bool, yes: bool, format: OutputFormat
+) -> None:
+    """`extract --pending`: every staged session, each as `extract TRANSCRIPT` would do it."""
+    from memdir.write.extract import AuthFailed, Extractor, NoApiKey
+    from memdir.write.pending import pending_path, read_pending
+
+    folder = st.folder()
+    extractor = Extractor(folder, model=model, every=every)
+    confirm = _confirm(st, yes=yes, dry_run=dry_run)
+    try:
+        results, gone = extractor.run_pending(dry_run=dry_run, confirm=confirm)
+    except (NoApiKey, AuthFailed) as exc:
+        fail(str(exc), USAGE)
+    left = len(read_pending(pending_path(folder.root)))
+    if format is OutputFormat.json:
+        runs = [_result_json(r) for r in results]
+        st.write_json({"runs": runs, "gone": [str(e.get("transcript_path")) for e in gone], "still_pending": left})
+    else:
+        if not results and not gone:
+            st.say("No staged sessions to extract.")
+        for entry in gone:
+            st.warn(f"{entry.get('transcript_path')}: the transcript is gone; taken off the list")
+        _print_results(st, results, dry_run=dry_run, asked=confirm is not None, each=True)
+        if results or gone:
+            st.say(f"{plural(left, 'session', 'sessions')} still staged" + (" (dry run)" if dry_run else ""))
+    if any(r.status == "failed" for r in results):
+        raise typer.Exit(REFUSED)
+
+
+def _print_results(st: State, results: list[Any], *, dry_run: bool, asked: bool, each: bool = False) -> None:
     for result in results:
+        if each:
+            st.say(f"{result.request.path}:")
         if result.plan is not None and result.plan.session.broken_lines:
             st.warn(f"{result.plan.session.path}: {result.plan.session.broken_lines} broken lines skipped")
-        if result.plan is not None and (dry_run or confirm is None) and result.plan.verdicts:
+        if result.plan is not None and (dry_run or not asked) and result.plan.verdicts:
             _print_plan(st, result.plan)
         prefix = "dry run, nothing written: " if result.status == "dry-run" else ""
         st.say(prefix + result.summary)

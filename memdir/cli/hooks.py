@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ import typer
 
 from memdir.cli.errors import REFUSED
 from memdir.cli.fast import run_hook
+from memdir.cli.folder import elsewhere_note, folder_survey
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
 from memdir.core.errors import FolderNotFound
@@ -30,6 +32,7 @@ from memdir.integrations.claude_settings import (
     project_root,
     uninstall_hooks,
 )
+from memdir.integrations.gitignore import IgnoreOutcome, keep_out_of_git
 
 hooks_app = typer.Typer(
     help="Install memdir's Claude Code hooks: `hooks install` merges them into a settings file, "
@@ -38,8 +41,8 @@ hooks_app = typer.Typer(
 )
 hook_app = typer.Typer(
     help="What Claude Code runs: `hook session-start` re-indexes the memory folder and gives the session "
-    "its index; `hook user-prompt-submit` adds the memories recalled for each prompt; `hook stop` records "
-    "the transcript for a later extraction. All read the hook's JSON on stdin and always exit 0.",
+    "its index; `hook user-prompt-submit` adds the memories recalled for each prompt; `hook stop` stages "
+    "the transcript for extraction. All read the hook's JSON on stdin and always exit 0.",
     no_args_is_help=True,
 )
 app.add_typer(hooks_app, name="hooks")
@@ -91,18 +94,29 @@ def _auto_memory_folder(st: State) -> Path:
     return where.path.resolve()
 
 
-def _report(st: State, changes: list[SettingsChange], dry_run: bool, nothing: str, format: OutputFormat) -> None:
+def _report(
+    st: State,
+    changes: list[SettingsChange],
+    dry_run: bool,
+    nothing: str,
+    format: OutputFormat,
+    ignored: Sequence[IgnoreOutcome] = (),
+) -> None:
     if format is OutputFormat.json:
-        st.write_json(
-            {
-                "dry_run": dry_run,
-                "changes": [
-                    {"path": str(c.path), "changed": c.changed, "existed": c.before is not None,
-                     "exists": c.after is not None, "notes": list(c.notes)}
-                    for c in changes
-                ],
-            }
-        )  # fmt: skip
+        payload: dict[str, object] = {
+            "dry_run": dry_run,
+            "changes": [
+                {"path": str(c.path), "changed": c.changed, "existed": c.before is not None,
+                 "exists": c.after is not None, "notes": list(c.notes)}
+                for c in changes
+            ],
+        }  # fmt: skip
+        if ignored:
+            payload["git_ignore"] = [
+                {"path": str(i.path), "status": i.status, "exclude": str(i.exclude) if i.exclude else None}
+                for i in ignored
+            ]
+        st.write_json(payload)
         return
     for change in changes:
         shown = st.show_path(change.path)
@@ -114,10 +128,22 @@ def _report(st: State, changes: list[SettingsChange], dry_run: bool, nothing: st
             before = (change.before or "").splitlines(keepends=True)
             after = (change.after or "").splitlines(keepends=True)
             label = shown if change.before is not None else "/dev/null"
-            st.write("".join(difflib.unified_diff(before, after, label, shown)))
-            st.say(f"{shown}: would be {'written' if change.before is not None else 'created'} (dry run)")
+            st.write(
+                "".join(difflib.unified_diff(before, after, label, shown if change.after is not None else "/dev/null"))
+            )
+            st.say(f"{shown}: would be {_done(change, 'written')} (dry run)")
         else:
-            st.say(f"{shown}: {'updated' if change.before is not None else 'created'}")
+            st.say(f"{shown}: {_done(change, 'updated')}")
+    for outcome in ignored:
+        message = outcome.message()
+        if message is not None:
+            (st.warn if outcome.status in ("tracked", "failed") else st.say)(message)
+
+
+def _done(change: SettingsChange, edited: str) -> str:
+    if change.after is None:
+        return "removed (memdir's entries were all it held)"
+    return edited if change.before is not None else "created"
 
 
 def _check_program(st: State, command: str) -> None:
@@ -169,6 +195,9 @@ def install(
     """
     st = state(ctx)
     folder = _auto_memory_folder(st) if auto_memory_dir else None
+    # Before the change: where memories are now, for the note below (for this directory's project).
+    here = project is None or _project(st, project) == project_root(st.cwd)
+    note = elsewhere_note(folder_survey(st)) if here else None
     try:
         changes = install_hooks(
             scope,
@@ -181,7 +210,8 @@ def install(
         )
     except SettingsConflict as exc:
         fail(str(exc), REFUSED)
-    _report(st, changes, dry_run, "already up to date; nothing changed", format)
+    ignored = [keep_out_of_git(c.path, dry_run=dry_run) for c in changes if _local_written(c)]
+    _report(st, changes, dry_run, "already up to date; nothing changed", format, ignored)
     _check_program(st, command)
     plugins = installed_plugins(os.environ, _project(st, project))
     if plugins:
@@ -195,6 +225,13 @@ def install(
         st.say(f"Claude Code will run {hooks}; new sessions pick them up.")
         if folder is not None:
             st.say(f"Claude Code's own memory goes to {folder} (autoMemoryDirectory, local settings).")
+    if note is not None:
+        st.warn(note)
+
+
+def _local_written(change: SettingsChange) -> bool:
+    """A `.claude/settings.local.json` that install writes (or would): git must leave it out."""
+    return change.path.name == "settings.local.json" and change.after is not None and change.changed
 
 
 @hooks_app.command()
@@ -255,12 +292,15 @@ def user_prompt_submit(ctx: typer.Context) -> None:
 
 @hook_app.command("stop")
 def stop(ctx: typer.Context) -> None:
-    """Stop hook: record the session's transcript and start a detached `memdir extract` on it.
+    """Stop hook: stage the session's transcript and start a detached `memdir extract` on it.
 
     The extraction runs in the background (with ANTHROPIC_API_KEY set and `extract.on-stop` on) and
-    logs to .memdir/; the hook returns at once and never prints into the session.
+    logs to .memdir/; the hook returns at once and never prints into the model's context.
 
-    One line per session (session_id, transcript_path, cwd, recorded_at), appended atomically, for
-    `memdir extract` to process later. Always exits 0; problems are one line each on stderr.
+    One line per session (session_id, transcript_path, cwd, recorded_at) in
+    .memdir/pending-extractions.jsonl, at most 200; an extraction done with a transcript takes its
+    line away. When nothing extracts it, the first session staged prints {"systemMessage": ...} for
+    Claude Code to show the user, once, naming `memdir extract --pending`. Always exits 0; problems
+    are one line each on stderr.
     """
     raise typer.Exit(run_hook(STOP, state(ctx)))

@@ -2,19 +2,25 @@
 
 The folder is resolved in the order DESIGN.md gives: --dir, MEMDIR_DIR, `dir` in the nearest
 config (`.memdir.toml` or `[tool.memdir]` in `pyproject.toml`, searched upward), `.claude/memory/`
-at the repository root, then Claude Code's own auto-memory folder for the repository.
+at the repository root, then Claude Code's own auto-memory folder for the repository (claude_code.py
+says where Claude Code puts it).
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from memdir.core.claude_code import (
+    MANAGED_SETTINGS,
+    ClaudeMemory,
+    claude_memory,
+    find_repo_root,
+)
 from memdir.core.errors import ConfigError
 
 # Labels accepted for the Why / How-to-apply lines, besides what a config adds. Matching ignores
@@ -227,7 +233,7 @@ def load_config(cwd: Path) -> Config:
     extract, extract_warnings = _extract_settings(path, table.get("extract", {}))
     return Config(
         path=path,
-        dir=(path.parent / os.path.expanduser(folder)).resolve() if folder else None,
+        dir=_config_folder(path, folder) if folder else None,
         why_labels=_labels(path, table, "why_labels", DEFAULT_WHY_LABELS),
         how_labels=_labels(path, table, "how_labels", DEFAULT_HOW_LABELS),
         lint=lint,
@@ -244,6 +250,22 @@ def load_config(cwd: Path) -> Config:
             + extract_warnings
         ),
     )
+
+
+def _config_folder(path: Path, folder: str) -> Path:
+    """The folder `dir` names, resolved against the config file's folder. It must lie inside the
+    repository holding the config (else inside the config file's own folder): a repository someone
+    cloned must not point the session-start hook at a folder elsewhere, to create `.memdir/` there
+    and hand its memories to the session. A folder elsewhere is the user's to name (MEMDIR_DIR, --dir)."""
+    resolved = (path.parent / os.path.expanduser(folder)).resolve()
+    home = (find_repo_root(path.parent) or path.parent).resolve()
+    if not resolved.is_relative_to(home):
+        where = "the repository at" if find_repo_root(path.parent) is not None else "the folder of this config,"
+        raise ConfigError(
+            f"{path}: `dir` names {resolved}, outside {where} {home}; a repository's config may name a folder "
+            "inside it only (for a folder elsewhere, set MEMDIR_DIR or pass --dir)"
+        )
+    return resolved
 
 
 class _Table:
@@ -401,68 +423,16 @@ def _claude_md(path: Path, section: _Table) -> tuple[Path, ...] | None:
     return tuple((path.parent / os.path.expanduser(file.strip())).resolve() for file in files)
 
 
-def find_repo_root(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
-def claude_home(env: Mapping[str, str]) -> Path:
-    configured = env.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".claude"
-
-
-def sanitise_project_path(path: Path) -> str:
-    """Claude Code's folder name for a project: every character outside [A-Za-z0-9] becomes '-'."""
-    return re.sub(r"[^A-Za-z0-9]", "-", str(path))
-
-
-# Bounds the search for a project from its auto-memory folder's name: a name like `-home-ann-my-app`
-# can be read several ways (/home/ann/my-app, /home/ann/my/app), and each reading costs a listing.
-_PROJECT_SEARCH_LISTINGS = 256
-
-
-def claude_project_of(folder: Path) -> Path | None:
-    """The project whose Claude Code auto-memory folder is `folder` (`.../projects/<sanitised path>/memory`),
-    found by reading the sanitised name back against the file system; None when `folder` is not such a
-    folder or no existing directory sanitises to its name. The sanitising is lossy, so where two
-    directories fit (/a/b-c and /a/b/c) the first in sorted order wins."""
-    if folder.name != "memory" or folder.parent.parent.name != "projects":
-        return None
-    name = folder.parent.name
-    listings = 0
-
-    def search(at: Path, rest: str) -> Path | None:
-        nonlocal listings
-        if not rest:
-            return at
-        if not rest.startswith("-") or listings >= _PROJECT_SEARCH_LISTINGS:
-            return None
-        listings += 1
-        try:
-            children = sorted(child for child in at.iterdir() if child.is_dir())
-        except OSError:
-            return None
-        for child in children:
-            part = sanitise_project_path(Path(child.name))
-            tail = rest[1 + len(part) :]
-            if rest[1:].startswith(part) and (not tail or tail.startswith("-")):
-                found = search(child, tail)
-                if found is not None:
-                    return found
-        return None
-
-    return search(Path(folder.anchor or "/"), name)
-
-
 def locate(
     dir_option: Path | None,
     cwd: Path,
     env: Mapping[str, str],
     config: Config,
+    *,
+    managed: Path | None = MANAGED_SETTINGS,
 ) -> Location:
-    """Resolve the memory folder and say which rule chose it."""
+    """Resolve the memory folder and say which rule chose it. `managed`: Claude Code's managed
+    settings file (None: none is read)."""
     if dir_option is not None:
         _check_path(str(dir_option), "--dir")
         return Location(_absolute(dir_option, cwd), "option", "given with --dir")
@@ -474,14 +444,29 @@ def locate(
     repo = find_repo_root(cwd)
     if repo is not None and (repo / ".claude" / "memory").is_dir():
         return Location(repo / ".claude" / "memory", "repository", f".claude/memory/ in the repository at {repo}")
-    project = repo or cwd
-    home = claude_home(env)
-    return Location(
-        home / "projects" / sanitise_project_path(project) / "memory",
-        "claude",
-        f"Claude Code's auto-memory folder for {project}"
-        + (" (CLAUDE_CONFIG_DIR)" if env.get("CLAUDE_CONFIG_DIR") else ""),
-    )
+    return claude_location(claude_memory(cwd, env, managed), repo or cwd, env)
+
+
+def claude_location(claude: ClaudeMemory, repo: Path, env: Mapping[str, str]) -> Location:
+    """memdir's last resort: the folder Claude Code keeps its own memory in, except one that a
+    repository's settings file (`.claude/settings.json`, `.claude/settings.local.json`) names outside
+    the repository, which memdir does not follow (see _config_folder for why); then the default one."""
+    if claude.setting is not None and claude.setting.in_repository and not _inside(claude.folder, repo, claude.project):
+        return Location(
+            claude.default,
+            "claude",
+            f"Claude Code's auto-memory folder for {claude.project}; {claude.setting.path} names "
+            f"{claude.folder}, outside the repository, which memdir does not follow (MEMDIR_DIR or --dir can name it)",
+        )
+    if claude.folder != claude.default:  # from a setting or the environment
+        return Location(claude.folder, "claude", claude.reason)
+    home = " (CLAUDE_CONFIG_DIR)" if env.get("CLAUDE_CONFIG_DIR") else ""
+    return Location(claude.default, "claude", f"Claude Code's auto-memory folder for {claude.project}{home}")
+
+
+def _inside(folder: Path, *roots: Path) -> bool:
+    target = folder.resolve()
+    return any(target.is_relative_to(root.resolve()) for root in roots)
 
 
 def _check_path(path: str, what: str) -> None:

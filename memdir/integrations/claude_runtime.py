@@ -2,8 +2,8 @@
 `session_start` re-indexes the memory folder and returns the index as context for the new session
 (with `context.recall-on-start`, also pinned memories and those recalled for the git branch);
 `prompt_recall` returns the memories recall finds for the prompt just submitted, or nothing;
-`record_stop` notes the session's transcript in `.memdir/` for a later extraction. Neither prints:
-they return what the CLI should write, and notes for stderr. Installing the hooks is
+`record_stop` stages the session's transcript in `.memdir/` for extraction (memdir.write.pending).
+None prints: they return what the CLI should write, and notes for stderr. Installing the hooks is
 claude_settings.py.
 
 Nothing here imports typer or rich: the hooks run before every session (see cli/fast.py).
@@ -20,17 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from memdir.core.cache import ParseCache
-from memdir.core.config import find_repo_root, load_config, locate
+from memdir.core.claude_code import find_repo_root
+from memdir.core.config import load_config, locate
 from memdir.core.errors import LockTimeout, MemdirError
 from memdir.core.index import Caps, Indexable, build_index
 from memdir.core.model import INDEX_NAME, plural
 from memdir.core.outward import for_terminal
 from memdir.core.store import (
-    append_lines,
     ensure_state_dir,
     folder_lock,
     open_state_file,
-    read_jsonl,
     rotate_log,
     state_dir,
 )
@@ -51,7 +50,6 @@ PROMPT_QUERY_LIMIT = 4_000
 # Claude Code hands the prompt hook their command line, which is not a task to recall for.
 OWN_COMMANDS = "/memdir:"
 LOCK_WAIT_SECONDS = 2.0  # a hook must not sit behind a long `memdir lint --fix`; show the plan instead
-PENDING_EXTRACTIONS = "pending-extractions.jsonl"
 
 
 @dataclass
@@ -366,13 +364,18 @@ def record_stop(
     cwd: Path,
     now: dt.datetime | None = None,
 ) -> HookOutcome:
-    """Note the session's transcript in `.memdir/pending-extractions.jsonl` and start a detached
-    `memdir extract` on it (see `spawn_extraction`).
+    """Stage the session's transcript in `.memdir/pending-extractions.jsonl` (memdir.write.pending)
+    and start a detached `memdir extract` on it (see `spawn_extraction`).
 
     Claude Code runs Stop hooks after every reply, so one session would add a line per turn: a
-    session already pending (same id and transcript) is not added again. Lines are appended with
-    one write on an O_APPEND descriptor, so two sessions stopping at once never interleave.
+    session already staged (same id and transcript) is not added again. When no extraction starts
+    (no API key, or `extract.on-stop` off), the first session staged tells the user, once, through
+    the hook's `systemMessage` (Claude Code shows it; it does not stop the agent), how to extract
+    what is staged: `memdir extract --pending`. The next one to tell is the first after that clears.
     """
+    from memdir.write.llm import has_api_key
+    from memdir.write.pending import add_pending
+
     folder, notes = hook_folder(payload, dir_option=dir_option, env=env, cwd=cwd, cache=False)
     outcome = HookOutcome(notes=notes)
     transcript = _string(payload, "transcript_path")
@@ -381,20 +384,24 @@ def record_stop(
     if transcript is None:
         outcome.notes.append("hook input has no transcript_path; nothing recorded")
         return outcome
-    session = _string(payload, "session_id")
-    pending = ensure_state_dir(folder.root) / PENDING_EXTRACTIONS
-    if not any(
-        e.get("session_id") == session and e.get("transcript_path") == transcript for e in read_pending(pending)
-    ):
-        entry = {
-            "session_id": session,
-            "transcript_path": transcript,
-            "cwd": _string(payload, "cwd"),
-            "recorded_at": (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds"),
-        }
-        append_lines(pending, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"), durable=True)
+    entry = {
+        "session_id": _string(payload, "session_id"),
+        "transcript_path": transcript,
+        "cwd": _string(payload, "cwd"),
+        "recorded_at": (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds"),
+    }
+    staged = add_pending(folder.root, entry)
+    if staged.dropped:
+        outcome.notes.append(f"{plural(staged.dropped, 'staged session', 'staged sessions')} let go, the oldest")
     sent = _string(payload, "cwd")
-    spawn_extraction(folder, transcript, env, Path(sent) if sent and Path(sent).is_dir() else cwd)
+    started = spawn_extraction(folder, transcript, env, Path(sent) if sent and Path(sent).is_dir() else cwd)
+    if staged.first and not started:
+        why = "`extract.on-stop` is off" if has_api_key(env) else "there is no ANTHROPIC_API_KEY in its environment"
+        outcome.output = {
+            "systemMessage": f"memdir did not extract memories from this session: {why}. Its transcript is "
+            f"staged in {folder.root}; run `memdir extract --pending` (with the key set) to extract every "
+            "staged session."
+        }
     return outcome
 
 
@@ -445,11 +452,6 @@ def spawn_extraction(folder: MemoryDir, transcript: str, env: Mapping[str, str],
             close_fds=True,
         )
     return True
-
-
-def read_pending(path: Path) -> list[dict[str, Any]]:
-    """The recorded entries, oldest first; lines that do not parse (a torn disk) are skipped."""
-    return read_jsonl(path)
 
 
 def run_hook(

@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from memdir.core.config import claude_home, find_repo_root
+from memdir.core.claude_code import claude_home, find_repo_root
 from memdir.core.errors import ConfigError, MemdirError
 from memdir.core.store import (
     atomic_write,
@@ -331,11 +331,16 @@ def _unset_auto_memory(data: dict[str, Any], folder: Path) -> dict[str, Any]:
     return data
 
 
-def _change(path: Path, text: str | None, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> SettingsChange:
+def _change(
+    path: Path, text: str | None, edit: Callable[[dict[str, Any]], dict[str, Any]], drop_empty: bool = False
+) -> SettingsChange:
     settings = _parse_settings(path, text)
     data = edit(settings.data)
     if data == settings.data:
         return SettingsChange(path, text, text)  # nothing to do: not even the formatting changes
+    if drop_empty and not data and text is not None:
+        # memdir's entries were all it held: the file `install` created goes, not a `{}` left behind
+        return SettingsChange(path, text, None)
     after = _dump(data, settings.indent, settings.final_newline)
     notes: tuple[str, ...] = ()
     if not settings.canonical and text is not None:
@@ -346,8 +351,11 @@ def _change(path: Path, text: str | None, edit: Callable[[dict[str, Any]], dict[
     return SettingsChange(path, text, after, notes)
 
 
-def _apply(plans: dict[Path, list[Callable[[dict[str, Any]], dict[str, Any]]]], dry_run: bool) -> list[SettingsChange]:
-    """Plan every file's edits, then write the files that change (unless `dry_run`).
+def _apply(
+    plans: dict[Path, list[Callable[[dict[str, Any]], dict[str, Any]]]], dry_run: bool, drop_empty: bool = False
+) -> list[SettingsChange]:
+    """Plan every file's edits, then write the files that change (unless `dry_run`); with
+    `drop_empty`, a file the edits leave without a key is removed instead.
 
     All files are planned before any is written, so a refusal leaves every file as it was. Each
     file is read again just before it is replaced: if something else (Claude Code itself) wrote it
@@ -362,7 +370,7 @@ def _apply(plans: dict[Path, list[Callable[[dict[str, Any]], dict[str, Any]]]], 
                 data = step(data)
             return data
 
-        return _change(path, text, edit)
+        return _change(path, text, edit, drop_empty)
 
     changes = [plan(path, _read(path)) for path in plans]
     if dry_run:
@@ -376,6 +384,8 @@ def _apply(plans: dict[Path, list[Callable[[dict[str, Any]], dict[str, Any]]]], 
             if change.after is not None and change.changed:
                 change.path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(change.path, change.after)
+            elif change.after is None and change.before is not None:
+                change.path.unlink(missing_ok=True)
         written.append(change)
     return written
 
@@ -392,9 +402,9 @@ def install_hooks(
 ) -> list[SettingsChange]:
     """Merge memdir's hooks into the scope's settings file (without `prompt_recall`, the
     UserPromptSubmit hook is left out, and taken out if it was there); with `auto_memory_dir`, also point
-    Claude Code's own memory at that folder in the project's local settings (Claude Code takes
-    `autoMemoryDirectory` from local, user and policy settings only, never from the committed
-    project file). Raises SettingsError / SettingsConflict before writing anything."""
+    Claude Code's own memory at that folder in the project's local settings (an absolute path is this
+    machine's, and Claude Code reads the local file before the committed one: docs/claude-code.md).
+    Raises SettingsError / SettingsConflict before writing anything."""
     hooks = memdir_hooks(command, prompt_recall=prompt_recall)
     target = settings_path(scope, project, env)
     plans: dict[Path, list[Callable[[dict[str, Any]], dict[str, Any]]]] = {
@@ -416,7 +426,8 @@ def uninstall_hooks(
     dry_run: bool = False,
 ) -> list[SettingsChange]:
     """Remove memdir's hooks from the scope's settings file (and `autoMemoryDirectory` from local
-    settings when it points at `auto_memory_dir`). A file that does not exist stays absent."""
+    settings when it points at `auto_memory_dir`). A file that does not exist stays absent, and one
+    that held nothing but memdir's entries (the file `install` created) is removed, not left `{}`."""
     extra = [h.command for h in memdir_hooks(command)]
     target = settings_path(scope, project, env)
     plans: dict[Path, list[Callable[[dict[str, Any]], dict[str, Any]]]] = {
@@ -425,5 +436,5 @@ def uninstall_hooks(
     if auto_memory_dir is not None:
         local = settings_path(SettingsScope.local, project, env)
         plans.setdefault(local, []).append(lambda data: _unset_auto_memory(data, auto_memory_dir))
-    changes = _apply(plans, dry_run)
+    changes = _apply(plans, dry_run, drop_empty=True)
     return [c for c in changes if c.before is not None or c.changed]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memdir.core.config import claude_project_of
+from memdir.core.claude_code import claude_project_of
 from memdir.core.index import entry_target, split_lines
 from memdir.core.model import INDEX_NAME, Memory, name_key
 from memdir.core.store import MAX_FILE_BYTES

@@ -54,6 +54,7 @@ from memdir.core.store import (
 from memdir.core.templates import render_memory
 from memdir.folder import FileChange, MemoryDir
 from memdir.write import llm
+from memdir.write.pending import pending_path, read_pending, readable, remove_pending, transcript_of
 from memdir.write.transcripts import (
     ExtractError,
     Message,
@@ -601,7 +602,40 @@ class Extractor:
             message = f"could not write the memories ({exc}); nothing was changed"
             self._log([{"decision": "failed", "path": str(request.path), "error": message}])
             raise ExtractError(message) from None
+        self._unstage(request)
         return RunResult(request, plan, "written", plan.summary(), written=written)
+
+    def _unstage(self, request: Request) -> None:
+        """The transcript is done with (the cursor is past its last message): a session the Stop hook
+        staged for it is not waiting any more. Failing to say so costs a later `--pending` a look."""
+        if request.kind != "transcript":
+            return
+        done = os.path.abspath(request.path)
+        with contextlib.suppress(OSError):
+            remove_pending(self.root, lambda e: (t := transcript_of(e)) is not None and os.path.abspath(t) == done)
+
+    def run_pending(
+        self, *, dry_run: bool = False, confirm: Confirm | None = None
+    ) -> tuple[list[RunResult], list[dict[str, Any]]]:
+        """Extract every session the Stop hook staged whose transcript is still there, oldest first;
+        what is done leaves the list (see `_unstage`), and so do sessions whose transcript is gone
+        (returned second: nothing can be extracted from them). Raises NoApiKey before any work when
+        something is staged and there is no key."""
+        entries = read_pending(pending_path(self.root))
+        gone = [e for e in entries if (t := transcript_of(e)) is None or not readable(t)]
+        waiting = [t for e in entries if (t := transcript_of(e)) is not None and readable(t)]
+        if waiting and self._client is None and not llm.has_api_key():
+            raise NoApiKey(_NO_KEY)
+        results: list[RunResult] = []
+        for transcript in dict.fromkeys(waiting):  # a transcript staged by two sessions: once
+            try:
+                results += self.run(self.request(transcript), dry_run=dry_run, confirm=confirm)
+            except ExtractError as exc:  # one broken transcript does not stop the others
+                results.append(RunResult(self.request(transcript), None, "failed", str(exc), error=str(exc)))
+        if gone and not dry_run:
+            lost = {id(e) for e in gone}
+            remove_pending(self.root, lambda e: (e in gone and id(e) in lost) or e in gone)
+        return results, gone
 
     def _log(self, entries: list[dict[str, Any]]) -> None:
         log_decisions(self.root, [{"run": self.run_id, **e} for e in entries], self.now())
@@ -612,6 +646,7 @@ class Extractor:
         self._log([{"decision": decision, "session": plan.session.key, "path": str(request.path), "note": plan.note}])
         if plan.status != "throttled":
             _save_cursor(self.root, plan.session, self.now())
+            self._unstage(request)
 
     # -- deciding --
 
