@@ -398,6 +398,20 @@ def test_the_library_add_redacts_a_key_and_logs_it(folder: Path) -> None:
     assert entry["decision"] == "stored" and entry["command"] == "api" and entry["redacted"]
 
 
+def test_a_secret_in_another_field_is_redacted_too(folder: Path) -> None:
+    """A memory composed elsewhere (a harness's `Post`, a file brought over by `import`) carries fields
+    of its own; a key in one of them is no less a key."""
+    new = NewMemory(
+        MemoryType.REFERENCE, "ci token", "Where the CI token lives", body="In the vault.",
+        extra={"token": SECRET, "metadata": {"note": f"old key {SECRET}"}},
+    )  # fmt: skip
+    memory, _ = MemoryDir(folder).add(new)
+    text = (folder / memory.path).read_text()
+    assert SECRET not in text and text.count("[REDACTED:") == 2
+    [entry] = read_decisions(folder)
+    assert entry["decision"] == "stored" and entry["redacted"]
+
+
 def test_the_library_add_skips_a_near_duplicate_unless_forced(folder: Path) -> None:
     from memdir.core.gauntlet import WriteRefused
 

@@ -124,6 +124,7 @@ def _screen_secrets(verdict: Verdict) -> None:
         if hits:
             setattr(new, key, redact(text))
             verdict.redacted += [hit.kind for hit in hits]
+    new.extra = _redacted(new.extra, verdict.redacted)
     if verdict.redacted:
         left = _REDACTION.sub("", f"{new.description} {new.body}")
         if not any(c.isalnum() for c in left):
@@ -133,6 +134,23 @@ def _screen_secrets(verdict: Verdict) -> None:
             verdict.reasons.append(
                 f"redacted {len(verdict.redacted)} secret(s): {', '.join(sorted(set(verdict.redacted)))}"
             )
+
+
+def _redacted(value: Any, kinds: list[str]) -> Any:
+    """`value`, a field's value (text, or lists and mappings of it), with its secrets redacted; the
+    kind of each added to `kinds`. The other fields of a memory composed elsewhere (a harness's
+    `Post`, a file brought over by `import`) are screened like its text."""
+    from memdir.core.sensitive import find_secrets, redact
+
+    if isinstance(value, str):
+        hits = find_secrets(value)
+        kinds += [hit.kind for hit in hits]
+        return redact(value) if hits else value
+    if isinstance(value, dict):
+        return {key: _redacted(item, kinds) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, kinds) for item in value]
+    return value
 
 
 def _screen_provenance(verdict: Verdict) -> None:
