@@ -139,6 +139,16 @@ def test_a_claude_code_folder_comes_over_as_it_is_and_no_younger(folder: Path, s
     assert invoke_memdir("--dir", str(folder), "index", "--check").exit_code == 0
 
 
+def test_a_file_only_claude_codes_second_reading_takes_is_dated_too(folder: Path, tmp_path: Path) -> None:
+    lenient = "---\nname: rosetta\ndescription: Rosetta Stone: 4 principles\ntype: feedback\n---\nFour.\n"
+    src = _write(tmp_path / "src", {"feedback_rosetta.md": lenient})
+    assert _import(folder, str(src)).exit_code == 0
+    copied = (folder / "feedback_rosetta.md").read_text()
+    assert copied == lenient.replace("type: feedback\n", f"type: feedback\nupdated: {WRITTEN.date().isoformat()}\n")
+    memory = MemoryDir(folder, today=TODAY).get("rosetta")
+    assert memory.description == "Rosetta Stone: 4 principles" and memory.doc.lenient is not None
+
+
 def test_importing_twice_adds_nothing(folder: Path, source: Path) -> None:
     assert _import(folder, str(source)).exit_code == 0
     after_first = _snapshot(folder)
@@ -308,6 +318,35 @@ def test_move_fixes_the_source_index_before_anything_is_written(folder: Path, so
     assert result.exit_code == 1 and "is not valid UTF-8" in result.stderr
     assert result.stderr.count("\n") == 1
     assert _snapshot(folder) == before
+
+
+def test_a_move_cut_short_says_so_and_the_same_command_finishes_it(
+    folder: Path, source: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_move = shutil.move
+
+    def move(src: Any, dst: Any) -> Any:
+        if str(src).endswith("reply-style-rules.md"):
+            raise OSError(28, "No space left on device", str(dst))
+        return real_move(src, dst)
+
+    monkeypatch.setattr(shutil, "move", move)
+    cut = _import(folder, str(source), "--move")
+    assert cut.exit_code == 1 and "memdir: error: the import into" in cut.stderr
+    assert "(2 memories left" in cut.stderr and "run the same import again to finish the move" in cut.stderr
+    assert len(_memories(folder)) == 3 and (source / "reply-style-rules.md").exists()
+    monkeypatch.setattr(shutil, "move", real_move)
+    finished = _import(folder, str(source), "--move")
+    assert finished.exit_code == 0 and "skipped 1 from" in finished.stderr and "moved 1 out of" in finished.stderr
+    assert sorted(p.name for p in source.iterdir() if p.is_file()) == ["MEMORY.md"]
+
+
+def test_written_but_not_indexed_exits_3(folder: Path, source: Path) -> None:
+    (folder / "MEMORY.md").write_text("".join(f"Hand-written line {i}.\n" for i in range(201)))
+    result = _import(folder, str(source))
+    assert result.exit_code == 3, result.output
+    assert "3 memories are imported, but MEMORY.md is not updated" in result.stderr
+    assert len(_memories(folder)) == 3
 
 
 def test_the_json_report(folder: Path, source: Path) -> None:

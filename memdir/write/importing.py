@@ -7,7 +7,7 @@ once; what passes is written all at once or not at all, with one re-index (`Memo
 and every decision is logged. A memory keeps what it is: its file (its path in the folder), name,
 type, description, body and every other field byte for byte, and its age: one that states no date
 of its own gets `updated:` set to its file's modification date, since a copy, a commit and a clone
-all reset that time (where the frontmatter cannot take a field, the copy keeps the time instead).
+all reset that time.
 
 The source's MEMORY.md is not read: the folder's index is rebuilt from the memory files. A memory
 already here (same name, type, description and body) is skipped, so a second import adds nothing; a
@@ -81,7 +81,6 @@ class ImportItem:
     verdict: Verdict | None = None  # the screen's, for a memory that reached it
     text: str | None = None  # the file to write, before the screen's redactions and fields
     present: str | None = None  # the memory here that says the same, word for word
-    keep_mtime: float | None = None  # the source's modification time, for a copy that cannot state a date
 
     @property
     def writes(self) -> bool:
@@ -290,10 +289,7 @@ def _judge(item: ImportItem, memory: Memory, verdict: Verdict, taken: _Taken, su
             new.name = _free_name(new.name, taken)
             text = set_fields(text, {"name": new.name})
         if memory.last_changed is None:
-            try:
-                text = set_fields(text, {"updated": dt.date.fromtimestamp(memory.mtime)})
-            except FrontmatterError:  # frontmatter only Claude Code's retry reads: the copy keeps the time
-                item.keep_mtime = memory.mtime
+            text = set_fields(text, {"updated": dt.date.fromtimestamp(memory.mtime)})
         prepare(verdict)
         screened_text(text, verdict)  # what `store_all` will write: refused here, not halfway through
     except FrontmatterError as exc:
@@ -346,9 +342,6 @@ def apply_import(folder: MemoryDir, plan: ImportPlan, *, move: bool = False) -> 
     if writes:
         stored = [(item.verdict, item.text) for item in writes if item.verdict is not None]
         _, result.write = folder.store_all(stored, command=COMMAND, **origin)
-        for item in writes:
-            if item.keep_mtime is not None and item.path is not None:
-                os.utime(folder.root / item.path, (item.keep_mtime, item.keep_mtime))
     if source is not None:
         _move_out(folder, source, plan, result)
     return result
