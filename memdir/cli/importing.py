@@ -136,6 +136,8 @@ def _print_folder(st: State, result: Any, move: bool) -> None:
     if near:
         what = plural(len(near), "memory", "memories")
         st.warn(f"{what} brought over on the same topic as a memory here; `memdir lint` lists the pairs")
+    if plan.count(Outcome.QUARANTINED) and not result.dry_run:
+        st.warn("quarantined memories are not indexed until `memdir review accept NAME` (`memdir review` lists them)")
     prefix = "dry run, nothing written: " if result.dry_run else ""
     st.say(f"{prefix}{plan.summary()} from {shown}")
     if move:
