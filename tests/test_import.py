@@ -197,6 +197,7 @@ def test_every_memory_goes_through_the_screen(folder: Path, tmp_path: Path, make
     assert SECRET not in token and token.count("[REDACTED:") == 2 and "token_hint:" in token
     assert MemoryDir(folder).get("docs-page").status == "quarantined"
     assert MemoryDir(folder).get("obey").status == "quarantined"
+    assert "quarantined memories are not indexed until `memdir review accept NAME`" in result.stderr
     assert not (folder / "project_freeze.md").exists()
     assert "skipped project_freeze.md: says the same as project_release-freeze.md" in result.stderr
     assert SECRET not in result.output
@@ -259,6 +260,17 @@ def test_files_that_are_not_memories_or_do_not_load(folder: Path, tmp_path: Path
     assert "'handoff' is not one of" in rows["typeless.md"]["reasons"][0]
     assert rows["team/user_role.md"] == rows["team/user_role.md"] | {"outcome": "imported", "path": "team/user_role.md"}
     assert (folder / "team" / "user_role.md").is_file()
+    twice = _write(
+        tmp_path / "twice",
+        {
+            "user_role.md": "---\nname: lead\ndescription: Tech lead of the payments team\ntype: user\n---\nLead.\n",
+            "team/user_lead.md": "---\nname: Lead\ndescription: Writes the release notes\ntype: user\n---\nNotes.\n",
+        },
+    )
+    code, report = _json(folder, str(twice))
+    rows = {row["source"]: row for row in report["memories"]}
+    assert code == 1 and rows["team/user_lead.md"]["outcome"] == "imported"  # files in path order
+    assert rows["user_role.md"]["reasons"] == ["team/user_lead.md of this import has the same name"]
     only_prose = _write(tmp_path / "prose", {"notes.md": "# Notes\n"})
     assert _import(folder, str(only_prose)).exit_code == 0  # nothing refused: nothing to import
 

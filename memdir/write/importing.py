@@ -266,6 +266,10 @@ def _judge(item: ImportItem, memory: Memory, verdict: Verdict, taken: _Taken, su
     if verdict.action is Action.SKIP:
         item.reasons, item.path = list(verdict.reasons), None
         return
+    if name_key(new.name) in taken.batch_names:
+        item.outcome, item.path = Outcome.REFUSED, None
+        item.reasons = [f"{taken.batch_names[name_key(new.name)]} of this import has the same name"]
+        return
     if same is not None:
         excluded = same.exclusion(taken.today)
         if not supersede or excluded is not None:
@@ -274,10 +278,6 @@ def _judge(item: ImportItem, memory: Memory, verdict: Verdict, taken: _Taken, su
             item.reasons = [f"a memory named {same.name!r} is already here ({same.path}) and {what}"]
             return
         verdict.supersedes = same.path
-    elif name_key(new.name) in taken.batch_names:
-        item.outcome, item.path = Outcome.REFUSED, None
-        item.reasons = [f"{taken.batch_names[name_key(new.name)]} of this import has the same name"]
-        return
     notes = []
     if taken.file_taken(new.file_name):  # another memory's file (the replaced one's, too): take a free one
         whose = "the memory it supersedes" if verdict.supersedes else "another memory here"
