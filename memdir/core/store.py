@@ -18,11 +18,11 @@ import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from memdir.core.cache import ParseCache, file_key
-from memdir.core.errors import FolderNotFound, LockTimeout, StateRefused
+from memdir.core.errors import FolderNotFound, InvalidMemory, LockTimeout, StateRefused
 from memdir.core.index import Indexable, IndexRow
 from memdir.core.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
 
@@ -628,6 +628,25 @@ def archive_folder_for(root: Path, rel: str) -> Path:
     for part in Path(rel).parent.parts:
         folder = checked_folder(folder / part, create=True)
     return folder
+
+
+def make_folders(root: Path, paths: Iterable[str]) -> list[Path]:
+    """Make the missing sub-folders that new files (POSIX paths relative to `root`) go into; the
+    ones made, outermost first. Raises InvalidMemory for a path outside `root` or in a dot-folder,
+    or through a sub-folder that leads outside it."""
+    made: list[Path] = []
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if PurePosixPath(path).is_absolute() or ".." in parts or any(p.startswith(".") for p in parts[:-1]):
+            raise InvalidMemory(f"{path}: a memory's file must be inside the folder, outside its dot-folders")
+        for parent in reversed(PurePosixPath(path).parents[:-1]):
+            folder = root / parent
+            if not folder.is_dir():
+                folder.mkdir()
+                made.append(folder)
+            elif not _is_inside(resolved(folder), resolved(root)):
+                raise InvalidMemory(f"{parent} leads outside the memory folder; memdir will not write there")
+    return made
 
 
 def escapes(root: Path) -> list[tuple[str, str]]:
