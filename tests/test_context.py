@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -332,16 +334,32 @@ def test_cli_missing_folder(tmp_path: Path) -> None:
         ("2026-11-21", "This memory is from yesterday."),
         ("2026-11-20", "This memory is 2 days old; verify before asserting it as fact."),
         ("2025-11-22", "This memory is 365 days old; verify before asserting it as fact."),
-        (None, "This memory is undated; verify before asserting it as fact."),
     ],
 )
-def test_age_note_says_how_old_a_memory_is(folder: Path, make_memory: MakeMemory, updated: str | None,
-                                           note: str) -> None:  # fmt: skip
+def test_age_note_says_how_old_a_memory_is(folder: Path, make_memory: MakeMemory, updated: str, note: str) -> None:
     from memdir.read.context import age_note
 
     make_memory("project_x.md", updated=updated)
-    (memory,) = _folder(folder).scan().memories
-    assert age_note(memory, TODAY) == note
+    scan = _folder(folder).scan()
+    (memory,) = scan.memories
+    assert age_note(scan.ages.of(memory), TODAY) == note
+
+
+def test_age_note_of_a_memory_with_no_age() -> None:
+    from memdir.core.age import NO_AGE
+    from memdir.read.context import age_note
+
+    assert age_note(NO_AGE, TODAY) == "This memory is undated; verify before asserting it as fact."
+
+
+def test_an_undated_recalled_memory_is_as_old_as_its_file(folder: Path, make_memory: MakeMemory) -> None:
+    """Claude Code writes no dates: its memory's age is its file's, not "undated"."""
+    path = make_memory("project_x.md", body="Claude Code wrote this.\n")
+    noon = time.mktime((2026, 10, 23, 12, 0, 0, 0, 0, -1))
+    os.utime(path, (noon, noon))
+    root = _folder(folder)
+    context = render_context(root, recalled=root.scan().memories)
+    assert context.loaded[0].age_note == "This memory is 30 days old; verify before asserting it as fact."
 
 
 @pytest.fixture

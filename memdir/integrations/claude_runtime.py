@@ -320,6 +320,7 @@ def prompt_recall(
     # Through the parse cache: the session's start has parsed these files, so YAML need not load.
     parsed = ParseCache.load(state_dir(folder.root)) if folder.cache else None
     memories = recalled_memories(folder, found, parsed)
+    ages = {chosen.path: chosen.age for chosen in found.results}  # as recall counted them
     if not memories:
         return outcome
     from memdir.read.context import recalled_in_full  # only now: most prompts recall nothing
@@ -333,7 +334,7 @@ def prompt_recall(
     for memory in memories:  # each in whole or left out, as the session's context does
         if memory.exclusion(folder.today) is not None:  # changed since recall chose it: as render_context
             continue
-        text = recalled_in_full(memory, folder.today)
+        text = recalled_in_full(memory, ages[memory.path], folder.today)
         if _length(context + text) > CONTEXT_LIMIT:
             left_out += 1
             continue

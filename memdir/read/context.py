@@ -22,6 +22,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from memdir.core.age import Age
 from memdir.core.errors import MemdirError
 from memdir.core.index import render_entry, split_lines, value_key
 from memdir.core.model import Memory, plural
@@ -113,13 +114,13 @@ def is_pinned(memory: Memory, pin_importance: float | None) -> bool:
     return pin_importance is not None and memory.importance_given is not None and memory.importance >= pin_importance
 
 
-def age_note(memory: Memory, today: dt.date) -> str:
-    """How old a memory is, for the agent that reads it: from today, from yesterday, or N days old
-    with a reminder that it may no longer hold (the note Claude Code adds to the memories it recalls)."""
-    changed = memory.last_changed
-    if changed is None:
+def age_note(age: Age, today: dt.date) -> str:
+    """How old a memory is (its `Age`: memdir.core.age), for the agent that reads it: from today,
+    from yesterday, or N days old with a reminder that it may no longer hold (the note Claude Code
+    adds to the memories it recalls)."""
+    if age.day is None:
         return "This memory is undated; verify before asserting it as fact."
-    days = (today - changed).days
+    days = (today - age.day).days
     if days <= 0:
         return "This memory is from today."
     if days == 1:
@@ -177,7 +178,7 @@ def render_context(
         if excluded is not None:  # recall should not offer these; never load them all the same
             left_out.append(LeftOutOfContext(memory, "body", "excluded", excluded))
         else:
-            bodies.append(LoadedMemory(memory, RECALLED, age_note(memory, folder.today)))
+            bodies.append(LoadedMemory(memory, RECALLED, age_note(scan.ages.of(memory), folder.today)))
 
     renderer = _Renderer(fmt, str(folder.root), index_text, entries, bodies, budget, capped)
     shown_entries, shown_bodies = _fit(renderer, entries, bodies, budget)
@@ -197,17 +198,20 @@ def render_context(
     )
 
 
-def recalled_entry(memory: Memory, today: dt.date) -> tuple[dict[str, Any], str]:
+def recalled_entry(memory: Memory, age: Age, today: dt.date) -> tuple[dict[str, Any], str]:
     """One recalled memory as `memdir context --for` gives it: its entry of `--format json` (name,
     type, path, description, body, age) and its markdown section, full text and age note. For callers
-    that hand recalled memories out one by one (the MCP `recall` tool)."""
-    return _json_entry(memory, LoadedMemory(memory, RECALLED, age_note(memory, today))), recalled_in_full(memory, today)
+    that hand recalled memories out one by one (the MCP `recall` tool); `age` is the one recall
+    scored it by (Recalled.age)."""
+    loaded = LoadedMemory(memory, RECALLED, age_note(age, today))
+    return _json_entry(memory, loaded), _clean(_markdown_body(memory, loaded))
 
 
-def recalled_in_full(memory: Memory, today: dt.date) -> str:
+def recalled_in_full(memory: Memory, age: Age, today: dt.date) -> str:
     """One recalled memory's full text as the markdown context shows it (title, type, file, age, body),
-    for a caller that adds memories to a session one prompt at a time (the UserPromptSubmit hook)."""
-    return _clean(_markdown_body(memory, LoadedMemory(memory, RECALLED, age_note(memory, today))))
+    for a caller that adds memories to a session one prompt at a time (the UserPromptSubmit hook);
+    `age` is the one recall scored it by (Recalled.age)."""
+    return _clean(_markdown_body(memory, LoadedMemory(memory, RECALLED, age_note(age, today))))
 
 
 def _fit(
