@@ -223,12 +223,39 @@ def test_recalled_memories_follow_the_pinned_ones(mixed: Path) -> None:
 
 def test_json_schema(mixed: Path) -> None:
     data = json.loads(render_context(_folder(mixed), ContextFormat.JSON, budget=900).text)
-    assert set(data) == {"folder", "notes", "entries", "left_out"}
+    assert set(data) == {"folder", "notes", "entries", "left_out", "missing"} and data["missing"] == []
     assert data["notes"] == "# Memory\n\nHand-written: ask before pushing."
     assert set(data["left_out"]) == {"entries", "bodies", "budget"} and data["left_out"]["budget"] == 900
     for entry in data["entries"]:
         assert {"name", "type", "path", "description", "loaded"} <= set(entry)
         assert ("body" in entry) == (entry["loaded"] is not None)
+
+
+DEAD = "- [release-freeze](project_release-freeze.md) — Release freeze starts next Thursday"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_entry_whose_file_is_gone_is_left_out_and_named(folder: Path, make_memory: MakeMemory,
+                                                           fmt: ContextFormat) -> None:  # fmt: skip
+    """The index keeps a dead entry (lint I002 names it); the context must not send the agent to a
+    file that does not exist, with its stale "next Thursday": it leaves it out and says which."""
+    make_memory("user_role.md", description="Backend developer")
+    (folder / "MEMORY.md").write_text("# Memory\n\n" + DEAD + "\n")
+    context = render_context(_folder(folder), fmt)
+    assert context.missing == ["project_release-freeze.md"]
+    assert "next Thursday" not in context.text and "Backend developer" in context.text
+    said = "1 entry of MEMORY.md left out here because its file no longer exists (project_release-freeze.md)"
+    if fmt is ContextFormat.JSON:
+        data = json.loads(context.text)
+        assert data["missing"] == ["project_release-freeze.md"] and "release-freeze" not in data["notes"]
+    elif fmt is ContextFormat.XML:
+        root = ET.fromstring(context.text)
+        missing = root.find("missing")
+        assert missing is not None and missing.get("entries") == "1" and said in (missing.text or "")
+        assert "release-freeze" not in (root.findtext("notes") or "")
+    else:
+        assert f"<!-- memdir: {said}; `memdir index --drop-missing` removes them -->\n" in context.text
+    assert DEAD in (folder / "MEMORY.md").read_text()  # the context writes nothing
 
 
 HOSTILE = "a\"b'c<d>&e]]>f\x01g\x1bh\ttab"

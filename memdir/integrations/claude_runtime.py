@@ -132,7 +132,7 @@ def session_start(
     index_text = write.previous if write.result.refused is not None else write.result.text
     if not (index_text or "").strip():
         return outcome
-    context = session_context(folder, index_text or "", write.inputs)
+    context = session_context(folder, index_text or "", write.inputs, write.result.dead)
     if write.first_run and write.changed and write.result.rewritten:
         context += first_rewrite_note(len(write.result.rewritten))
     if folder.config.context.recall_on_start:
@@ -175,12 +175,18 @@ def _reindex(folder: MemoryDir, notes: list[str]) -> IndexWrite:
     return write
 
 
-def session_context(folder: MemoryDir, index_text: str, inputs: Sequence[Indexable]) -> str:
+def session_context(folder: MemoryDir, index_text: str, inputs: Sequence[Indexable], dead: Sequence[str] = ()) -> str:
     """The text a new session starts with: a short header and the index, within CONTEXT_LIMIT.
-    `inputs` are the memories the index was built from (IndexWrite.inputs), to fit it smaller.
+    `inputs` are the memories the index was built from (IndexWrite.inputs), to fit it smaller;
+    `dead` its entries whose file is gone (IndexResult.dead), left out with a line that says so.
 
     The one place that decides what the session sees; a richer renderer can replace it.
     """
+    from memdir.read.context import missing_note, without_dead_entries
+
+    index_text, missing = without_dead_entries(index_text, dead)
+    if missing:
+        index_text = index_text.rstrip("\n") + "\n\n" + missing_note(missing)
     header = (
         "# Long-term memory (memdir)\n\n"
         f"The index of this project's memory folder, {folder.root}: one line per memory file, with "
