@@ -258,6 +258,14 @@ def test_an_entry_whose_file_is_gone_is_left_out_and_named(folder: Path, make_me
     assert DEAD in (folder / "MEMORY.md").read_text()  # the context writes nothing
 
 
+def test_cli_context_names_the_entries_whose_file_is_gone(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_role.md", description="Backend developer")
+    (folder / "MEMORY.md").write_text("# Memory\n\n" + DEAD + "\n")
+    result = invoke_memdir("--dir", str(folder), "context")
+    assert result.exit_code == 0 and "next Thursday" not in result.stdout
+    assert "left out, their files gone: project_release-freeze.md (`memdir index --drop-missing`" in result.stderr
+
+
 HOSTILE = "a\"b'c<d>&e]]>f\x01g\x1bh\ttab"
 
 
