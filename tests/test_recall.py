@@ -116,18 +116,23 @@ def test_claude_codes_memory_outranks_weak_matches_added_today(folder: Path, mak
     assert result.results[0].path == "feedback_api-naming.md"
 
 
-def test_a_memory_with_no_age_at_all_is_not_ranked_last_for_it(folder: Path, make_memory: MakeMemory) -> None:
-    """Where a copy reset every mtime and git has nothing, an undated memory counts as one half-life
-    old: above a dated twin from two years ago, below one from today."""
+def test_a_memory_with_no_age_at_all_is_as_old_as_a_typical_one(folder: Path, make_memory: MakeMemory) -> None:
+    """Where a copy reset every mtime and git has nothing, an undated memory gets the median recency of
+    the candidates that have an age: not last for its author writing no date, nor above an older dated
+    memory for that alone."""
     body = "Name the new API field for user id user_id.\n"
-    paths = [make_memory("feedback_naming.md", description=NAMING, body=body),
-             make_memory("feedback_old.md", description=NAMING, body=body, created=_days_ago(730)),
-             make_memory("feedback_new.md", description=NAMING, body=body, created=TODAY.isoformat())]  # fmt: skip
+    paths = [make_memory("feedback_naming.md", description=NAMING, body=body)]
+    for name, days in (("new", 0), ("recent", 10), ("older", 60), ("old", 730)):
+        paths.append(make_memory(f"feedback_{name}.md", description=NAMING, body=body, created=_days_ago(days)))
     for path in paths:
         _written_days_ago(path, 3)  # one moment for all: what a copy does
     result = recall(_dir(folder), "how should I name the new API field for user id")
-    assert [r.path for r in result.results] == ["feedback_new.md", "feedback_naming.md", "feedback_old.md"]
-    assert result.results[1].recency == 0.5 and result.results[1].age.source == "none"
+    assert [r.path for r in result.results] == [
+        "feedback_new.md", "feedback_recent.md", "feedback_naming.md", "feedback_older.md", "feedback_old.md",
+    ]  # fmt: skip
+    undated = result.results[2]
+    assert undated.age.source == "none"
+    assert undated.recency == pytest.approx((0.5 ** (10 / 30) + 0.5 ** (60 / 30)) / 2)  # the middle of the four
 
 
 def test_a_new_important_memory_with_no_relevance_is_never_returned(folder: Path, make_memory: MakeMemory) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from memdir.core.config import RecallSettings
 from memdir.core.model import name_key
 from memdir.read.recall import RecallError, _check, _logged
-from memdir.read.scoring import Recalled, RecallResult, recency
+from memdir.read.scoring import Recalled, RecallResult, recencies
 from memdir.read.termindex import _Doc, load_index
 from memdir.write import llm
 
@@ -60,9 +60,17 @@ def recall_llm(
     index = load_index(folder)
     ages = {index.doc(i).path: index.age(i) for i in range(index.n)}
     live = [doc for doc in (index.doc(i) for i in range(index.n)) if doc.exclusion(folder.today) is None]
-    # Most recently changed first, by the age recall ranks by: an undated memory is not last for that alone.
+    # Most recently changed first, by the age recall ranks by (Claude Code's manifest order); no age: last.
     live.sort(key=lambda d: (ages[d.path].day or dt.date.min, d.path), reverse=True)
     shown, left_out = live[:MANIFEST_MAX], len(live) - MANIFEST_MAX
+    # Ranked against the manifest, as lexical recall ranks against its candidates.
+    freshness = dict(
+        zip(
+            (d.path for d in shown),
+            recencies([ages[d.path] for d in shown], folder.today, settings.half_life_days),
+            strict=True,
+        )
+    )
     picked: list[str] = []
     if shown:
         picked = _ask_model(client, model, query, shown, k)
@@ -79,7 +87,7 @@ def recall_llm(
         elif all(c.path != found.path for c in chosen) and len(chosen) < k:
             doc = found
             age = ages[doc.path]
-            fresh = recency(age, folder.today, settings.half_life_days)
+            fresh = freshness[doc.path]
             score = settings.relevance_weight + settings.recency_weight * fresh
             score += settings.importance_weight * doc.importance
             chosen.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, 1.0, fresh,

@@ -6,8 +6,9 @@ the two gates that keep recall silent when the folder does not know the task.
 #
 # - score = w_rel x relevance + w_rec x recency + w_imp x importance (0.6 / 0.25 / 0.15 by default).
 #   recency = 0.5 ** (the memory's age in days / half-life (30 days)): its age is its `updated` (else `created`)
-#   date, else its file's mtime (memdir.core.age), and a memory with no age at all counts as one half-life
-#   old, so Claude Code's undated memories are not ranked last. importance defaults to 0.5.
+#   date, else its file's mtime (memdir.core.age), and a memory with no age at all gets the median recency of
+#   the candidates that have one, so Claude Code's undated memories are not ranked last. importance
+#   defaults to 0.5.
 # - Relevance is BM25F over two fields: the head (name + description, the memory's one-line claim, weighted
 #   twice) and the body. Terms are the ones duplicate detection uses (memdir.core.similarity): case- and
 #   accent-folded, stopwords of en/de/es/fr dropped, lightly stemmed, CJK runs as characters and bigrams.
@@ -52,6 +53,7 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import math
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -90,7 +92,7 @@ class Recalled:
     description: str
     score: float  # w_rel x relevance + w_rec x recency + w_imp x importance
     relevance: float  # 0..1
-    recency: float  # 0..1: 1 today, 0.5 one half-life ago (and when the memory has no age)
+    recency: float  # 0..1: 1 today, 0.5 one half-life ago; the candidates' median when the memory has no age
     importance: float  # 0..1, 0.5 when not set
     matched: tuple[str, ...] = ()  # the query's words that matched ("ship=deploy": through a synonym)
     via: str | None = None  # the superseded memory whose match this memory inherits
@@ -297,15 +299,18 @@ def _chance(weighed: Sequence[_Evidence], best: float, size: int) -> float:
     return size * dist[-1]
 
 
-UNKNOWN_AGE_RECENCY = 0.5  # a memory with no age at all counts as one half-life old, neither new nor old
+UNKNOWN_AGE_RECENCY = 0.5  # when no memory ranked beside it has an age either: any value ranks them alike
 
 
-def recency(age: Age, today: dt.date, half_life: float) -> float:
-    """1 today, 0.5 one half-life ago; a memory with no age (memdir.core.age) is never ranked last
-    for it, since most have none only because Claude Code writes no dates."""
-    if age.day is None:
-        return UNKNOWN_AGE_RECENCY
-    return float(0.5 ** (max((today - age.day).days, 0) / half_life))
+def recencies(ages: Sequence[Age], today: dt.date, half_life: float) -> list[float]:
+    """The recency of each of the memories ranked together: 1 today, 0.5 one half-life ago. A memory
+    with no age (memdir.core.age) gets the median recency of those that have one, as old as a typical
+    one of them: never last for its author writing no date (most have none only because Claude Code
+    writes none), nor above an older memory that is dated for that alone."""
+    known = [0.5 ** (max((today - age.day).days, 0) / half_life) for age in ages if age.day is not None]
+    typical = statistics.median(known) if known else UNKNOWN_AGE_RECENCY
+    found = iter(known)
+    return [float(next(found)) if age.day is not None else float(typical) for age in ages]
 
 
 def _bounded(score: float) -> float:
@@ -414,11 +419,12 @@ def _score(
                 break
             successor = following.successor
     out = []
-    for i, (value, own, via) in live.items():
+    ages = [index.age(i) for i in live]
+    for (i, (value, own, via)), age, fresh in zip(
+        live.items(), ages, recencies(ages, today, settings.half_life_days), strict=True
+    ):
         doc = index.doc(i)
         relevance = _bounded(value)
-        age = index.age(i)
-        fresh = recency(age, today, settings.half_life_days)
         score = (
             settings.relevance_weight * relevance
             + settings.recency_weight * fresh
