@@ -19,13 +19,15 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from memdir.core.age import FolderAges
 from memdir.core.cache import ParseCache, file_key
 from memdir.core.errors import FolderNotFound, LockTimeout, StateRefused
 from memdir.core.index import Indexable, IndexRow
 from memdir.core.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
+
+if TYPE_CHECKING:
+    from memdir.core.age import FolderAges
 
 STATE_DIR = ".memdir"
 ARCHIVE_DIR = ".archive"
@@ -76,6 +78,8 @@ class Scan:
     def ages(self) -> FolderAges:
         """Each memory's age (memdir.core.age), made once for this scan."""
         if self._ages is None:
+            from memdir.core.age import FolderAges  # not for `index` in a session-start hook, which needs none
+
             self._ages = FolderAges(self.root, self.mtimes)
         return self._ages
 
