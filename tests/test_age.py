@@ -134,6 +134,7 @@ def test_one_git_process_dates_the_whole_folder(clone: Path, tmp_path: Path, mon
     assert [line.split()[4] for line in calls.read_text().splitlines()] == ["rev-parse", "log"]
 
 
+@needs_git  # to build the clone; then git is taken off PATH
 def test_without_git_a_reset_folder_has_no_ages(clone: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(clone / "no-bin-here"))
     scan = MemoryDir(clone, today=TODAY).scan()
