@@ -111,7 +111,8 @@ def git_dates(root: Path, wanted: set[str], timeout: float = GIT_TIMEOUT_SECONDS
     import subprocess  # only for a folder whose mtimes were reset, and only once a file needs it
     import threading
 
-    base = ["git", "-C", str(root), "-c", "core.quotepath=false"]
+    # A folder handed over whole could carry a config that runs programs: nothing of it that log reads.
+    base = ["git", "-C", str(root), "-c", "core.fsmonitor=false", "-c", "log.showSignature=false"]
     try:
         shallow = subprocess.run(
             [*base, "rev-parse", "--is-shallow-repository"], capture_output=True, timeout=timeout, check=True
