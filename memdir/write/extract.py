@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memdir.core.age import FolderAges
 from memdir.core.errors import InvalidMemory, MemdirError
 from memdir.core.gauntlet import (
     Action,
@@ -449,8 +450,9 @@ def parse_candidates(data: Mapping[str, Any], created: dt.date) -> list[Candidat
     return candidates
 
 
-def _manifest(memories: Sequence[Memory]) -> str:
-    shown = sorted(memories, key=lambda m: m.last_changed or dt.date.min, reverse=True)[:MANIFEST_MAX]
+def _manifest(memories: Sequence[Memory], ages: FolderAges) -> str:
+    # Most recently changed first, by each memory's age: Claude Code's undated memories are not last for that.
+    shown = sorted(memories, key=lambda m: ages.of(m).day or dt.date.min, reverse=True)[:MANIFEST_MAX]
     if not shown:
         return "(no memories yet)"
     return "\n".join(f"- {m.name} ({m.raw_type}): {m.description}" for m in shown)
@@ -729,7 +731,7 @@ class Extractor:
         model = request.model or self.model
         data = _call_tool(
             self.client, model, system.replace("{today}", anchor.isoformat()),
-            f"Existing memories (name (type): description):\n{_manifest(live)}\n\n{content}",
+            f"Existing memories (name (type): description):\n{_manifest(live, scan.ages)}\n\n{content}",
             SAVE_TOOL, what, SAVE_SCHEMA,
         )  # fmt: skip
         candidates = parse_candidates(data, anchor)
