@@ -661,7 +661,7 @@ class Extractor:
         gone = [e for e in entries if (t := transcript_of(e)) is None or not readable(t)]
         waiting = [t for e in entries if (t := transcript_of(e)) is not None and readable(t)]
         if waiting and self._client is None and not llm.has_api_key():
-            raise NoApiKey(_NO_KEY)
+            raise NoApiKey(_no_key())
         results: list[RunResult] = []
         for transcript in dict.fromkeys(waiting):  # a transcript staged by two sessions: once
             try:
