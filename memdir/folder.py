@@ -1,10 +1,12 @@
 """MemoryDir: the library's entry point for one memory folder. The CLI is a thin layer over it.
 
-Every write takes the folder lock, writes atomically and re-indexes before releasing the lock, so
-two processes adding memories at once both land and the index lists both.
+Every change that adds or changes a memory's text goes through one door: `screen` decides (the
+policy is memdir.core.gauntlet's), `commit` writes what it let through, all files or none, under the
+folder lock, re-indexes before the lock is released and logs each decision. The primitives under
+`commit` (staged writes, supersedes, the index write) are private to this class.
 
-Over 500 lines: the façade of the library, one method per operation on a folder; each method is thin
-over the core.
+Over 500 lines: the folder object is reading, linting, indexing and that one commit step; the
+reading and the rules themselves live in the core and in lint/, the policy in the core's gauntlet.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import contextlib
 import datetime as dt
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -28,7 +30,6 @@ from memdir.core.errors import (
     InvalidMemory,
     MemoryChanged,
     MemoryExists,
-    MemoryNotFound,
     StateRefused,
     os_error_text,
 )
@@ -46,7 +47,6 @@ from memdir.core.model import (
     parse_document,
     said_digest,
     set_fields,
-    slugify,
 )
 from memdir.core.store import (
     STATE_DIR,
@@ -55,6 +55,7 @@ from memdir.core.store import (
     append_lines,
     archive_folder_for,
     atomic_write,
+    checked_folder,
     ensure_state_dir,
     folder_lock,
     index_inputs,
@@ -73,6 +74,7 @@ from memdir.core.store import (
 
 if TYPE_CHECKING:
     from memdir.core.gauntlet import Candidate, Verdict
+    from memdir.core.lookup import Found
     from memdir.lint import Finding, LintReport, Rule
 
 FIX_PASSES = 10  # a fix can uncover another; ten passes is more than any real file needs
@@ -93,6 +95,34 @@ class FileChange:
     before: str | None  # None: the file is new
     after: str
     redacted: tuple[str, ...] = ()  # kinds of secret the write path took out of what it was given
+
+
+# The fields a commit's bookkeeping may set: memdir's own, never text a person or a model wrote.
+BOOKKEEPING = frozenset({"status", "supersedes", "superseded_by", PENDING_SUPERSEDE, "updated"})
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """memdir's own bookkeeping on a memory, for `MemoryDir.commit`: frontmatter fields set (None
+    removes one), every other byte kept, no text added (so nothing for the screen to judge)."""
+
+    path: str  # relative to the folder
+    fields: Mapping[str, Any]
+    before: str | None = None  # the text it was planned against; None: the file as it is at commit
+    decision: str = "fields-set"  # the decision log's word for it
+
+    def __post_init__(self) -> None:
+        if not set(self.fields) <= BOOKKEEPING:
+            raise ValueError(f"bookkeeping sets {', '.join(sorted(BOOKKEEPING))} only, not {sorted(self.fields)}")
+
+    def entry(self) -> dict[str, Any]:
+        """Its line in the decision log."""
+        shown = {key: str(value) for key, value in self.fields.items() if value is not None}
+        return {"decision": self.decision, "file": self.path} | {
+            key: value
+            for key, value in shown.items()
+            if key not in ("status", "updated")  # the decision says it
+        }
 
 
 @dataclass(frozen=True)
@@ -124,15 +154,6 @@ class IndexWrite:
     def unreadable_note(self) -> str:
         """'1 file could not be read as a memory', or '' when every file was read."""
         return unreadable_note(len(self.unreadable))
-
-
-@dataclass(frozen=True)
-class Found:
-    """A file picked by `MemoryDir.find`: a memory, or a file that failed to load as one."""
-
-    path: str
-    memory: Memory | None
-    problem: FileProblem | None
 
 
 class MemoryDir:
@@ -208,72 +229,18 @@ class MemoryDir:
         """What `write_index` would write, without writing it; from `scan` when the caller has one."""
         return self._write_index_locked(drop_missing=drop_missing, dry_run=True, scan=scan).result
 
-    def _missing_targets(self, index_text: str) -> builtins.list[str]:
+    def missing_targets(self, index_text: str) -> builtins.list[str]:
         """Local link targets in MEMORY.md whose file does not exist."""
         targets = {link.target for link in find_links(index_text) if link.target is not None}
         return sorted(t for t in targets if not (self.root / t).exists())
 
     def find(self, query: str) -> Found:
-        """Pick one file by path, file name, stem, `name` or slug of the name. A path is relative to
-        the folder, or to the working directory (`.claude/memory/user_role.md` from the repository
-        root), or absolute.
-
+        """Pick one file by path, file name, stem, `name` or slug of the name (memdir.core.lookup).
         Raises MemoryNotFound when nothing matches, the query is ambiguous, or it is a path to a
-        file outside the folder.
-        """
-        scan = self.scan()
-        wanted = query.strip().removeprefix("./")
-        in_folder = self._path_in_folder(query.strip())
-        outside = in_folder is None and _names_a_path(query.strip())
-        if outside and os.path.isabs(query.strip()):
-            raise MemoryNotFound(f"{query.strip()} is not in this memory folder ({self.root})")
-        candidates: list[Found] = [Found(m.path, m, None) for m in scan.memories]
-        candidates += [Found(p.path, None, p) for p in scan.problems if p.kind != "symlink-outside"]
+        file outside the folder."""
+        from memdir.core.lookup import find_memory  # not on a warm index's path
 
-        def stem(path: str) -> str:
-            return PurePosixPath(path).stem
-
-        try:
-            wanted_slug = slugify(wanted)
-        except InvalidMemory:
-            wanted_slug = ""
-        rules = (
-            lambda f: f.path == wanted or f.path == f"{wanted}.md",
-            lambda f: in_folder is not None and f.path in (in_folder, f"{in_folder}.md"),
-            lambda f: PurePosixPath(f.path).name in (wanted, f"{wanted}.md") or stem(f.path) == wanted,
-            lambda f: f.memory is not None and f.memory.name.casefold() == wanted.casefold(),
-            lambda f: (
-                bool(wanted_slug)
-                and (
-                    (f.memory is not None and f.memory.name and name_key(f.memory.name) == wanted_slug)
-                    or stem(f.path).split("_", 1)[-1] == wanted_slug
-                )
-            ),
-        )
-        for matches_rule in rules:
-            hits = [f for f in candidates if matches_rule(f)]
-            if len(hits) == 1:
-                return hits[0]
-            if len(hits) > 1:
-                names = ", ".join(sorted(h.path for h in hits))
-                raise MemoryNotFound(f"{query!r} matches {len(hits)} memories ({names}); name the file")
-        if outside and os.path.lexists(query.strip()):
-            raise MemoryNotFound(f"{query.strip()} is not in this memory folder ({self.root})")
-        raise MemoryNotFound(f"no memory matches {query!r} in {self.root}; `memdir list` shows them")
-
-    def _path_in_folder(self, query: str) -> str | None:
-        """`query` as a POSIX path relative to the folder, when it is a path into the folder from the
-        working directory or an absolute one; None otherwise. Compared as written and then with
-        symlinks followed, since either the folder or the path may go through one."""
-        if not _names_a_path(query):
-            return None
-        try:
-            path, root = Path(os.path.abspath(query)), Path(os.path.abspath(self.root))  # from the working directory
-            if not path.is_relative_to(root):
-                path, root = resolved(path), resolved(root)
-        except (OSError, ValueError):  # a working directory deleted, a symlink loop, a NUL character
-            return None
-        return path.relative_to(root).as_posix() if path.is_relative_to(root) and path != root else None
+        return find_memory(self.root, self.scan(), query)
 
     def lint(
         self,
@@ -427,19 +394,11 @@ class MemoryDir:
                 index_text = planned.result.text
                 changes.append(FileChange(INDEX_NAME, previous, index_text))
         if not dry_run:
-            for change in changes:
-                if change.path != INDEX_NAME:
-                    self._replace_fixed(change)
+            self._write_files([change for change in changes if change.path != INDEX_NAME])
             if regenerate:
                 self._write_index_locked(drop_missing=drop_missing)
             scan, index_text = self.scan(), self.read_index()
         return FixResult(changes, list(fixed.values()), self._lint(rules, scan, index_text))
-
-    def _replace_fixed(self, change: FileChange) -> None:
-        path = self.root / change.path
-        if read_text_if_exists(path) != change.before:
-            raise MemoryChanged(f"{path} changed while memdir was fixing it; nothing was written to it, run again")
-        atomic_write(path, change.after)
 
     # --- writing ---------------------------------------------------------------------------
 
@@ -463,12 +422,14 @@ class MemoryDir:
         drop_missing: bool = False,
         dry_run: bool = False,
         *,
+        drop: Iterable[str] = (),
         since: IndexWrite | None = None,
         changed_files: Iterable[str] = (),
     ) -> IndexWrite:
         """Regenerate MEMORY.md. Nothing is written when the result is refused (see IndexResult).
 
-        With `drop_missing`, list entries linking to files that no longer exist are removed too.
+        With `drop_missing`, list entries linking to files that no longer exist are removed too;
+        with `drop`, the entries of those files (memdir moved them away: `prune`).
         With `dry_run`, nothing is written (and no lock taken): `changed` says whether it would be.
         With `since`, this folder's last IndexWrite, and `changed_files`, every file (relative path)
         changed after it, only those files are read (as `memdir watch` does); when a change is
@@ -476,10 +437,12 @@ class MemoryDir:
         """
         if dry_run:
             return self._write_index_locked(
-                drop_missing=drop_missing, dry_run=True, since=since, changed_files=changed_files
+                drop=drop, drop_missing=drop_missing, dry_run=True, since=since, changed_files=changed_files
             )
         with folder_lock(self.root):
-            return self._write_index_locked(drop_missing=drop_missing, since=since, changed_files=changed_files)
+            return self._write_index_locked(
+                drop=drop, drop_missing=drop_missing, since=since, changed_files=changed_files
+            )
 
     def _write_index_locked(
         self,
@@ -502,7 +465,7 @@ class MemoryDir:
             assert dry_run, "an index is only written over the file as it is on disk"
         # The first rewrite of this MEMORY.md by memdir: nothing of it was ever kept in .memdir/.
         first_run = not os.path.lexists(self.root / STATE_DIR / f"{INDEX_NAME}.prev")
-        missing = self._missing_targets(previous or "")
+        missing = self.missing_targets(previous or "")
         if drop_missing:
             drop = [*drop, *missing]
         memories: Sequence[Indexable]
@@ -556,7 +519,7 @@ class MemoryDir:
         write_state_file(path, text, durable=True, exclusive=True)
         return path
 
-    # --- the write path: every new memory goes through `screen` and `store` -----------------------
+    # --- the one door for writes: `screen` decides, `commit` writes ------------------------------
 
     def add(
         self,
@@ -585,84 +548,203 @@ class MemoryDir:
         is logged (`stored-unscreened`), for a caller that screened it some other way.
         """
         from memdir.core.gauntlet import Candidate
-        from memdir.core.templates import render_memory  # the templates are read only by those who add
 
         if convert_dates:
             new.absolutize_dates()
         new.validate()
-        if not screened:
-            memory, write = self.add_text(new.file_name, render_memory(new, template), supersedes=supersedes)
-            entry = {"command": command, "decision": "stored-unscreened", "name": new.name, "file": memory.path}
-            log_decisions(self.root, [entry])
-            return memory, write
-        verdict = self.screen(Candidate(new, source), supersedes=supersedes, force=force, command=command)
+        candidate = Candidate(new, source)
+        verdict = self.screen(candidate, supersedes=supersedes, force=force, screened=screened, command=command)
         return self.store(verdict, template=template, command=command)
 
+    def edited(self, query: str, text: str, *, expected: str | None = None, source: str | None = None) -> Candidate:
+        """The candidate for a memory's whole new text (what `memdir edit` saves), for `screen`.
+        `expected` is the text the edit started from: `commit` refuses with MemoryChanged when the
+        file no longer holds it. Raises InvalidMemory when the text is not a memory."""
+        from memdir.core.gauntlet import Candidate, new_memory_of
+
+        old = self.get(query)
+        memory = self._validated(old.path, text)
+        if expected is not None and old.doc.text != expected:
+            old = Memory(path=old.path, doc=parse_document(expected))  # commit compares the file with it
+        return Candidate(new_memory_of(memory), source, text=text, replaces=old)
+
+    def updated(
+        self, query: str, *, body: str | None = None, fields: Mapping[str, object] = {}, source: str | None = None
+    ) -> Candidate:
+        """The candidate for setting frontmatter `fields` (None removes one) and/or replacing the body
+        of a memory, every other byte kept, for `screen`. Relative dates in a new description or body
+        become ISO dates counted from today, as `add` does. Raises InvalidMemory for a change that is
+        not one (`name` or `type`, an empty update, a bad description or importance)."""
+        from memdir.core.dates import absolutize  # a large grammar; loaded only when writing
+
+        fields = dict(fields)
+        for key in ("name", "type"):
+            if key in fields:
+                raise InvalidMemory(f"update cannot change `{key}`; add a new memory and delete this one")
+        if body is None and not fields:
+            raise InvalidMemory("nothing to update: give a body or fields to set")
+        description = fields.get("description")
+        if isinstance(description, str):
+            if "\n" in description.strip() or not description.strip():
+                raise InvalidMemory("the description must be one non-empty line")
+            fields["description"] = absolutize(description.strip(), self.today)[0]
+        importance = fields.get("importance")
+        if importance is not None and (
+            isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1
+        ):
+            raise InvalidMemory(f"importance must be a number between 0 and 1, not {importance!r}")
+        for key, value, one_line in (("body", body, False), ("description", fields.get("description"), True)):
+            problem = control_problem(key, value, one_line=one_line) if isinstance(value, str) else None
+            if problem:
+                raise InvalidMemory(problem)
+        memory = self.get(query)
+        text = memory.doc.text
+        try:
+            if body is not None:
+                doc = memory.doc
+                newline = "\r\n" if "\r\n" in text[: doc.body_start] else "\n"
+                lead = doc.body[: len(doc.body) - len(doc.body.lstrip("\r\n"))]  # keep the blank line after ---
+                new_body = absolutize(body.strip("\r\n"), self.today)[0].replace("\r\n", "\n")
+                text = text[: doc.body_start] + lead + new_body.replace("\n", newline) + newline
+            text = set_fields(text, {**fields, "updated": self.today})
+        except FrontmatterError as exc:
+            raise InvalidMemory(f"{memory.path}: {exc}") from None
+        return self.edited(memory.path, text, expected=memory.doc.text, source=source)
+
+    def update(
+        self,
+        query: str,
+        *,
+        body: str | None = None,
+        source: str | None = None,
+        screened: bool = True,
+        command: str = "api",
+        **fields: object,
+    ) -> tuple[Memory, IndexWrite]:
+        """Set frontmatter fields (None removes one) and/or replace the body (`updated`), then screen
+        and commit the new text as every writer's is: secrets redacted, instruction-like text or
+        `source="tool"` quarantining the memory until a person accepts it (`screened=False` writes it
+        as given, and the log says so). Raises WriteRefused when the screen writes nothing, and
+        MemoryChanged when the file changes on disk while it is being updated."""
+        candidate = self.updated(query, body=body, fields=fields, source=source)
+        return self.store(self.screen(candidate, screened=screened, command=command), command=command)
+
+    def edit(
+        self,
+        query: str,
+        text: str,
+        *,
+        expected: str | None = None,
+        source: str | None = None,
+        screened: bool = True,
+        command: str = "api",
+    ) -> tuple[Memory, IndexWrite]:
+        """Replace a memory's whole text (`edited`), screened and committed as `update` is."""
+        candidate = self.edited(query, text, expected=expected, source=source)
+        return self.store(self.screen(candidate, screened=screened, command=command), command=command)
+
     def screen(
-        self, candidate: Candidate, *, supersedes: str | None = None, force: bool = False, command: str = "api"
+        self,
+        candidate: Candidate,
+        *,
+        supersedes: str | None = None,
+        force: bool = False,
+        screened: bool = True,
+        command: str = "api",
     ) -> Verdict:
-        """What the write path decides for a new memory, before anything is written (the policy is
+        """What the write path decides for a candidate, before anything is written (the policy is
         memdir.core.gauntlet's): its fields are set as the verdict asks (secrets redacted, `source`,
-        `status: quarantined`). A verdict that writes nothing is logged here; `store` logs the rest
-        once the write is done. Raises MemoryExists when the name is taken."""
-        from memdir.core.gauntlet import Action, prepare, screen, verdict_entry
+        `status: quarantined`). A verdict that writes nothing is logged here; `commit` logs the rest
+        once the write is done. `screened=False` is the explicit, logged opt-out. Raises
+        MemoryExists when a new memory's name is taken."""
+        return self.screen_all([candidate], supersedes=supersedes, force=force, screened=screened, command=command)[0]
+
+    def screen_all(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        supersedes: str | None = None,
+        force: bool = False,
+        screened: bool = True,
+        command: str = "api",
+        logged: Mapping[str, Any] = {},
+    ) -> builtins.list[Verdict]:
+        """`screen` for a batch, each candidate compared with the folder and with the ones before it;
+        `logged`'s fields are added to the log lines of those that write nothing."""
+        from memdir.core.gauntlet import Action, prepare, screen, unscreened, verdict_entry
         from memdir.core.rejections import remembered
 
         scan = self.scan()
-        new = candidate.memory
-        self._refuse_existing(scan, new.file_name, new.name)
+        for candidate in candidates:
+            if candidate.replaces is None:
+                self._refuse_existing(scan, candidate.memory.file_name, candidate.memory.name)
         target = self.get(supersedes).path if supersedes is not None else None
-        verdict = screen([candidate], scan.memories, self.today, rejected=remembered(self.root))[0]
-        repeats_target = target is not None and verdict.duplicate_of == target
-        if verdict.action is Action.SKIP and (force or repeats_target):
-            verdict.keep()  # `--force`, or it repeats the very memory it replaces
-        if not verdict.writes:
-            log_decisions(self.root, [verdict_entry(verdict, command=command)])
-            return verdict
-        verdict.supersedes = target
-        prepare(verdict)
-        return verdict
+        if screened:
+            verdicts = screen(candidates, scan.memories, self.today, rejected=remembered(self.root))
+        else:
+            verdicts = unscreened(candidates, f"by request of {command}")
+        for verdict in verdicts:
+            repeats_target = target is not None and verdict.duplicate_of == target
+            if verdict.action is Action.SKIP and (force or repeats_target):
+                verdict.keep()  # `--force`, or it repeats the very memory it replaces
+            if verdict.writes:
+                verdict.supersedes = target
+                prepare(verdict)
+        refused = [verdict_entry(v, command=command, **logged) for v in verdicts if not v.writes]
+        if refused:
+            log_decisions(self.root, refused)
+        return verdicts
 
     def store(
         self, verdict: Verdict, *, text: str | None = None, template: str | None = None, command: str = "api"
     ) -> tuple[Memory, IndexWrite]:
-        """Write what `screen` let through and re-index, then log it (`store_all` for one memory).
-
-        `text` is the memory's whole file as a person wrote it (in $EDITOR, say); the verdict's
-        redactions and fields are applied to it. Raises WriteRefused for a verdict that writes nothing."""
-        memories, write = self.store_all([(verdict, text)], template=template, command=command)
+        """`commit` for one verdict; `text` stands in for the candidate's own (an editor's)."""
+        if text is not None:
+            verdict.candidate.text = text
+        memories, write = self.commit([verdict], template=template, command=command)
         return memories[0], write
 
-    def store_all(
+    def commit(
         self,
-        stored: Sequence[tuple[Verdict, str | None]],
+        verdicts: Sequence[Verdict],
         *,
+        fields: Sequence[FieldChange] = (),
         template: str | None = None,
         command: str = "api",
-        **logged: Any,
+        then: Callable[[IndexWrite], None] | None = None,
+        logged: Mapping[str, Any] = {},
     ) -> tuple[builtins.list[Memory], IndexWrite]:
-        """Write what `screen` let through, all of it or none, re-index once, then log it: `stored`
-        or `quarantined`, `failed` with the error when the write did not happen (the log never says
-        `stored` for a file that is not there), and `index-refused` when MEMORY.md could not take it.
+        """The one commit step for every change that adds or changes a memory's text: write what
+        `screen` let through (new memories, new text of existing ones) and memdir's own bookkeeping
+        `fields` (a status, a supersede, a refreshed date), all of it or none, under the folder lock;
+        re-index once; call `then` (still locked: extract moves its cursor there); log every decision:
+        `stored`, `quarantined`, `updated`, `failed` with the error when nothing was written (the log
+        never says `stored` for a file that is not there), `index-refused` when MEMORY.md could not
+        take it. `logged`'s fields are added to each log line.
 
-        Each verdict comes with its memory's whole file as a person wrote it (None: from the type's
-        template); `logged` is added to each log line. Raises WriteRefused for a verdict that writes nothing."""
-        from memdir.core.gauntlet import WriteRefused, failed_entry, screened_text, verdict_entry
-        from memdir.core.templates import render_memory
+        A new memory's file is rendered from its type's `template` unless its candidate has text; a
+        memory it supersedes is retired in the same write (a quarantined one only records it, for
+        `memdir review accept`). Raises WriteRefused for a verdict that writes nothing,
+        MemoryExists when a new file or name is taken, and MemoryChanged when a file is not as it was
+        read (an edit's `replaces`, a field change's `before`)."""
+        from memdir.core.gauntlet import WriteRefused, failed_entry, verdict_entry
 
-        files = []
-        for verdict, text in stored:
+        for verdict in verdicts:
             if not verdict.writes:
                 raise WriteRefused(verdict)
-            new = verdict.candidate.memory
-            text = render_memory(new, template) if text is None else screened_text(text, verdict)
-            files.append((new.file_name, text, verdict.supersedes))
         try:
-            memories, write = self.add_texts(files)
+            memories, write, retired = self._commit_locked(verdicts, fields, template, then)
         except Exception as exc:
-            log_decisions(self.root, [failed_entry(v, str(exc), command=command, **logged) for v, _ in stored])
+            failed = [failed_entry(v, str(exc), command=command, **logged) for v in verdicts]
+            failed += [{"command": command, "decision": "failed", "file": f.path, "error": str(exc)} for f in fields]
+            log_decisions(self.root, failed)
             raise
-        entries = [verdict_entry(verdict, command=command, **logged) for verdict, _ in stored]
+        entries = [verdict_entry(verdict, command=command, **logged) for verdict in verdicts]
+        entries += [
+            {"command": command, **logged, "decision": "superseded", "file": old, "superseded_by": new}
+            for old, new in retired.items()
+        ]
+        entries += [{"command": command, **logged, **change.entry()} for change in fields]
         if write.result.refused is not None:
             entries += [
                 {"command": command, "decision": "index-refused", "file": m.path, "reason": write.result.refused}
@@ -671,82 +753,123 @@ class MemoryDir:
         log_decisions(self.root, entries)
         return memories, write
 
-    def add_text(self, file_name: str, text: str, *, supersedes: str | None = None) -> tuple[Memory, IndexWrite]:
-        """Write a memory whose full text is given (e.g. edited in $EDITOR), then re-index.
+    def _commit_locked(
+        self,
+        verdicts: Sequence[Verdict],
+        fields: Sequence[FieldChange],
+        template: str | None,
+        then: Callable[[IndexWrite], None] | None,
+    ) -> tuple[builtins.list[Memory], IndexWrite, dict[str, str]]:
+        """`commit`'s work under the lock; also returns each memory a newcomer retired, and by which."""
+        from memdir.core.gauntlet import screened_text
+        from memdir.core.templates import render_memory
 
-        `supersedes` as for `add`; a quarantined memory only records it (`plan_successor`).
-        """
-        memories, write = self.add_texts([(file_name, text, supersedes)])
-        return memories[0], write
-
-    def add_texts(self, files: Sequence[tuple[str, str, str | None]]) -> tuple[builtins.list[Memory], IndexWrite]:
-        """Write new memories, each (file name, full text, what it supersedes or None), all of them or
-        none, then re-index once. A missing sub-folder is made. Raises MemoryExists when a file or
-        name is taken, in the folder or earlier in `files`."""
-        memories = [self._validated(file_name, text) for file_name, text, _ in files]
         with folder_lock(self.root):
             self.read_index()  # refuse now, not after the memory is written, if the index is unusable
             scan = self.scan()
             changes: builtins.list[FileChange] = []
+            memories: builtins.list[Memory] = []
             retired: dict[str, FileChange] = {}  # old path -> its change; the last successor wins
-            for i, (file_name, text, supersedes) in enumerate(files):
-                self._refuse_existing(scan, file_name, memories[i].name)
-                for earlier in memories[:i]:
-                    if earlier.path == file_name or name_key(earlier.name) == name_key(memories[i].name):
-                        raise MemoryExists(f"{file_name} and {earlier.path} are one memory, written twice")
-                if supersedes is not None:
-                    text, old = self.plan_successor(supersedes, file_name, text)
-                    memories[i] = self._validated(file_name, text)
+            successors: dict[str, str] = {}  # old path -> the new one
+            for verdict in verdicts:
+                candidate, new = verdict.candidate, verdict.candidate.memory
+                if candidate.text is None:
+                    text = render_memory(new, template)
+                else:
+                    text = screened_text(candidate.text, verdict) if verdict.screened else candidate.text
+                path = new.file_name
+                if candidate.replaces is not None:
+                    before = self._as_read(candidate.replaces.path, candidate.replaces.doc.text)
+                    text = self._set(path, text, {"updated": self.today})
+                    changes.append(FileChange(path, before, text, tuple(sorted(set(verdict.redacted)))))
+                    memories.append(self._validated(path, text))
+                    continue
+                memory = self._validated(path, text)
+                self._refuse_existing(scan, path, memory.name)
+                for earlier in memories:
+                    if earlier.path == path or name_key(earlier.name) == name_key(memory.name):
+                        raise MemoryExists(f"{path} and {earlier.path} are one memory, written twice")
+                if verdict.supersedes is not None:
+                    text, old = self._successor(verdict.supersedes, path, text)
+                    memory = self._validated(path, text)
                     if old is not None:
                         retired[old.path] = old
-                changes.append(FileChange(file_name, None, text))
-            made = make_folders(self.root, [change.path for change in changes])
-            try:
-                self.write_together_locked(*changes, *retired.values())
-            except BaseException:
-                for folder in reversed(made):
-                    with contextlib.suppress(OSError):
-                        folder.rmdir()
-                raise
-            if retired:
-                scan = self.scan()  # the superseded memories changed too
-            else:
-                scan.memories.extend(memories)  # the lock keeps the folder as scanned, but for these files
-            return memories, self._write_index_locked(scan=scan)
+                        successors[old.path] = path
+                changes.append(FileChange(path, None, text))
+                memories.append(memory)
+            for change in fields:
+                before = self._as_read(change.path, change.before)
+                changes.append(FileChange(change.path, before, self._set(change.path, before, change.fields)))
+            changes += [change for path, change in retired.items() if path not in {c.path for c in changes}]
+            self._write_files(changes)
+            write = self._write_index_locked()
+            if then is not None:
+                then(write)
+            return memories, write, successors
 
-    def write_together_locked(self, *changes: FileChange) -> None:
-        """Write `changes` as one: when one cannot be written, those before it are put back as they
-        were (a new file removed). A change whose file is not as planned (`before`) is refused, and a
-        new file that exists already raises MemoryExists. The caller holds the folder lock."""
-        done: list[FileChange] = []
+    def _as_read(self, path: str, expected: str | None) -> str:
+        """The text of the memory at `path`, which must be `expected` (when given) still."""
+        current = read_text_if_exists(self.root / path)
+        if current is None:
+            raise MemoryChanged(f"{path} is gone; nothing was written")
+        if expected is not None and current != expected:
+            raise MemoryChanged(f"{path} changed while memdir was writing it; nothing was written, run again")
+        return current
+
+    def _set(self, path: str, text: str, fields: Mapping[str, Any]) -> str:
         try:
-            for change in changes:
-                path = self.root / change.path
+            return set_fields(text, dict(fields))
+        except FrontmatterError as exc:
+            raise InvalidMemory(f"{path}: {exc}") from None
+
+    def _write_files(self, changes: Sequence[FileChange]) -> None:
+        """Write `changes` as one, under the folder lock: every text staged in `.memdir/` first, then
+        each moved into place (a new file linked, so one that appeared meanwhile is never overwritten);
+        when one cannot be, those before it are put back as they were and new sub-folders removed."""
+        import shutil
+
+        made = make_folders(self.root, [change.path for change in changes if change.before is None])
+        staging = checked_folder(state_subfolder(self.root, "staging") / f"{os.getpid()}", create=True)
+        done: builtins.list[FileChange] = []
+        try:
+            staged = []
+            for i, change in enumerate(changes):
+                write_state_file(staging / f"{i}.md", change.after, durable=True)
+                staged.append(staging / f"{i}.md")
+            for change, path in zip(changes, staged, strict=True):
+                target = self.root / change.path
                 if change.before is None:
                     try:
-                        atomic_write(path, change.after, exclusive=True)
+                        os.link(path, target)
                     except FileExistsError:
                         raise MemoryExists(f"{change.path} already exists in {self.root}") from None
                 else:
-                    self._replace_fixed(change)
+                    self._as_read(change.path, change.before)
+                    os.replace(path, target)
                 done.append(change)
         except BaseException:
             for change in reversed(done):
-                if change.before is None:
-                    (self.root / change.path).unlink(missing_ok=True)
-                else:
-                    atomic_write(self.root / change.path, change.before)
+                with contextlib.suppress(OSError):
+                    if change.before is None:
+                        (self.root / change.path).unlink()
+                    else:
+                        atomic_write(self.root / change.path, change.before)
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
             raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
-    def plan_successor(self, query: str, new_file: str, text: str) -> tuple[str, FileChange | None]:
+    def _successor(self, query: str, new_file: str, text: str) -> tuple[str, FileChange | None]:
         """`text`, a new memory that replaces the memory `query` names, with the replacement
         recorded on it, and the change that retires the old memory now (None: not now).
 
-        The one rule for every writer (`add`, `extract`): a quarantined newcomer has not been looked
-        at, so it retires nothing yet. It records `supersedes_on_accept` (the old file and a digest
-        of what it says) and the old memory stays live and indexed; `memdir review accept` applies
-        the supersede then (`memdir.write.review.accept`), and a reject leaves the old memory untouched.
-        Any other newcomer records `supersedes`, and the old memory is marked superseded.
+        The one rule for every writer: a quarantined newcomer has not been looked at, so it retires
+        nothing yet. It records `supersedes_on_accept` (the old file and a digest of what it says)
+        and the old memory stays live and indexed; `memdir review accept` applies the supersede then
+        (`memdir.write.review.accept`), and a reject leaves the old memory untouched. Any other
+        newcomer records `supersedes`, and the old memory is marked superseded.
         """
         old = self.get(query)
         if self._validated(new_file, text).status == Status.QUARANTINED.value:
@@ -754,24 +877,19 @@ class MemoryDir:
             fields: dict[str, Any] = {"supersedes": None, PENDING_SUPERSEDE: pending}
         else:
             fields = {"supersedes": PurePosixPath(old.path).name}
-        try:
-            text = set_fields(text, fields)
-        except FrontmatterError as exc:
-            raise InvalidMemory(f"{new_file}: {exc}") from None
-        return text, None if PENDING_SUPERSEDE in fields else self.plan_supersede(old.path, new_file)
+        text = self._set(new_file, text, fields)
+        if PENDING_SUPERSEDE in fields:
+            return text, None
+        retire = self.supersede(old.path, new_file)
+        before = self._as_read(old.path, retire.before)
+        return text, FileChange(old.path, before, self._set(old.path, before, retire.fields))
 
-    def plan_supersede(self, query: str, new_file: str) -> FileChange:
-        """The text that marks a memory superseded by `new_file`: `status: superseded`,
-        `superseded_by`, `updated`; every other byte as it was."""
+    def supersede(self, query: str, new_file: str) -> FieldChange:
+        """The bookkeeping that marks a memory superseded by `new_file` (`status: superseded`,
+        `superseded_by`, `updated`), every other byte as it was; for `commit`."""
         old = self.get(query)
-        original = (self.root / old.path).read_bytes().decode("utf-8")
-        try:
-            text = set_fields(
-                original, {"status": "superseded", "superseded_by": PurePosixPath(new_file).name, "updated": self.today}
-            )
-        except FrontmatterError as exc:
-            raise InvalidMemory(f"{old.path}: {exc}") from None
-        return FileChange(old.path, original, text)
+        fields = {"status": "superseded", "superseded_by": PurePosixPath(new_file).name, "updated": self.today}
+        return FieldChange(old.path, fields, before=old.doc.text, decision="superseded")
 
     def _refuse_existing(self, scan: Scan, file_name: str, name: str) -> None:
         path = self.root / file_name
@@ -797,24 +915,6 @@ class MemoryDir:
         if missing:
             raise InvalidMemory(f"{file_name}: missing or invalid {', '.join(missing)}")
         return memory
-
-    def replace_text(self, path: str, text: str, expected: str | None = None) -> tuple[Memory, IndexWrite]:
-        """Overwrite a memory with edited text (validated; `updated` set to today), then re-index.
-
-        With `expected` (the text the edit started from), refuses with MemoryChanged when the
-        file changed meanwhile, so an edit never overwrites what another writer saved.
-        """
-        try:
-            text = set_fields(text, {"updated": self.today})
-        except FrontmatterError as exc:
-            raise InvalidMemory(f"{path}: {exc}") from None
-        memory = self._validated(path, text)
-        with folder_lock(self.root):
-            self.read_index()
-            if expected is not None and (self.root / path).read_bytes() != expected.encode("utf-8"):
-                raise MemoryChanged(f"{path} changed while it was being edited; not overwritten")
-            atomic_write(self.root / path, text)
-            return memory, self._write_index_locked()
 
     def remove(self, query: str, purge: bool = False, *, log: bool = True) -> tuple[str, Path | None, IndexWrite]:
         """Move a memory into `.archive/` (or delete it with `purge`) and drop it from the index.
@@ -893,83 +993,6 @@ class MemoryDir:
             raise InvalidMemory(f"{found.path} {why}")
         return found.memory
 
-    def update(
-        self, query: str, *, body: str | None = None, screened: bool = True, command: str = "api", **fields: object
-    ) -> tuple[Memory, IndexWrite]:
-        """Set frontmatter fields (None removes one) and/or replace the body; other bytes stay.
-
-        `updated` becomes today and relative dates in a new description or body become ISO dates
-        counted from today, as `add` does; a secret in them is redacted, as the write path does for
-        a new memory (`screened=False` writes them as given, and the log says so). `name` and
-        `type` cannot change here, since the file name carries them: add a new memory and delete
-        this one. Raises MemoryChanged when the file changes on disk while it is being updated.
-        """
-        change = self.plan_update(query, body=body, fields=fields, screened=screened)
-        written = self.replace_text(change.path, change.after, expected=change.before)
-        self.log_update(change, screened=screened, command=command)
-        return written
-
-    def log_update(self, change: FileChange, *, screened: bool = True, command: str = "api") -> None:
-        """Log what the write path did to an update: the secrets it took out, or that it was told not to look."""
-        if not screened:
-            log_decisions(self.root, [{"command": command, "decision": "updated-unscreened", "file": change.path}])
-        elif change.redacted:
-            entry = {"command": command, "decision": "updated", "file": change.path, "redacted": list(change.redacted)}
-            log_decisions(self.root, [entry])
-
-    def plan_update(
-        self, query: str, *, body: str | None = None, fields: Mapping[str, object] = {}, screened: bool = True
-    ) -> FileChange:
-        """The text `update` would write, without writing it (`before` is the file as it is); `fields`
-        as `update` takes them."""
-        fields = dict(fields)
-        from memdir.core.dates import absolutize  # a large grammar; loaded only when writing
-        from memdir.core.sensitive import find_secrets, redact
-
-        redacted: list[str] = []
-        if screened:  # the write path's secret screen, as for a new memory (memdir.core.gauntlet)
-            for key, value in (("body", body), ("description", fields.get("description"))):
-                if isinstance(value, str) and (hits := find_secrets(value)):
-                    redacted += [hit.kind for hit in hits]
-                    if key == "body":
-                        body = redact(value)
-                    else:
-                        fields["description"] = redact(value)
-
-        for key in ("name", "type"):
-            if key in fields:
-                raise InvalidMemory(f"update cannot change `{key}`; add a new memory and delete this one")
-        if body is None and not fields:
-            raise InvalidMemory("nothing to update: give a body or fields to set")
-        description = fields.get("description")
-        if isinstance(description, str):
-            if "\n" in description.strip() or not description.strip():
-                raise InvalidMemory("the description must be one non-empty line")
-            fields["description"] = absolutize(description.strip(), self.today)[0]
-        importance = fields.get("importance")
-        if importance is not None and (
-            isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1
-        ):
-            raise InvalidMemory(f"importance must be a number between 0 and 1, not {importance!r}")
-        for key, value, one_line in (("body", body, False), ("description", description, True)):
-            problem = control_problem(key, value, one_line=one_line) if isinstance(value, str) else None
-            if problem:
-                raise InvalidMemory(problem)
-        memory = self.get(query)
-        original = (self.root / memory.path).read_bytes().decode("utf-8")
-        text = original
-        try:
-            if body is not None:
-                doc = parse_document(text)
-                newline = "\r\n" if "\r\n" in text[: doc.body_start] else "\n"
-                lead = doc.body[: len(doc.body) - len(doc.body.lstrip("\r\n"))]  # keep the blank line after ---
-                new_body = absolutize(body.strip("\r\n"), self.today)[0].replace("\r\n", "\n")
-                text = text[: doc.body_start] + lead + new_body.replace("\n", newline) + newline
-            text = set_fields(text, {**fields, "updated": self.today})
-        except FrontmatterError as exc:
-            raise InvalidMemory(f"{memory.path}: {exc}") from None
-        return FileChange(memory.path, original, text, tuple(sorted(set(redacted))))
-
 
 def _free_path(path: Path) -> Path:
     """`path`, or `path` with -2, -3 ... before the suffix when something is already there."""
@@ -978,8 +1001,3 @@ def _free_path(path: Path) -> Path:
         n += 1
         candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
     return candidate
-
-
-def _names_a_path(query: str) -> bool:
-    """Whether `query` can only be a path (a name or a bare file name has no separator)."""
-    return os.path.isabs(query) or "/" in query or os.sep in query

@@ -41,7 +41,7 @@ MEMORIES = [
 
 # How many write steps extract takes on the base folder: one test case for each, before and after.
 # test_the_write_steps_of_extract_are_all_counted fails when it changes, and says what to write here.
-EXTRACT_STEPS = 27
+EXTRACT_STEPS = 28
 
 # The runs are forked from conftest's fork server (forked_memdir), which has imported memdir and,
 # through this preload, the anthropic SDK once: each run is a process of its own that dies at its

@@ -323,7 +323,7 @@ def test_a_symlinked_extract_lock_is_taken_over_not_followed(
 
 
 def test_symlinked_extract_folders_are_refused(setup: Path, outside: Path) -> None:
-    from memdir.folder import FileChange
+    from memdir import MemoryDir, MemoryType, NewMemory
     from memdir.write import extract
 
     (setup / ".memdir" / "extract-staged").symlink_to(outside)
@@ -333,8 +333,8 @@ def test_symlinked_extract_folders_are_refused(setup: Path, outside: Path) -> No
         extract.take_staged(setup)  # which would remove what it read there
     with pytest.raises(StateRefused, match="extract-staged"):
         extract.stage(setup, extract.Request(Path("t.jsonl")))
-    with pytest.raises(StateRefused, match="staging"):
-        extract._move_all(setup, [FileChange("user_new.md", None, "text")], "run1")
+    with pytest.raises(StateRefused, match="staging"):  # where every commit stages its files
+        MemoryDir(setup).add(NewMemory(MemoryType.USER, "new", "A new memory"))
     assert _snapshot(outside) == before and not (setup / "user_new.md").exists()
 
 

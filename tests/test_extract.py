@@ -917,7 +917,7 @@ def test_a_skipped_duplicate_can_refresh_the_memory_it_repeats(
     [result] = extractor.run(extractor.request(transcript))
     assert result.written == ["feedback_lint.md"]
     assert "updated: 2026-11-22" in old.read_text() and "updated: 2026-01-05" not in old.read_text()
-    assert read_decisions(folder)[-2]["decision"] == "refreshed"
+    assert [e["file"] for e in read_decisions(folder) if e["decision"] == "refreshed"] == ["feedback_lint.md"]
 
 
 def test_a_quarantined_verdict_with_a_supersede_waits_for_review(

@@ -199,18 +199,29 @@ def test_quarantined_memories_are_never_indexed(folder: Path, make_memory: MakeM
     assert result.exit_code == 0 and "reference_y" in index and "reference_x" not in index
 
 
-def test_supersedes_is_both_or_neither(folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memdir.core.errors import MemoryChanged
+def _failing_replace(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A disk that fails when the commit moves `name`'s new text into place (the other files of the
+    same commit are already in place, or still staged)."""
+    import errno
 
+    from memdir import folder as folder_module
+
+    real = folder_module.os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if str(dst).endswith(name):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(folder_module.os, "replace", replace)
+
+
+def test_supersedes_is_both_or_neither(folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch) -> None:
     old = make_memory("project_a.md", name="a", description="Deploys happen on Tuesdays")
     before = old.read_bytes()
-
-    def changed(self: MemoryDir, change: object) -> None:
-        raise MemoryChanged("project_a.md changed while memdir was fixing it")
-
-    monkeypatch.setattr(MemoryDir, "_replace_fixed", changed)
+    _failing_replace(monkeypatch, "project_a.md")
     result = _add(folder, "project", "b", "-d", "Deploys happen on Thursdays now", "--supersedes", "a")
-    assert result.exit_code == 1 and "changed while" in result.stderr
+    assert result.exit_code == 2 and "No space left on device" in result.stderr
     assert not (folder / "project_b.md").exists() and old.read_bytes() == before
 
 
@@ -316,22 +327,14 @@ def test_review_accept_ignores_a_refreshed_date_on_the_replaced_memory(folder: P
 def test_review_accept_with_a_supersede_is_both_or_neither(
     folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir.core.errors import MemoryChanged
 
     old = _staging(make_memory)
     assert _add_from_a_tool(folder).exit_code == 0
     before = old.read_bytes()
     quarantined = (folder / "reference_deploy-target.md").read_bytes()
-    real = MemoryDir._replace_fixed
-
-    def fail_on_the_newcomer(self: MemoryDir, change: Any) -> None:
-        if change.path == "reference_deploy-target.md":
-            raise MemoryChanged("reference_deploy-target.md changed while memdir was fixing it")
-        real(self, change)
-
-    monkeypatch.setattr(MemoryDir, "_replace_fixed", fail_on_the_newcomer)
+    _failing_replace(monkeypatch, "reference_staging-url.md")  # the second of the two: the first is put back
     result = invoke_memdir("--dir", str(folder), "review", "accept", "deploy-target")
-    assert result.exit_code == 1 and "changed while" in result.stderr
+    assert result.exit_code == 2 and "No space left on device" in result.stderr
     assert old.read_bytes() == before
     assert (folder / "reference_deploy-target.md").read_bytes() == quarantined
 
@@ -345,7 +348,7 @@ def test_an_accept_cut_off_between_its_two_writes_is_finished_by_the_next(
     _staging(make_memory)
     assert _add_from_a_tool(folder).exit_code == 0
     root = MemoryDir(folder, today=TODAY)
-    root._replace_fixed(root.plan_supersede("reference_staging-url.md", "reference_deploy-target.md"))
+    root.commit([], fields=[root.supersede("reference_staging-url.md", "reference_deploy-target.md")])
     pruned = invoke_memdir("--dir", str(folder), "prune", "--dry-run")
     assert "would archive reference_staging-url.md" not in pruned.stdout
     assert "reference_deploy-target.md, is quarantined" in pruned.stderr

@@ -674,7 +674,7 @@ def test_writes_happen_under_the_folder_lock(
     import memdir.folder
 
     module = importlib.import_module(module_name)
-    real_lock, real_write = module.folder_lock, memdir.folder.atomic_write
+    real_lock, real_replace, real_link = memdir.folder.folder_lock, os.replace, os.link
     held: list[bool] = [False]
     writes: list[tuple[str, bool]] = []
 
@@ -687,14 +687,22 @@ def test_writes_happen_under_the_folder_lock(
             finally:
                 held[0] = False
 
-    def recording_write(path: Path, *args: Any, **kwargs: Any) -> None:
-        writes.append((Path(path).name, held[0]))
-        real_write(path, *args, **kwargs)
+    def recording(real: Any) -> Any:
+        def call(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            target = Path(dst)
+            if target.is_relative_to(lifecycle_folder) and ".memdir" not in target.parts:  # not the log, say
+                writes.append((target.name, held[0]))
+            real(src, dst, *args, **kwargs)
 
-    monkeypatch.setattr(module, "folder_lock", recording_lock)
-    for writer in {module, memdir.folder}:  # consolidate writes through MemoryDir.write_together_locked
-        if hasattr(writer, "atomic_write"):
-            monkeypatch.setattr(writer, "atomic_write", recording_write)
+        return call
+
+    # Every file memdir writes lands with os.replace (atomic_write, a commit's staged text) or
+    # os.link (a commit's new file): each must happen while the folder lock is held.
+    for owner in {module, memdir.folder}:
+        if hasattr(owner, "folder_lock"):
+            monkeypatch.setattr(owner, "folder_lock", recording_lock)
+    monkeypatch.setattr(os, "replace", recording(real_replace))
+    monkeypatch.setattr(os, "link", recording(real_link))
     if module_name == "memdir.lifecycle.prune":
         prune(_dir(lifecycle_folder))
     else:

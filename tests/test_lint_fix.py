@@ -431,17 +431,17 @@ def test_file_changed_between_plan_and_write_is_refused(
     indexed(folder)
     index_before = (folder / "MEMORY.md").read_bytes()
     concurrent = path.read_text() + "\nAdded by another session while memdir was fixing.\n"
-    original = MemoryDir._replace_fixed
+    original = MemoryDir._write_files
 
-    def edit_then_replace(self: MemoryDir, change: FileChange) -> None:
-        (self.root / change.path).write_text(concurrent)  # another writer, between plan and write
-        original(self, change)
+    def edit_then_write(self: MemoryDir, changes: list[FileChange]) -> None:
+        (self.root / changes[0].path).write_text(concurrent)  # another writer, between plan and write
+        original(self, changes)
 
-    monkeypatch.setattr(MemoryDir, "_replace_fixed", edit_then_replace)
+    monkeypatch.setattr(MemoryDir, "_write_files", edit_then_write)
     result = memdir(folder, "lint", "--fix")
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1
-    assert "changed while memdir was fixing it" in result.stderr and "Traceback" not in result.output
+    assert "changed while memdir was writing it" in result.stderr and "Traceback" not in result.output
     assert path.read_text() == concurrent  # the other writer's text, untouched
     assert (folder / "MEMORY.md").read_bytes() == index_before
 
@@ -451,14 +451,15 @@ def test_library_fix_raises_memory_changed(
 ) -> None:
     path = make_memory("feedback_x.md", body="Rule.\n\nWhy: CI was red.\n\n**How to apply:** always.\n")
     indexed(folder)
-    original = MemoryDir._replace_fixed
+    original = MemoryDir._write_files
 
-    def edit_then_replace(self: MemoryDir, change: FileChange) -> None:
+    def edit_then_write(self: MemoryDir, changes: list[FileChange]) -> None:
+        change = changes[0]
         (self.root / change.path).write_text(change.before.replace("Rule.", "Rule, edited elsewhere."))  # type: ignore[union-attr]
-        original(self, change)
+        original(self, changes)
 
-    monkeypatch.setattr(MemoryDir, "_replace_fixed", edit_then_replace)
-    with pytest.raises(MemoryChanged, match=r"feedback_x\.md changed while memdir was fixing it"):
+    monkeypatch.setattr(MemoryDir, "_write_files", edit_then_write)
+    with pytest.raises(MemoryChanged, match=r"feedback_x\.md changed while memdir was writing it"):
         MemoryDir(folder, today=TODAY).fix()
     assert "Rule, edited elsewhere.\n\nWhy: CI was red." in path.read_text()
 

@@ -96,10 +96,11 @@ def test_update_keeps_crlf_and_refuses_a_concurrent_change(folder: Path, make_me
     memdir = _dir(folder)
     memdir.update("role", body="One\nTwo")
     assert path.read_bytes().endswith(b"---\r\nOne\r\nTwo\r\n")
-    planned = memdir.plan_update("role", body="Three")
+    verdict = memdir.screen(memdir.updated("role", body="Three"))
     path.write_text(path.read_text() + "edited meanwhile\n")
     with pytest.raises(MemoryChanged):
-        memdir.replace_text(planned.path, planned.after, expected=planned.before)
+        memdir.commit([verdict])
+    assert path.read_text().endswith("edited meanwhile\n")
 
 
 # --- definitions -----------------------------------------------------------------------------

@@ -210,9 +210,11 @@ def add(
     _after_write(st, write, f"{shown} is written", _json_if(format, payload))
 
 
-def _screened(st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool) -> Verdict:
-    """The write path's screen for `add` (MemoryDir.screen), and what people are told of it."""
-    verdict = folder.screen(candidate, supersedes=supersedes, force=force, command="add")
+def _screened(
+    st: State, folder: MemoryDir, candidate: Candidate, supersedes: str | None, force: bool, command: str = "add"
+) -> Verdict:
+    """The write path's screen for `add` and `edit` (MemoryDir.screen), and what people are told of it."""
+    verdict = folder.screen(candidate, supersedes=supersedes, force=force, command=command)
     if not verdict.writes:
         return verdict
     new, target = candidate.memory, verdict.supersedes
@@ -268,7 +270,6 @@ def _add_in_editor(
         if not verdict.writes:
             draft = folder.save_draft(new.file_name, screened_text(edited, verdict))
             fail(f"{WriteRefused(verdict)}; nothing written (draft kept at {draft})", REFUSED)
-        edited = screened_text(edited, verdict)
         memory, write = folder.store(verdict, text=edited, command="add")
     except (InvalidMemory, FrontmatterError) as exc:
         draft = folder.save_draft(new.file_name, edited)
@@ -405,7 +406,11 @@ def edit(
         st.say("No changes.")
         return
     try:
-        memory, write = folder.replace_text(found.path, edited, expected=original)
+        verdict = _screened(st, folder, folder.edited(found.path, edited, expected=original), None, False, "edit")
+        if not verdict.writes:
+            draft = folder.save_draft(found.path, edited)
+            fail(f"{WriteRefused(verdict)}; {found.path} left as it was (your edit is kept at {draft})", REFUSED)
+        memory, write = folder.store(verdict, command="edit")
     except InvalidMemory as exc:
         draft = folder.save_draft(found.path, edited)
         fail(f"{exc}; {found.path} left as it was (your edit is kept at {draft})")

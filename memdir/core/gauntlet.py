@@ -1,10 +1,11 @@
 """The write path's screen: what stands between a candidate fact and a stored memory.
 
-The policy of every writer (`memdir add`, the agent tools, `memdir extract`, the Python API
-through `MemoryDir.screen` and `MemoryDir.store`), decided here and nowhere else. For each
-candidate, in order: secrets are redacted (or the candidate refused when a secret is in its name
-or is all it says); provenance decides whether it is quarantined (`source: tool`, or
-instruction-like text whatever the source); it is compared with the live memories and the earlier
+The policy of every writer (`memdir add`, `edit`, `import`, the agent tools, MCP, `memdir
+extract`, `consolidate`, the Python API: all through `MemoryDir.screen` and `MemoryDir.commit`),
+decided here and nowhere else. For each candidate, a new memory or new text of an existing one, in
+order: secrets are redacted (or the candidate refused when a secret is in its name or is all it
+says); provenance decides whether it is quarantined (`source: tool`, or instruction-like text
+whatever the source; of an edit, the text it adds); a new memory is compared with the live memories and the earlier
 candidates of the same batch, so a near-duplicate is skipped and a memory on the same topic is
 named (for a warning, or for a model to judge). A candidate that says what a person rejected in
 review (memdir.core.rejections), or what a quarantined memory already says, is skipped too: the
@@ -62,10 +63,13 @@ class Action(StrEnum):
 
 @dataclass
 class Candidate:
-    """A fact on its way in: the memory to write and where the fact came from."""
+    """A fact on its way in: the memory to write and where the fact came from. A new memory, or,
+    with `replaces`, new text for a memory in the folder (an edit, an update)."""
 
     memory: NewMemory
     source: str | None = None  # user | agent | tool; None: not said (a person at `memdir add`)
+    text: str | None = None  # the whole file as given (an editor, an import); None: the type's template
+    replaces: Memory | None = None  # the memory as it was read, for new text of an existing memory
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ class Verdict:
     same_topic: list[Neighbour] = field(default_factory=list)
     supersedes: str | None = None  # path of the memory this one replaces (set by a judge or by hand)
     untrusted: bool = False  # provenance says a person must look first, whatever the action became
+    screened: bool = True  # False: the caller opted out of the screen (`unscreened`), and the log says so
 
     @property
     def writes(self) -> bool:
@@ -103,6 +108,22 @@ class Verdict:
         it replaces): stored, or quarantined when its provenance said so."""
         self.action = Action.QUARANTINE if self.untrusted else Action.STORE
         self.duplicate_of = self.rejected = None
+
+
+def new_memory_of(memory: Memory) -> NewMemory:
+    """What the screen compares of a memory that exists as a file (brought over, or edited): its
+    texts, its other fields (for secrets), its own path."""
+    assert memory.type is not None, "a memory without a type is refused before the screen"
+    extra = {key: value for key, value in memory.fields.items() if key not in ("name", "description", "type")}
+    return NewMemory(
+        type=memory.type,
+        name=memory.name,
+        description=memory.description,
+        body=memory.body,
+        created=memory.last_changed or dt.date.fromtimestamp(memory.mtime),
+        extra=extra,
+        path=memory.path,
+    )
 
 
 def _texts(new: NewMemory) -> dict[str, str]:
@@ -162,12 +183,23 @@ def _screen_provenance(verdict: Verdict) -> None:
     if source == "tool":
         verdict.action, verdict.untrusted = Action.QUARANTINE, True
         verdict.reasons.append("source: tool (read in a file, page or tool output)")
-    for key, text in _texts(verdict.candidate.memory).items():
+    for key, text in _added_texts(verdict.candidate).items():
         found = find_instructions(text)
         if found:
             verdict.action, verdict.untrusted = Action.QUARANTINE, True
             verdict.reasons.append(f"instruction-like text in its {key}: {found[0].masked!r}")
             break
+
+
+def _added_texts(candidate: Candidate) -> dict[str, str]:
+    """The texts a candidate adds: all of a new memory's; of an edit, the lines it did not have
+    before (what was there was judged when it came, and lint's S004 reports it wherever it is)."""
+    texts = _texts(candidate.memory)
+    old = candidate.replaces
+    if old is None:
+        return texts
+    had = set(f"{old.name}\n{old.description}\n{old.body}".splitlines())
+    return {key: "\n".join(line for line in text.splitlines() if line not in had) for key, text in texts.items()}
 
 
 def memory_text(key: str, new: NewMemory) -> MemoryText:
@@ -256,6 +288,9 @@ def screen(
             continue
         _screen_provenance(verdict)
         mine = memory_text(candidate.memory.file_name, candidate.memory)
+        if candidate.replaces is not None:  # an edit: not a new fact, so no duplicate of another
+            _note_same_topic(verdict, mine, [t for t in texts if t.key != candidate.replaces.path], pairs)
+            continue
         repeated = _rejection(candidate.memory, mine, rejected, pairs) if rejected else None
         if repeated is not None:
             rejection, how = repeated
@@ -289,12 +324,29 @@ def screen(
     return verdicts
 
 
+def _note_same_topic(verdict: Verdict, mine: MemoryText, others: Sequence[MemoryText], pairs: Comparer) -> None:
+    """The memories on the same topic as an edit's new text, for the writer to tell people."""
+    for other in others:
+        pair = pairs.compare(other, mine)
+        score = pair.score if pair is not None else pairs.similarity(other, mine)
+        if pair is not None or score >= SAME_TOPIC_FLOOR:
+            reason = pair.reason if pair is not None else "same topic"
+            verdict.same_topic.append(Neighbour(other.key, other.name, score, reason, True))
+    verdict.same_topic.sort(key=lambda n: -n.score)
+
+
+def unscreened(candidates: Sequence[Candidate], why: str) -> list[Verdict]:
+    """Verdicts that write `candidates` as given, past the screen: the explicit opt-out of a caller
+    that screened them some other way (`why`), logged as such (`stored-unscreened`)."""
+    return [Verdict(c, Action.STORE, [f"not screened: {why}"], screened=False) for c in candidates]
+
+
 def prepare(verdict: Verdict) -> NewMemory:
     """The memory to write for a verdict that writes: source and status set. The writer records
-    `verdict.supersedes` (`MemoryDir.plan_successor`: a quarantined memory only when accepted)."""
+    `verdict.supersedes` (`MemoryDir.commit`: a quarantined memory only when accepted)."""
     new = verdict.candidate.memory
     extra: dict[str, Any] = dict(new.extra)
-    if verdict.candidate.source:
+    if verdict.candidate.source and verdict.candidate.replaces is None:  # an edit's is in the log
         extra["source"] = verdict.candidate.source
     if verdict.action is Action.QUARANTINE:
         extra["status"] = Status.QUARANTINED.value
@@ -305,13 +357,16 @@ def prepare(verdict: Verdict) -> NewMemory:
 def screened_text(text: str, verdict: Verdict) -> str:
     """A memory's whole file, as a person wrote it, with what the screen decided applied: secrets
     out, `source` and `status` set."""
-    from memdir.core.model import set_fields
+    from memdir.core.model import parse_document, set_fields
 
-    if verdict.redacted:
+    fields = {key: value for key, value in verdict.candidate.memory.extra.items() if key in ("source", "status")}
+    if verdict.redacted:  # field by field: `key: [REDACTED:kind]` written as it is would read as a list
         from memdir.core.sensitive import redact
 
-        text = redact(text)
-    fields = {key: value for key, value in verdict.candidate.memory.extra.items() if key in ("source", "status")}
+        doc = parse_document(text)
+        fields |= {key: value for key, value in doc.data.items() if _redacted(value, []) != value}
+        fields = {key: _redacted(value, []) if key in doc.data else value for key, value in fields.items()}
+        text = text[: doc.body_start] + redact(text[doc.body_start :])
     return set_fields(text, fields) if fields else text
 
 
@@ -347,6 +402,10 @@ def verdict_entry(verdict: Verdict, **extra: Any) -> dict[str, Any]:
     }[verdict.action]
     if verdict.rejected:
         decision = "previously-rejected"
+    elif not verdict.screened:
+        decision = "stored-unscreened" if verdict.candidate.replaces is None else "updated-unscreened"
+    elif verdict.candidate.replaces is not None:
+        decision = {Action.STORE: "updated", Action.QUARANTINE: "quarantined-update"}.get(verdict.action, decision)
     entry: dict[str, Any] = {
         **extra,
         "decision": decision,

@@ -48,7 +48,7 @@ _TYPE_NAMED = {t.value: t for t in MemoryType}  # a lookup, not MemoryType(name)
 
 PENDING_SUPERSEDE = "supersedes_on_accept"
 """On a quarantined memory: `{file, digest}` of the memory it replaces once `memdir review accept`
-lets it in (see `MemoryDir.plan_successor`). Not `supersedes`, which says the replacement happened."""
+lets it in (see `MemoryDir.commit`). Not `supersedes`, which says the replacement happened."""
 
 
 class Status(StrEnum):

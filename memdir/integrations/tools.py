@@ -5,6 +5,9 @@ the input, lets `on_write` veto, applies the call through MemoryDir (atomic, loc
 and answers with the text of a tool_result. Bad input from the model is answered, never raised, so
 a harness's loop cannot be broken by what a model sends. Nothing here imports anthropic: the tool
 definitions are plain dicts and tool_use blocks are read by key or by attribute.
+
+Over 500 lines: the two tools' schemas, their input checks and their answers to the model are one
+contract with the model, kept together.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.core.errors import MemdirError, MemoryChanged, MemoryExists
-from memdir.core.gauntlet import Action, Candidate, Verdict
+from memdir.core.errors import InvalidMemory, MemdirError, MemoryChanged, MemoryExists
+from memdir.core.gauntlet import Action, Candidate, Verdict, screened_text
 from memdir.core.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, parse_document
 from memdir.core.store import MAX_FILE_BYTES
 from memdir.core.templates import render_memory
@@ -270,21 +273,33 @@ class MemoryTools:
             raise ToolInputError("body must not be empty; to remove the memory use action delete")
         if not updates and body is None:
             raise ToolInputError("update needs at least one of description, body, importance, expires")
-        planned = self.folder.plan_update(memory.path, body=body, fields=updates)
-        _check_size(planned.after)
-        if body is not None:
-            self._require_why_and_how(memory.type, planned.after)
-        self._ask(WriteRequest("update", memory.name, memory.type, memory.path, planned.after, planned.before, input))
         try:
-            written, write = self.folder.replace_text(planned.path, planned.after, expected=planned.before)
+            candidate = self.folder.updated(memory.path, body=body, fields=updates, source=self.source)
+        except InvalidMemory as exc:
+            raise ToolInputError(str(exc)) from None
+        verdict = self.folder.screen(candidate, command="tool")
+        if not verdict.writes:
+            raise ToolInputError(f"not saved: {'; '.join(verdict.reasons)}")
+        assert candidate.text is not None and candidate.replaces is not None
+        after = screened_text(candidate.text, verdict)
+        _check_size(after)
+        if body is not None:
+            self._require_why_and_how(memory.type, after)
+        request = WriteRequest(
+            "update", memory.name, memory.type, memory.path, after, candidate.replaces.doc.text, input
+        )
+        self._ask(request)
+        try:
+            written, write = self.folder.store(verdict, command="tool")
         except MemoryChanged:
             raise ToolInputError(f"{memory.name!r} changed while it was being updated; nothing was written") from None
-        self.folder.log_update(planned, command="tool")
         what = ", ".join([*updates, *(["body"] if body is not None else [])])
         change = MemoryChange("update", written.name, written.path, written, None, write)
         said = f"Updated memory {written.name!r}: {what}."
-        if planned.redacted:
+        if verdict.redacted:
             said += " Secrets were taken out of it first; never save keys or passwords in memory."
+        if verdict.action is Action.QUARANTINE:
+            said += f" It is quarantined ({'; '.join(verdict.reasons)}): not loaded until a person accepts it."
         return self._done(change, said)
 
     # --- helpers -----------------------------------------------------------------------------

@@ -22,14 +22,17 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from memdir.core.errors import InvalidMemory, MemdirError, MemoryChanged
+from memdir.core.errors import InvalidMemory, MemdirError
+from memdir.core.gauntlet import Action, Candidate, Verdict, prepare, screen
 from memdir.core.model import DESCRIPTION_MAX, FrontmatterError, Memory, NewMemory, name_key, set_fields
-from memdir.core.store import ensure_state_dir, folder_lock, open_state_file, read_text_if_exists
+from memdir.core.rejections import remembered
+from memdir.core.store import ensure_state_dir, open_state_file
+from memdir.folder import FieldChange, FileChange
 from memdir.write import llm
 
 if TYPE_CHECKING:
     from memdir.core.similarity import MemoryText
-    from memdir.folder import FileChange, IndexWrite, MemoryDir
+    from memdir.folder import IndexWrite, MemoryDir
 
 __all__ = [
     "Cluster",
@@ -61,8 +64,10 @@ class Cluster:
     members: list[str]  # paths relative to the folder, in folder order
     keeper: str | None = None  # offline: the member that stays live
     merged: str | None = None  # with a model: the new memory written from the members
-    changes: list[FileChange] = field(default_factory=list)
+    changes: list[FileChange] = field(default_factory=list)  # what the files become, for people to see
     refused: str | None = None  # why nothing is proposed for this cluster
+    verdict: Verdict | None = None  # with a model: the screen's verdict on the merged memory
+    retire: list[FieldChange] = field(default_factory=list)  # the members superseded
 
     @property
     def successor(self) -> str | None:
@@ -246,19 +251,23 @@ def _informative(memory: Memory) -> tuple[int, int, float, str]:
 
 def _keep_one(folder: MemoryDir, members: Sequence[Memory]) -> Cluster:
     keeper = max(members, key=lambda m: (_informative(m), [-ord(c) for c in m.path]))
-    changes = [_supersede(folder, m, PurePosixPath(keeper.path).name) for m in members if m is not keeper]
-    return Cluster([m.path for m in members], keeper=keeper.path, changes=changes)
+    retire = [_supersede(folder, m, PurePosixPath(keeper.path).name) for m in members if m is not keeper]
+    return Cluster([m.path for m in members], keeper=keeper.path, changes=[_shown(c) for c in retire], retire=retire)
 
 
-def _supersede(folder: MemoryDir, memory: Memory, successor: str) -> FileChange:
-    from memdir.folder import FileChange
-
+def _supersede(folder: MemoryDir, memory: Memory, successor: str) -> FieldChange:
     original = (folder.root / memory.path).read_bytes().decode("utf-8")
+    fields = {"status": "superseded", "superseded_by": successor, "updated": folder.today}
+    return FieldChange(memory.path, fields, before=original, decision="superseded")
+
+
+def _shown(change: FieldChange) -> FileChange:
+    """What a member's file becomes, for the plan's diff."""
+    assert change.before is not None
     try:
-        text = set_fields(original, {"status": "superseded", "superseded_by": successor, "updated": folder.today})
+        return FileChange(change.path, change.before, set_fields(change.before, dict(change.fields)))
     except FrontmatterError as exc:
-        raise InvalidMemory(f"{memory.path}: {exc}") from None
-    return FileChange(memory.path, original, text)
+        raise InvalidMemory(f"{change.path}: {exc}") from None
 
 
 # --- merging through a model ----------------------------------------------------------------------
@@ -284,7 +293,6 @@ def _merge_with_model(
     folder: MemoryDir, members: Sequence[Memory], client: Any, model: str, taken: set[str]
 ) -> Cluster:
     from memdir.core.templates import render_memory
-    from memdir.folder import FileChange
 
     paths = [m.path for m in members]
     answer = _ask_model(client, model, [(m.path, (folder.root / m.path).read_text(encoding="utf-8")) for m in members])
@@ -317,11 +325,21 @@ def _merge_with_model(
     taken.add(name_key(new.name))
     importance = [m.fields["importance"] for m in members if isinstance(m.fields.get("importance"), int | float)]
     new.importance = max(m.importance for m in members) if importance else None
-    new.extra = {"supersedes": [PurePosixPath(p).name for p in paths], "source": "agent"}
-    text = render_memory(new)
-    changes = [FileChange(new.file_name, None, text)]
-    changes += [_supersede(folder, m, new.file_name) for m in members]
-    return Cluster(paths, merged=new.file_name, changes=changes)
+    new.extra = {"supersedes": [PurePosixPath(p).name for p in paths]}
+    # The model's text goes through the write path's screen like any other: secrets out, and a
+    # merge it would quarantine or refuse is not made (it repeats its members by design: kept).
+    verdict = screen([Candidate(new, "agent")], folder.scan().memories, folder.today, rejected=remembered(folder.root))[
+        0
+    ]
+    if verdict.action is Action.SKIP:
+        verdict.keep()
+    if verdict.action is not Action.STORE:
+        return Cluster(paths, refused=f"not merged: the write path would {verdict.action.value} the model's text "
+                                      f"({'; '.join(verdict.reasons)})")  # fmt: skip
+    prepare(verdict)
+    retire = [_supersede(folder, m, new.file_name) for m in members]
+    changes = [FileChange(new.file_name, None, render_memory(new)), *(_shown(c) for c in retire)]
+    return Cluster(paths, merged=new.file_name, changes=changes, verdict=verdict, retire=retire)
 
 
 def _ask_model(client: Any, model: str, files: Sequence[tuple[str, str]]) -> dict[str, Any]:
@@ -358,44 +376,15 @@ def apply_consolidation(folder: MemoryDir, plan: ConsolidationPlan) -> IndexWrit
     memory edited since planning raises MemoryChanged and nothing changes. The caller holds
     `consolidate_lock` from planning to here (`consolidate` does).
     """
-    from memdir.core.store import log_decisions
-
-    changes = plan.changes
-    if not changes:
+    if not plan.changes:
         return None
-    with folder_lock(folder.root):
-        folder.read_index()  # refuse before writing if MEMORY.md cannot be rewritten
-        for change in changes:
-            if read_text_if_exists(folder.root / change.path) != change.before:
-                raise MemoryChanged(
-                    f"{change.path} changed since consolidate looked at it; nothing was written, run it again"
-                )
-        # All or nothing, new memories first: a merged memory exists before anything points at it.
-        folder.write_together_locked(*sorted(changes, key=lambda c: c.before is not None))
-        entries: list[dict[str, Any]] = []
-        for cluster in plan.proposed:
-            if cluster.merged:
-                entries.append(
-                    {
-                        "command": "consolidate",
-                        "decision": "merged",
-                        "file": cluster.merged,
-                        "supersedes": cluster.members,
-                        "model": plan.model,
-                    }
-                )
-            for member in cluster.members:
-                if member != cluster.keeper:
-                    entries.append(
-                        {
-                            "command": "consolidate",
-                            "decision": "superseded",
-                            "file": member,
-                            "superseded_by": cluster.successor,
-                        }
-                    )
-        log_decisions(folder.root, entries)
-        return folder._write_index_locked()
+    verdicts = [cluster.verdict for cluster in plan.proposed if cluster.verdict is not None]
+    retire = [change for cluster in plan.proposed for change in cluster.retire]
+    # All or nothing, through the one commit step: each member must still be what was planned from.
+    _, write = folder.commit(
+        verdicts, fields=retire, command="consolidate", logged={"model": plan.model} if plan.model else {}
+    )
+    return write
 
 
 def consolidate(

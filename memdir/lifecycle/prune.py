@@ -266,10 +266,9 @@ def prune(folder: MemoryDir, dry_run: bool = False) -> PruneResult:
             error = f"cannot archive {item.path}: {os_error_text(exc)}"
         finally:  # what moved before a failure leaves the index all the same
             error = error or log_error
-            # (remove() does the same: the lock is held, so the locked variant it is)
             drop = [item.path for item in done] + _archived_by_a_killed_prune(folder, index_text, read_decisions)
-            if drop:
-                write = folder._write_index_locked(drop=drop)
+    if drop:  # once the lock is let go: write_index takes it (a prune killed before this is finished by the next)
+        write = folder.write_index(drop=drop)
     return PruneResult(done, kept, dry_run=False, index=write, problems=scan.problems, error=error)
 
 
@@ -345,7 +344,7 @@ def _archived_by_a_killed_prune(
     folder: MemoryDir, index_text: str | None, read_log: Callable[[Path], list[dict[str, Any]]]
 ) -> list[str]:
     """Index entries linking to memories a prune archived but killed before it re-indexed."""
-    missing = folder._missing_targets(index_text or "")
+    missing = folder.missing_targets(index_text or "")
     if not missing:
         return []
     try:

@@ -20,7 +20,6 @@ import contextlib
 import datetime as dt
 import json
 import os
-import shutil
 import time
 import uuid as uuidlib
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +41,6 @@ from memdir.core.gauntlet import (
 from memdir.core.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, plural, slugify
 from memdir.core.rejections import remembered
 from memdir.core.store import (
-    atomic_write,
     checked_folder,
     ensure_state_dir,
     folder_lock,
@@ -52,8 +50,7 @@ from memdir.core.store import (
     state_subfolder,
     write_state_file,
 )
-from memdir.core.templates import render_memory
-from memdir.folder import FileChange, MemoryDir
+from memdir.folder import FieldChange, IndexWrite, MemoryDir
 from memdir.write import llm
 from memdir.write.pending import pending_path, read_pending, readable, remove_pending, transcript_of
 from memdir.write.transcripts import (
@@ -773,7 +770,7 @@ class Extractor:
 
     # -- writing, all or nothing --
 
-    def _refreshes(self, plan: Plan, planned: set[str]) -> list[FileChange]:
+    def _refreshes(self, plan: Plan, planned: set[str]) -> list[FieldChange]:
         """With `extract.refresh-duplicates`: `updated` set to today on each memory a skipped
         candidate repeated (the fact was just confirmed), unless the run already changes it."""
         if not self.folder.config.extract.refresh_duplicates:
@@ -783,53 +780,42 @@ class Extractor:
             if path.startswith("(batch)") or path in planned:
                 continue
             before = (self.root / path).read_bytes().decode("utf-8")
-            after = _refreshed(before, self.folder.today)
-            if after is not None and after != before:
-                changes.append(FileChange(path, before, after))
+            if _refreshed(before, self.folder.today) not in (None, before):
+                changes.append(FieldChange(path, {"updated": self.folder.today}, before=before, decision="refreshed"))
         return changes
 
     def apply(self, plan: Plan) -> list[str]:
-        """Write the plan's memories and supersessions, re-index once, move the cursor, log.
+        """Write the plan's memories, supersessions and refreshed dates through the folder's one
+        commit step (all of it or none, re-indexed once), the cursor moved under the same lock after
+        the index: a run that dies between the two is done again by the next one (which skips what
+        is already saved). Returns the files written."""
+        taken = {name_key(m.name) for m in self.folder.scan().memories if m.name}
+        planned: set[str] = set()
+        for verdict in plan.writes:
+            new = prepare(verdict)
+            _unique_name(new, taken, self.root, planned)
+            taken.add(name_key(new.name))
+            planned.add(new.file_name)
+        retired = {v.supersedes for v in plan.writes if v.supersedes and v.action is Action.STORE}
+        refreshed = self._refreshes(plan, planned | {p for p in retired if p})
+        session = plan.session
 
-        Every file is staged in `.memdir/staging/` first and then moved into place; when anything
-        fails, what was moved is moved back, so the folder (and the cursor) stay as they were.
-        """
-        with folder_lock(self.root):
-            self.folder.read_index()  # refuse before anything moves if MEMORY.md cannot be rewritten
-            scan = self.folder.scan()
-            taken = {name_key(m.name) for m in scan.memories if m.name}
-            changes: list[FileChange] = []
-            retired: dict[str, FileChange] = {}  # old path -> its change; the last successor wins
-            superseded: dict[str, str] = {}
-            for verdict in plan.writes:
-                new = prepare(verdict)
-                _unique_name(new, taken, self.root, {c.path for c in changes})
-                taken.add(name_key(new.name))
-                text = render_memory(new)
-                if verdict.supersedes:  # a quarantined memory only records it, for `review accept`
-                    text, retire = self.folder.plan_successor(verdict.supersedes, new.file_name, text)
-                    if retire is not None:
-                        retired[retire.path] = retire
-                        superseded[retire.path] = new.file_name
-                changes.append(FileChange(new.file_name, None, text))
-            changes += retired.values()
-            refreshed = self._refreshes(plan, {c.path for c in changes})
-            changes += refreshed
-            _move_all(self.root, changes, self.run_id)
-            # The index before the cursor: a run that dies between the two is done again by the
-            # next one (which skips what is already saved), and re-indexes then.
-            write = self.folder._write_index_locked()
+        def move_cursor(write: IndexWrite) -> None:
             if plan.cursor:
-                _save_cursor(self.root, plan.session, self.now())
-        entries = [verdict_entry(v, session=plan.session.key) for v in plan.verdicts]
+                _save_cursor(self.root, session, self.now())
+
+        self.folder.commit(
+            plan.writes,
+            fields=refreshed,
+            command="extract",
+            then=move_cursor,
+            logged={"run": self.run_id, "session": session.key},
+        )
+        entries = [verdict_entry(v, session=session.key) for v in plan.verdicts if not v.writes]
         entries += [{"decision": "judged", **j} for j in plan.judged]
-        entries += [{"decision": "superseded", "file": old, "superseded_by": new} for old, new in superseded.items()]
-        entries += [{"decision": "refreshed", "file": change.path} for change in refreshed]
-        if write.result.refused is not None:
-            entries.append({"decision": "index-refused", "reason": write.result.refused})
-        entries.append({"decision": "summary", "session": plan.session.key, "summary": plan.summary()})
+        entries.append({"decision": "summary", "session": session.key, "summary": plan.summary()})
         self._log(entries)
-        return [c.path for c in changes]
+        return sorted(planned) + sorted(p for p in retired if p) + [change.path for change in refreshed]
 
 
 def _refreshed(text: str, today: dt.date) -> str | None:
@@ -847,38 +833,6 @@ def _unique_name(new: NewMemory, taken: set[str], root: Path, planned: set[str])
     while name_key(new.name) in taken or new.file_name in planned or (root / new.file_name).exists():
         n += 1
         new.name = f"{base}-{n}"
-
-
-def _move_all(root: Path, changes: Sequence[FileChange], run_id: str) -> None:
-    """Stage every change's text, then move each into place; on failure, undo the moves made."""
-    staging = checked_folder(state_subfolder(root, STAGING_DIR) / run_id, create=True)
-    done: list[FileChange] = []
-    try:
-        staged = []
-        for i, change in enumerate(changes):
-            path = staging / f"{i}.md"
-            write_state_file(path, change.after, durable=True)
-            staged.append(path)
-        for change, path in zip(changes, staged, strict=True):
-            target = root / change.path
-            current = target.read_bytes().decode("utf-8") if target.exists() else None
-            if current != change.before:
-                raise MemdirError(f"{change.path} changed while memdir was writing; run again")
-            if change.before is None:
-                os.link(path, target)  # fails if the file appeared meanwhile, where rename would overwrite
-            else:
-                os.replace(path, target)
-            done.append(change)
-    except BaseException:
-        for change in reversed(done):
-            with contextlib.suppress(OSError):
-                if change.before is None:
-                    (root / change.path).unlink()
-                else:
-                    atomic_write(root / change.path, change.before)
-        raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 __all__ = [

@@ -3,7 +3,7 @@
 A source folder (Claude Code's auto-memory folder, another repository's) is read as memdir reads any
 folder, and each memory in it goes through the screen `add` uses (memdir.core.gauntlet: secrets,
 provenance, near-duplicates, rejections), all in one batch so that two files saying one thing land
-once; what passes is written all at once or not at all, with one re-index (`MemoryDir.store_all`),
+once; what passes is written all at once or not at all, with one re-index (`MemoryDir.commit`),
 and every decision is logged. A memory keeps what it is: its file (its path in the folder), name,
 type, description, body and every other field byte for byte, and its age: one that states no date
 of its own gets `updated:` set to its file's modification date, since a copy, a commit and a clone
@@ -34,9 +34,19 @@ from typing import Any
 
 from memdir.core.config import Config, IndexSettings
 from memdir.core.errors import MemdirError
-from memdir.core.gauntlet import SOURCES, Action, Candidate, Verdict, prepare, screen, screened_text, verdict_entry
+from memdir.core.gauntlet import (
+    SOURCES,
+    Action,
+    Candidate,
+    Verdict,
+    new_memory_of,
+    prepare,
+    screen,
+    screened_text,
+    verdict_entry,
+)
 from memdir.core.index import entry_target, split_lines
-from memdir.core.model import INDEX_NAME, FrontmatterError, Memory, NewMemory, name_key, one_line, plural, set_fields
+from memdir.core.model import INDEX_NAME, FrontmatterError, Memory, name_key, one_line, plural, set_fields
 from memdir.core.rejections import remembered
 from memdir.core.store import FileProblem, log_decisions, resolved
 from memdir.folder import IndexWrite, MemoryDir
@@ -156,7 +166,7 @@ def plan_import(folder: MemoryDir, source: Path, *, supersede: bool = False) -> 
             candidates.append((item, memory))
     here = folder.scan()
     verdicts = screen(
-        [Candidate(_candidate(memory), _provenance(memory)) for _, memory in candidates],
+        [Candidate(new_memory_of(memory), _provenance(memory)) for _, memory in candidates],
         here.memories,
         folder.today,
         rejected=remembered(folder.root),
@@ -191,27 +201,12 @@ def _unscreened_item(memory: Memory, today: dt.date) -> ImportItem:
     if excluded is not None:
         item.reasons = [f"not a live memory ({excluded}); left where it is"]
         return item
-    new = _candidate(memory)
+    new = new_memory_of(memory)
     try:
         new.validate()
     except MemdirError as exc:
         item.outcome, item.reasons = Outcome.REFUSED, [str(exc)]
     return item
-
-
-def _candidate(memory: Memory) -> NewMemory:
-    """What the screen compares: the memory's texts, its other fields (for secrets), its own file."""
-    assert memory.type is not None
-    extra = {key: value for key, value in memory.fields.items() if key not in ("name", "description", "type")}
-    return NewMemory(
-        type=memory.type,
-        name=memory.name,
-        description=memory.description,
-        body=memory.body,
-        created=memory.last_changed or dt.date.fromtimestamp(memory.mtime),
-        extra=extra,
-        path=memory.path,
-    )
 
 
 def _provenance(memory: Memory) -> str | None:
@@ -291,7 +286,7 @@ def _judge(item: ImportItem, memory: Memory, verdict: Verdict, taken: _Taken, su
         if memory.last_changed is None:
             text = set_fields(text, {"updated": dt.date.fromtimestamp(memory.mtime)})
         prepare(verdict)
-        screened_text(text, verdict)  # what `store_all` will write: refused here, not halfway through
+        screened_text(text, verdict)  # what `commit` will write: refused here, not halfway through
     except FrontmatterError as exc:
         item.outcome, item.path = Outcome.REFUSED, None
         item.reasons = [f"{exc} (`memdir lint --fix --select F013` in the source quotes its values)"]
@@ -327,7 +322,7 @@ def apply_import(folder: MemoryDir, plan: ImportPlan, *, move: bool = False) -> 
     """Write what `plan` brings over, all of it or none, re-index once and log every decision; then,
     with `move`, take what was brought over (or was here word for word) out of the source.
 
-    Raises what `MemoryDir.store_all` raises (nothing is written then), IndexRefused before anything
+    Raises what `MemoryDir.commit` raises (nothing is written then), IndexRefused before anything
     is written when `move` is asked and the source's MEMORY.md cannot be rewritten, and MoveIncomplete
     when a memory could not leave the source after the import."""
     result = ImportResult(plan, dry_run=False)
@@ -340,8 +335,12 @@ def apply_import(folder: MemoryDir, plan: ImportPlan, *, move: bool = False) -> 
         log_decisions(folder.root, unwritten)
     writes = [item for item in plan.items if item.writes]
     if writes:
-        stored = [(item.verdict, item.text) for item in writes if item.verdict is not None]
-        _, result.write = folder.store_all(stored, command=COMMAND, **origin)
+        verdicts = []
+        for item in writes:
+            if item.verdict is not None:
+                item.verdict.candidate.text = item.text
+                verdicts.append(item.verdict)
+        _, result.write = folder.commit(verdicts, command=COMMAND, logged=origin)
     if source is not None:
         _move_out(folder, source, plan, result)
     return result

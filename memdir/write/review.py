@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from memdir.core.errors import MemdirError, MemoryChanged, MemoryNotFound
-from memdir.core.model import PENDING_SUPERSEDE, Memory, Status, one_line, parse_document, said_digest
+from memdir.core.model import PENDING_SUPERSEDE, Memory, Status, one_line, said_digest
 from memdir.core.rejections import rejection_of, remember
-from memdir.core.store import folder_lock, log_decisions
-from memdir.folder import IndexWrite, MemoryDir
+from memdir.core.store import log_decisions
+from memdir.folder import FieldChange, IndexWrite, MemoryDir
 
 
 class MemoryNotQuarantined(MemdirError):
@@ -47,27 +47,17 @@ def accept(folder: MemoryDir, query: str) -> tuple[Memory, IndexWrite]:
     memory left the folder, is no longer live, or says something else than when this one arrived.
     """
     memory = _quarantined_one(folder, query)
-    if PENDING_SUPERSEDE not in memory.fields:
-        result = folder.update(memory.path, status=None)
-        log_decisions(folder.root, [{"command": "review", "decision": "accepted", "file": memory.path}])
-        return result
-    with folder_lock(folder.root):
-        folder.read_index()  # refuse before anything is written if MEMORY.md cannot be rewritten
-        memory = _quarantined_one(folder, memory.path)  # as it is under the lock
+    fields: dict[str, object] = {"status": None, "updated": folder.today}
+    retire: list[FieldChange] = []
+    if PENDING_SUPERSEDE in memory.fields:
         old = _replaced(folder, memory)
-        retire = folder.plan_supersede(old.path, memory.path)
-        fields = {"status": None, PENDING_SUPERSEDE: None, "supersedes": Path(old.path).name}
-        let_in = folder.plan_update(memory.path, fields=fields)
-        folder.write_together_locked(retire, let_in)  # both or neither
-        write = folder._write_index_locked()
-    log_decisions(
-        folder.root,
-        [
-            {"command": "review", "decision": "accepted", "file": memory.path, "supersedes": old.path},
-            {"command": "review", "decision": "superseded", "file": old.path, "superseded_by": memory.path},
-        ],
-    )
-    return Memory(path=let_in.path, doc=parse_document(let_in.after)), write
+        fields |= {PENDING_SUPERSEDE: None, "supersedes": Path(old.path).name}
+        retire.append(folder.supersede(old.path, memory.path))
+    # A person lets in what the screen held back: no text is added, so bookkeeping alone, both
+    # changes or neither (each checked against the text it was planned from).
+    let_in = FieldChange(memory.path, fields, before=memory.doc.text, decision="accepted")
+    _, write = folder.commit([], fields=[let_in, *retire], command="review")
+    return folder.get(memory.path), write
 
 
 def accept_many(folder: MemoryDir, queries: Sequence[str]) -> list[tuple[Memory, IndexWrite]]:
