@@ -119,6 +119,11 @@ def test_a_created_memory_goes_through_the_write_path(memories: Path) -> None:
     redacted = server.call_tool("create_memory", secret)
     assert "Secrets were taken out" in redacted.text, redacted.text
     assert key not in (memories / "reference_staging-api.md").read_text()
+    glued = {"type": "reference", "name": f"billing-key-{key}", "description": "Where the billing service runs",
+             "body": "The billing service runs in the eu-west cluster."}  # fmt: skip
+    glued = server.call_tool("create_memory", glued)  # a name's `-` parts words: the key is one
+    assert glued.is_error and "its name holds a secret" in glued.text and key not in glued.text
+    assert not list(memories.glob("*billing-key*"))
     update = server.call_tool("modify_memory", {"action": "update", "name": "user-role", "importance": 0.7})
     assert update.is_error and "no memory is named" in update.text  # the names are the memories' own
     update = server.call_tool("modify_memory", {"action": "update", "name": "role", "importance": 0.7})

@@ -332,24 +332,34 @@ def _looks_like_secret(value: str) -> bool:
     return sum(classes) >= 3
 
 
-def _word_start(text: str, pos: int, limit: int = 12) -> int:
-    """Where the run of ASCII letters, digits and `_` that ends at `pos` begins (at most `limit` back)."""
+def _word_start(text: str, pos: int, limit: int = 12, *, name: bool = False) -> int:
+    """Where the run of ASCII letters, digits and `_` (not `_` in a `name`) that ends at `pos`
+    begins (at most `limit` back)."""
+    joins = "" if name else "_"
     start = pos
     while (
         start > 0
         and pos - start < limit
         and text[start - 1].isascii()
-        and (text[start - 1].isalnum() or text[start - 1] == "_")
+        and (text[start - 1].isalnum() or text[start - 1] in joins)
     ):
         start -= 1
     return start
 
 
-def _token_hit(text: str, m: re.Match[str]) -> Hit | None:
+def _glued(text: str, start: int, *, name: bool = False) -> bool:
+    """Whether what starts at `start` is glued to a longer word, and so no token: `task-…`,
+    `MYAKIA…`, `my_hf_…`. In a memory's kebab- or snake-case `name`, `-` and `_` part words as
+    spaces do, so `prod-key-sk-ant-…` holds a key."""
+    before = text[start - 1] if start > 0 else " "
+    return before.isalnum() or (not name and before in "_-")
+
+
+def _token_hit(text: str, m: re.Match[str], *, name: bool = False) -> Hit | None:
     """A hit for a match of _TOKEN_RE, if it is one: not glued to a longer word, not a placeholder."""
     i = int(str(m.lastgroup)[1:])
     start, end = m.span()
-    if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):  # `task-…`, `MYAKIA…`
+    if _glued(text, start, name=name):
         return None
     value = text[start:end]
     prefix = _token_public(i).match(value)
@@ -365,13 +375,13 @@ def _extended(hit: Hit, end: int, text: str) -> Hit:
     return Hit(hit.kind, hit.start, end, mask(text[hit.start : end], keep), hit.label)
 
 
-def _token_at(text: str, start: int) -> Hit | None:
+def _token_at(text: str, start: int, *, name: bool = False) -> Hit | None:
     """The token that starts at `start`, if one does (a bounded match: see _LONGEST_TOKEN)."""
-    if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):  # `task-…`, `MYAKIA…`
-        return None  # glued to a longer word: checked before any pattern runs, which is most anchors in a run
+    if _glued(text, start, name=name):  # before any pattern runs: most anchors in a long run are glued
+        return None
     window = start + _LONGEST_TOKEN
     m = _TOKEN_RE.match(text, start, window)
-    hit = _token_hit(text, m) if m is not None else None
+    hit = _token_hit(text, m, name=name) if m is not None else None
     if hit is not None and m is not None and m.end() == window:
         whole = _token_pattern(int(str(m.lastgroup)[1:])).match(text, start)
         hit = _extended(hit, whole.end() if whole is not None else m.end(), text)
@@ -485,8 +495,9 @@ def _env_value_hit(text: str, value_m: re.Match[str]) -> Hit | None:
     return Hit("env-assignment", start, end, mask(value, 0), "Secret in a key=value assignment")
 
 
-def find_secrets(text: str) -> list[Hit]:
-    """Credentials in `text`: API keys and tokens, private keys, URL passwords, secret assignments."""
+def find_secrets(text: str, *, name: bool = False) -> list[Hit]:
+    """Credentials in `text`: API keys and tokens, private keys, URL passwords, secret assignments.
+    With `name`, `text` is a memory's name, whose `-` and `_` part words: `prod-key-sk-ant-…`."""
     hits: list[Hit] = []
     done = 0  # end of the last hit: an anchor inside it (a token in `KEY=<token>`) is already judged
     for a in _anchors(text):
@@ -503,14 +514,14 @@ def find_secrets(text: str) -> list[Hit]:
         elif text[at] in ":=":
             hit = _env_hit(text, at)
         else:
-            hit = _token_at(text, _word_start(text, at))
+            hit = _token_at(text, _word_start(text, at, name=name), name=name)
         if hit is not None:
             hits.append(hit)
             done = hit.end
     return hits
 
 
-def find_placeholder_keys(text: str) -> list[str]:
+def find_placeholder_keys(text: str, *, name: bool = False) -> list[str]:
     """Values shaped like a known key or token whose variable part is a placeholder
     (`sk-ant-api03-AAAA…`), masked for display: find_secrets keeps them as written, and someone
     testing redaction should be told so rather than left to think a key got through."""
@@ -520,9 +531,9 @@ def find_placeholder_keys(text: str) -> list[str]:
         at = a.start()
         if at < done or a.lastgroup in ("pem", "bearer") or (a.lastgroup is None and text[at] in ":="):
             continue  # a PEM block, a header, a key word: no token shape starts there
-        start = _word_start(text, at, 30 if a.lastgroup == "url" else 12)  # a Slack webhook: its scheme
-        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):
-            continue  # glued to a longer word, as _token_at judges it
+        start = _word_start(text, at, 30 if a.lastgroup == "url" else 12, name=name)  # a Slack webhook: its scheme
+        if _glued(text, start, name=name):
+            continue
         m = _TOKEN_RE.match(text, start, start + _LONGEST_TOKEN)
         if m is None:
             continue
@@ -550,9 +561,10 @@ def mask_secrets(text: str) -> str:
     return _replaced(text, find_secrets(text), lambda hit: hit.masked)
 
 
-def redact(text: str) -> str:
-    """`text` with every secret value replaced by `[REDACTED:<kind>]`; keys, labels and the rest stay."""
-    return _replaced(text, find_secrets(text), lambda hit: f"[REDACTED:{hit.kind}]")
+def redact(text: str, *, name: bool = False) -> str:
+    """`text` with every secret value replaced by `[REDACTED:<kind>]`; keys, labels and the rest stay.
+    `name` as for find_secrets."""
+    return _replaced(text, find_secrets(text, name=name), lambda hit: f"[REDACTED:{hit.kind}]")
 
 
 # --- personal data -----------------------------------------------------------------------------
