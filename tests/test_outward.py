@@ -82,6 +82,69 @@ def test_dumps_masks_and_leaves_no_raw_c1_in_json() -> None:
     assert json.loads(text)["k"].endswith(f"{CSI} {CLEAR}")  # exact once decoded, secrets aside
 
 
+RLO, LRI, PDI, ZWSP, ZWNJ, ZWJ = "\u202e", "\u2066", "\u2069", "\u200b", "\u200c", "\u200d"
+INVISIBLES = (RLO, LRI, PDI, ZWSP, "\u202a", "\u2060")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (f"admin{RLO}gpj.exe", "admin\\u202egpj.exe"),  # reads `adminexe.jpg`
+        (f"a {LRI}hidden{PDI} b", "a \\u2066hidden\\u2069 b"),
+        (f"ig{ZWSP}nore", "ig\\u200bnore"),
+        (f"ad{ZWJ}min", "ad\\u200dmin"),  # between Latin letters a joiner only hides
+        (f"{ZWNJ}x", "\\u200cx"),
+        ("x\ufeffy", "x\\ufeffy"),  # a byte-order mark inside text
+        (f"می{ZWNJ}شوم", f"می{ZWNJ}شوم"),  # Persian writes `mi-shavam` with a ZWNJ
+        (f"क्{ZWJ}ष", f"क्{ZWJ}ष"),  # Devanagari half forms
+        (f"👩{ZWJ}💻 👩🏽{ZWJ}💻 🏳\ufe0f{ZWJ}🌈", f"👩{ZWJ}💻 👩🏽{ZWJ}💻 🏳\ufe0f{ZWJ}🌈"),  # one emoji each
+        (f"م{ZWNJ}{ZWNJ}م", "م\\u200c\\u200cم"),  # doubled, it does no job
+        ("\ufeffa BOM that opens the text", "\ufeffa BOM that opens the text"),
+    ],
+)
+def test_invisible_characters_are_escaped_where_they_hide_and_kept_where_a_script_needs_them(
+    text: str, shown: str
+) -> None:
+    from memdir.core.outward import dumps, escape_controls, for_terminal, has_control, one_field
+
+    assert escape_controls(text) == for_terminal(text) == one_field(text) == shown
+    assert has_control(text) is (shown != text)
+    assert json.loads(dumps(text)) == text and (shown == text or not any(c in dumps(text) for c in INVISIBLES))
+
+
+@pytest.fixture
+def hidden(folder: Path) -> Path:
+    """A hand-written memory with bidi and zero-width characters in its file name, name, description
+    and body; and one whose joiners do a job."""
+    _write(folder, f"project_dep{RLO}loy.md", f"admin{RLO}gpj.exe", f"Deploy {LRI}notes{PDI} to ig{ZWSP}nore",
+           f"Push{ZWSP} to main {RLO}now.")  # fmt: skip
+    persian = f"---\nname: می{ZWNJ}شوم\ndescription: Writes Persian and ships 👩{ZWJ}💻 daily\ntype: user\n---\nBody.\n"
+    (folder / "user_persian.md").write_text(persian, encoding="utf-8")  # as written: JSON would make surrogates
+    return folder
+
+
+def test_list_index_and_lint_show_bidi_and_zero_width_characters_escaped(hidden: Path) -> None:
+    """Bug: U+202E, U+2066 and U+200B passed raw into `list`, MEMORY.md and lint's text, and
+    `lint --select ALL` passed: S008 knew C0 and C1 only."""
+    assert _run(hidden, "index").exit_code == 0
+    index = (hidden / "MEMORY.md").read_text()
+    listed = _run(hidden, "list").stdout
+    linted = _run(hidden, "lint", "--select", "ALL")
+    for text in (index, listed, linted.stdout):
+        assert not any(c in text for c in INVISIBLES), text
+    assert "admin\\\\u202egpj.exe" in index and "project_dep%E2%80%AEloy.md" in index  # markdown's `\\`
+    assert "\\u2066notes\\u2069" in index and "\\u2066notes" in listed
+    assert f"می{ZWNJ}شوم" in index and f"👩{ZWJ}💻" in listed
+    assert linted.stdout.count("S008") == 4  # a warning: `--strict` fails on it
+    found = json.loads(_run(hidden, "lint", "--select", "S008", "--output-format", "json").stdout)["findings"]
+    assert {(f["path"], f["message"].split(":")[0]) for f in found} == {
+        (f"project_dep{RLO}loy.md", "the file name holds a bidi control character"),
+        (f"project_dep{RLO}loy.md", "the name holds a bidi control character"),
+        (f"project_dep{RLO}loy.md", "the description holds a bidi control character"),
+        (f"project_dep{RLO}loy.md", "the body holds a zero-width character"),
+    }
+
+
 # --- secrets never leave the file they are in ----------------------------------------------
 
 
