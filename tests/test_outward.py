@@ -220,6 +220,50 @@ def test_show_prints_the_file_as_it_is_and_redact_masks(leaky: Path) -> None:
         _no_key(_run(leaky, "show", "reference_vault.md", *args).output)
 
 
+def _on_a_terminal(root: Path, *args: str) -> bytes:
+    """What memdir writes to stdout when stdout is a terminal (a pseudo-terminal), as a person at
+    one receives it; a real process, since only a real one has a terminal for stdout."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    controller, terminal = pty.openpty()
+    with os.fdopen(controller, "rb", buffering=0) as reader:
+        try:
+            subprocess.run([sys.executable, "-m", "memdir", "--dir", str(root), *args], stdout=terminal,
+                           stderr=subprocess.DEVNULL, timeout=60, check=True)  # fmt: skip
+        finally:
+            os.close(terminal)
+        out = b""
+        while True:
+            try:
+                chunk = reader.read(65536)
+            except OSError:  # EIO: the terminal's other end is closed and everything is read
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
+@pytest.mark.parametrize("args", [[], ["--redact"]])
+def test_show_escapes_control_sequences_on_a_terminal_and_keeps_the_bytes_in_a_pipe(
+    forged: Path, args: list[str]
+) -> None:
+    """Bug: `show` printed a body's OSC 52 (a clipboard write) and `ESC [2J` raw on a terminal, with
+    --redact too, and `review` sends people to `show` to read quarantined memories. On a terminal
+    they are escaped; into a pipe or a file `show` writes the file's bytes."""
+    pytest.importorskip("pty", reason="needs a pseudo-terminal")
+    file = forged / "reference_screen.md"
+    _write(forged, "reference_screen.md", "screen", "Deploy screen notes", f"See {CLIPBOARD} and {CLEAR} \u202e.")
+    shown = _on_a_terminal(forged, "show", "reference_screen.md", *args).decode()
+    _no_controls(shown)
+    assert "\u202e" not in shown and "\\x1b]52;c;" in shown and "\\x1b[2J" in shown and "\\u202e" in shown
+    piped = _run(forged, "show", "reference_screen.md", *args)
+    assert piped.stdout_bytes == file.read_bytes()  # nothing in it to redact
+
+
 def test_decision_log_masks_a_key_in_a_refused_name(folder: Path) -> None:
     _run(folder, "add", "user", "someone", "-d", "Likes tea")
     _run(folder, "add", "user", "someone", "-d", f"Likes tea {KEY}")  # a taken name, refused

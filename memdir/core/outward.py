@@ -18,6 +18,8 @@ a forged `::error` line) is printed as text, never obeyed:
   also writes DEL, C1 and the invisible characters as `\\u` escapes, which
   json.dumps(ensure_ascii=False) leaves raw. JSON stays exact: they decode back, as C0 characters,
   which JSON escapes itself, do.
+- `as_written(text, terminal=...)`: a file for `memdir show`, as it is on disk, but with control and
+  invisible characters escaped on a terminal.
 
 The escapes are for reading, not a reversible encoding (a literal backslash is left as it is).
 """
@@ -32,6 +34,7 @@ from typing import Any
 __all__ = [
     "CONTROL",
     "INVISIBLE",
+    "as_written",
     "defuse_commands",
     "dumps",
     "escape_controls",
@@ -103,6 +106,15 @@ def escape_controls(text: str, *, keep_lines: bool = True) -> str:
     """`text` with its control and invisible characters written as escapes (`\\x1b`, `\\u202e`);
     tab and newline stay with `keep_lines`, and a joiner where a script or an emoji needs it."""
     return (CONTROL if keep_lines else _CONTROL_ALL).sub(_escape, text)
+
+
+def as_written(text: str, *, terminal: bool) -> str:
+    """A memory file for `memdir show`, which prints it as it is on disk: unchanged in a pipe or a
+    file, where a person saving or diffing it wants its bytes; on a `terminal`, with its control and
+    invisible characters escaped, since a terminal obeys them (`ESC ]52;` writes the clipboard,
+    `ESC [2J` clears the screen) and a person reading must see them. Secrets are not masked here:
+    `show --redact` takes them out."""
+    return escape_controls(text) if terminal else text
 
 
 def _mask(text: str) -> str:
