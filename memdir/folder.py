@@ -65,6 +65,7 @@ from memdir.core.store import (
     scan_folder,
     state_dir,
     state_subfolder,
+    too_large,
     unreadable_note,
     write_state_file,
 )
@@ -675,6 +676,8 @@ class MemoryDir:
         """Write `changes` as one: when one cannot be written, those before it are put back as they
         were (a new file removed). A change whose file is not as planned (`before`) is refused, and a
         new file that exists already raises MemoryExists. The caller holds the folder lock."""
+        for change in changes:  # before anything is written
+            _refuse_too_large(change.path, change.after)
         done: list[FileChange] = []
         try:
             for change in changes:
@@ -741,6 +744,7 @@ class MemoryDir:
 
     def _validated(self, file_name: str, text: str) -> Memory:
         """Parse text meant for the folder; raise InvalidMemory naming what is wrong."""
+        _refuse_too_large(file_name, text)
         try:
             doc = parse_document(text)
         except FrontmatterError as exc:
@@ -926,6 +930,13 @@ class MemoryDir:
         except FrontmatterError as exc:
             raise InvalidMemory(f"{memory.path}: {exc}") from None
         return FileChange(memory.path, original, text, tuple(sorted(set(redacted))))
+
+
+def _refuse_too_large(file_name: str, text: str) -> None:
+    """Refuse a memory no reader would load (`store.too_large`): it would be written, indexed and
+    then missing from every command (a 2 MB `add` said "Added", and `list` showed nothing)."""
+    if (why := too_large(len(text.encode("utf-8")))) is not None:
+        raise InvalidMemory(f"{file_name} would be {why}: keep the fact, not the whole text")
 
 
 def _free_path(path: Path) -> Path:

@@ -32,6 +32,14 @@ MAX_FILE_BYTES = 1024 * 1024  # a memory is a few hundred bytes; a megabyte is s
 LOCK_TIMEOUT_SECONDS = 30.0
 
 
+def too_large(size: int) -> str | None:
+    """Why a memory file of `size` bytes is refused, by the readers and so by the writers: a file
+    no reader loads must never be written. None when it fits."""
+    if size <= MAX_FILE_BYTES:
+        return None
+    return f"{size:,} bytes; memory files are small (limit {MAX_FILE_BYTES:,})"
+
+
 @dataclass(frozen=True)
 class FileProblem:
     """A file in the folder that could not be loaded as a memory, and why."""
@@ -289,10 +297,8 @@ def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | N
             if not stat.S_ISREG(status.st_mode):  # it was replaced since it was listed
                 return FileProblem(rel, "unreadable", _NOT_REGULAR)
         size = status.st_size
-        if size > MAX_FILE_BYTES:
-            return FileProblem(
-                rel, "unreadable", f"is {size:,} bytes; memory files are small (limit {MAX_FILE_BYTES:,})"
-            )
+        if (why := too_large(size)) is not None:
+            return FileProblem(rel, "unreadable", f"is {why}")
         key = file_key(status)
         if fd < 0:
             cached = cache.get(rel, key)
