@@ -131,6 +131,20 @@ def test_a_created_memory_goes_through_the_write_path(memories: Path) -> None:
     assert "importance: 0.7" in (memories / "user_role.md").read_text()
 
 
+def test_recall_caps_its_query_as_the_prompt_hook_does(memories: Path) -> None:
+    """Bug: a 60 MB query took 140 s and 3 GB and wrote one 60 MB line to recall.jsonl, past its
+    rotation. The query is cut to its beginning and its end, as the prompt hook cuts a prompt."""
+    from memdir.integrations.claude_runtime import PROMPT_QUERY_LIMIT
+
+    filler = " ".join(f"pasted{i} log{i * 7} line{i * 13}" for i in range(40_000))  # ~1 MB, every word new
+    answer = _server(memories).call_tool("recall", {"query": f"deploy weekday mornings {filler} production deploy"})
+    assert not answer.is_error, answer.text
+    assert answer.data is not None and len(answer.data["query"]) <= PROMPT_QUERY_LIMIT
+    assert "feedback_deploy-window.md" in [r["path"] for r in answer.data["results"]]  # found by both ends
+    lines = (memories / ".memdir" / "recall.jsonl").read_bytes().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 3 * PROMPT_QUERY_LIMIT
+
+
 @pytest.mark.parametrize(
     ("name", "arguments", "message"),
     [
