@@ -48,10 +48,12 @@ from memdir.core.model import (
     slugify,
 )
 from memdir.core.store import (
+    ARCHIVE_DIR,
     STATE_DIR,
     FileProblem,
     Scan,
     append_lines,
+    archive_dir,
     archive_folder_for,
     atomic_write,
     ensure_state_dir,
@@ -59,6 +61,7 @@ from memdir.core.store import (
     index_inputs,
     index_link_refusal,
     log_decisions,
+    read_decisions,
     read_text_if_exists,
     refresh_inputs,
     resolved,
@@ -781,7 +784,9 @@ class MemoryDir:
         """Move a memory into `.archive/` (or delete it with `purge`) and drop it from the index.
 
         `purge` also takes the memory's text out of `.memdir/` (index history, recall log, caches,
-        drafts; its secrets masked in the decision log): see memdir/core/purge.py.
+        drafts; its secrets masked in the decision log): see memdir/core/purge.py. With `purge`, a
+        query that names no memory in the folder may name one in `.archive/` (`rm` and `prune` put
+        them there, a key and all): that file is deleted and purged the same way.
 
         Returns the folder-relative path, where it went (None when purged) and the index write. The move
         is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
@@ -791,8 +796,13 @@ class MemoryDir:
         """
         from memdir.core.purge import purge_traces, purged_text
 
-        found = self.find(query)
-        source = self.root / found.path
+        try:
+            path, archived = self.find(query).path, False
+        except MemoryNotFound as exc:
+            path, archived = self._archived(query, exc), True
+            if not purge:
+                raise MemoryNotFound(f"{path} is archived already; `memdir rm --purge` deletes it") from None
+        source = self.root / path
         with folder_lock(self.root):
             self.read_index()  # refuse before moving anything if the index cannot be rewritten
             destination: Path | None = None
@@ -800,16 +810,16 @@ class MemoryDir:
             if purge:
                 held = ensure_state_dir(self.root) / f"purging-{os.getpid()}-{source.name}"
             else:
-                folder = archive_folder_for(self.root, found.path)  # refuses a symlink on the way
-                held = destination = _free_path(folder / PurePosixPath(found.path).name)
+                folder = archive_folder_for(self.root, path)  # refuses a symlink on the way
+                held = destination = _free_path(folder / PurePosixPath(path).name)
             import shutil  # not for every command: it imports the compressors
 
             shutil.move(source, held)  # a rename: it needs no space on the disk
             write: IndexWrite | None = None
             try:
-                write = self._write_index_locked(drop=[found.path])
+                write = self._write_index_locked(drop=[] if archived else [path])
                 if log:
-                    log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
+                    log_decisions(self.root, [self.removal_entry("rm", path, destination)])
             except BaseException:
                 shutil.move(held, source)
                 if write is not None and write.changed:
@@ -817,9 +827,32 @@ class MemoryDir:
                 raise
             if purge:
                 held.unlink()
-                purge_traces(self.root, found.path, text)  # after the index write, which keeps the
-                # entry it drops in .memdir/MEMORY.md.prev
-            return found.path, destination, write
+                purge_traces(self.root, self._archived_from(path) if archived else path, text)  # after the
+                # index write, which keeps the entry it drops in .memdir/MEMORY.md.prev
+            return path, destination, write
+
+    def _archived(self, query: str, missing: MemoryNotFound) -> str:
+        """The path (under `.archive/`) of the archived memory `query` names, when it names none in
+        the folder (`missing` says so); else `missing` is raised. `.archive/x.md` names the archive."""
+        archive = archive_dir(self.root)
+        if not str(missing).startswith("no memory matches") or not archive.is_dir():
+            raise missing
+        wanted = query.strip().removeprefix("./").removeprefix(f"{ARCHIVE_DIR}/")
+        try:
+            found = MemoryDir(archive, config=self.config, today=self.today, cache=False).find(wanted)
+        except MemoryNotFound as exc:
+            if str(exc).startswith("no memory matches"):
+                raise missing from None
+            raise MemoryNotFound(f"{exc} (in the archive)") from None  # ambiguous: never pick one
+        return f"{ARCHIVE_DIR}/{found.path}"
+
+    def _archived_from(self, path: str) -> str:
+        """The path an archived memory had in the folder (the log's move to `path`, else the same
+        path without `.archive/`), whose lines the index history and the recall log hold; or `path`
+        itself when a live memory has that path now, whose lines are its own."""
+        moves = [e for e in read_decisions(self.root) if e.get("to") == path and isinstance(e.get("file"), str)]
+        origin = moves[-1]["file"] if moves else path.removeprefix(f"{ARCHIVE_DIR}/")
+        return path if os.path.lexists(self.root / origin) else origin
 
     def _restore_index(self, previous: str | None) -> None:
         """Put MEMORY.md back as it was before a rewrite that is being undone. A disk too full for

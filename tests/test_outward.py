@@ -295,6 +295,45 @@ def test_rm_purge_leaves_the_key_nowhere_under_the_folder(leaky: Path) -> None:
     assert _run(leaky, "recall", "linter deploy").exit_code == 0  # caches rebuild
 
 
+@pytest.mark.parametrize("how", ["rm", "prune"])
+def test_rm_purge_reaches_an_archived_memory(leaky: Path, how: str) -> None:
+    """Bug: `rm --purge NAME` could not reach a memory `rm` or `prune` had put in .archive/ ("no
+    memory matches"), so an archived key stayed there. It is found there when the folder has none."""
+    for args in (["index"], ["recall", KEY], ["recall", "staging deploy"]):
+        _run(leaky, *args)
+    if how == "rm":
+        assert _run(leaky, "rm", "vault").exit_code == 0
+    else:
+        (leaky / "reference_vault.md").write_text(
+            (leaky / "reference_vault.md").read_text().replace("importance:", "expires: 2026-01-01\nimportance:")
+        )
+        assert _run(leaky, "prune").exit_code == 0, "prune"
+    assert (leaky / ".archive" / "reference_vault.md").exists()
+    again = _run(leaky, "rm", "vault")  # archived already: only --purge goes further, and says so
+    assert again.exit_code == 2 and "is archived already; `memdir rm --purge` deletes it" in again.stderr
+    result = _run(leaky, "rm", "--purge", "vault")
+    assert result.exit_code == 0, result.output
+    assert "Deleted .archive/reference_vault.md" in result.stderr
+    everything = _bytes_under(leaky)
+    assert KEY.encode() not in everything and FRAGMENT.encode() not in everything
+    assert not (leaky / ".archive" / "reference_vault.md").exists()
+    assert (leaky / "feedback_lint-first.md").exists() and "lint-first" in (leaky / "MEMORY.md").read_text()
+
+
+def test_rm_purge_of_an_archived_memory_never_picks_one_of_two(folder: Path) -> None:
+    """Two archived files answer to one name (a file name reused): the archive does not choose."""
+    _write(folder, "reference_notes.md", "notes", "The deploy notes", f"The token is {KEY}.")
+    assert _run(folder, "rm", "notes").exit_code == 0
+    _write(folder, "reference_notes.md", "notes", "The deploy notes, again", "No key this time.")
+    assert _run(folder, "rm", "notes").exit_code == 0  # archived as .archive/reference_notes-2.md
+    ambiguous = _run(folder, "rm", "--purge", "notes")
+    assert ambiguous.exit_code == 2
+    assert "matches 2 memories" in ambiguous.stderr and "in the archive" in ambiguous.stderr
+    assert _run(folder, "rm", "--purge", ".archive/reference_notes.md").exit_code == 0
+    assert sorted(p.name for p in (folder / ".archive").iterdir()) == ["reference_notes-2.md"]
+    assert KEY.encode() not in _bytes_under(folder)
+
+
 def test_rm_help_says_what_purge_removes() -> None:
     import typer
 

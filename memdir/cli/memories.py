@@ -438,8 +438,10 @@ def rm(
     --purge is for a memory that must be gone, such as one holding a key: besides the file, it takes
     what memdir kept of it out of .memdir/: its lines in MEMORY.md.prev and MEMORY.md.history, the
     recalls in recall.jsonl that name it, the parse cache and recall index (rebuilt on the next run)
-    and its drafts; its secrets are masked where log.jsonl quotes them. Git history is another
-    matter: a committed file stays in it until the history is rewritten.
+    and its drafts; its secrets are masked where log.jsonl quotes them. A NAME that matches no
+    memory in the folder is looked for in .archive/ (where `rm` and `prune` put them; or name the
+    file: `.archive/x.md`), so an archived key can be purged too. Git history is another matter: a
+    committed file stays in it until the history is rewritten.
     """
     st = state(ctx)
     folder = st.folder()
