@@ -174,6 +174,10 @@ _TOKEN_SOURCE = "|".join(f"(?P<t{i}>{t.pattern})" for i, t in enumerate(_TOKENS)
 # Every token shape in one pattern. Compiled on first use, since only an anchor's hit needs it:
 # `memdir index` masks each entry it writes, and most runs meet no anchor at all.
 _TOKEN_RE = LazyPattern(_TOKEN_SOURCE)
+# The same shapes for a memory's name, whose `-` and `_` part words: a key that a `-` follows ends
+# there (`AIza…-prod`), where in prose a Google or SendGrid key, which holds `-` and `_`, must not
+# run on into a longer word.
+_NAME_TOKEN_RE = LazyPattern(_TOKEN_SOURCE.replace("(?![A-Za-z0-9_-])", "(?![A-Za-z0-9])"))
 
 
 @functools.cache
@@ -380,7 +384,7 @@ def _token_at(text: str, start: int, *, name: bool = False) -> Hit | None:
     if _glued(text, start, name=name):  # before any pattern runs: most anchors in a long run are glued
         return None
     window = start + _LONGEST_TOKEN
-    m = _TOKEN_RE.match(text, start, window)
+    m = (_NAME_TOKEN_RE if name else _TOKEN_RE).match(text, start, window)
     hit = _token_hit(text, m, name=name) if m is not None else None
     if hit is not None and m is not None and m.end() == window:
         whole = _token_pattern(int(str(m.lastgroup)[1:])).match(text, start)
@@ -534,7 +538,7 @@ def find_placeholder_keys(text: str, *, name: bool = False) -> list[str]:
         start = _word_start(text, at, 30 if a.lastgroup == "url" else 12, name=name)  # a Slack webhook: its scheme
         if _glued(text, start, name=name):
             continue
-        m = _TOKEN_RE.match(text, start, start + _LONGEST_TOKEN)
+        m = (_NAME_TOKEN_RE if name else _TOKEN_RE).match(text, start, start + _LONGEST_TOKEN)
         if m is None:
             continue
         done = m.end()
