@@ -262,6 +262,9 @@ def test_show_escapes_control_sequences_on_a_terminal_and_keeps_the_bytes_in_a_p
     assert "\u202e" not in shown and "\\x1b]52;c;" in shown and "\\x1b[2J" in shown and "\\u202e" in shown
     piped = _run(forged, "show", "reference_screen.md", *args)
     assert piped.stdout_bytes == file.read_bytes()  # nothing in it to redact
+    file.write_bytes(file.read_bytes().replace(b"\n", b"\r\n").replace(b"\x1b", b""))
+    crlf = _on_a_terminal(forged, "show", "reference_screen.md", *args).decode()
+    assert "\\r" not in crlf and 'name: "screen"\r\n' in crlf  # a line ending, not a lone CR
 
 
 def test_decision_log_masks_a_key_in_a_refused_name(folder: Path) -> None:

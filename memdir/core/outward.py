@@ -113,8 +113,8 @@ def as_written(text: str, *, terminal: bool) -> str:
     file, where a person saving or diffing it wants its bytes; on a `terminal`, with its control and
     invisible characters escaped, since a terminal obeys them (`ESC ]52;` writes the clipboard,
     `ESC [2J` clears the screen) and a person reading must see them. Secrets are not masked here:
-    `show --redact` takes them out."""
-    return escape_controls(text) if terminal else text
+    `show --redact` takes them out. A CRLF line ending is a line break there, not a `\\r`."""
+    return escape_controls(text.replace("\r\n", "\n")) if terminal else text
 
 
 def _mask(text: str) -> str:
