@@ -516,6 +516,8 @@ class _Git:
         peak of 322 MiB, read whole to be refused by its size)."""
         asked = sorted(set(ids))
         found: dict[str, bytes | None] = {}
+        if not asked:
+            return found
         checked = self.run("cat-file", "--batch-check", input="".join(f"{i}\n" for i in asked).encode()) or b""
         for line in checked.splitlines():
             header = line.split(b" ")
@@ -630,7 +632,7 @@ def _merged_folder(git: _Git, folder: str, base: str, ours: str, theirs: str) ->
     texts: dict[str, bytes | None] = {rel: contents.get(blob) for rel, blob in chosen.items()}
     for rel, (o, a, b) in both.items():
         if any(x and x in contents and contents[x] is None for x in (o, a, b)):
-            texts[rel] = None  # a side too large to be a memory: so is the merge, and git merges the file
+            texts[rel] = None  # a side too large to be a memory: so is the merge (or it conflicts); git merges the file
             continue
         merged = _merge_file(contents.get(o) or b"" if o else b"", contents.get(a) or b"", contents.get(b) or b"")
         if merged is None:
