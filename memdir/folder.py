@@ -15,7 +15,6 @@ import builtins  # `list` below is a method; annotations inside the class need t
 import contextlib
 import datetime as dt
 import os
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -30,10 +29,11 @@ from memdir.core.errors import (
     InvalidMemory,
     MemoryChanged,
     MemoryExists,
+    MemoryNotFound,
     StateRefused,
     os_error_text,
 )
-from memdir.core.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links, split_lines
+from memdir.core.index import DEFAULT_CAPS, Caps, Indexable, IndexResult, build_index, find_links
 from memdir.core.model import (
     INDEX_NAME,
     PENDING_SUPERSEDE,
@@ -52,7 +52,6 @@ from memdir.core.store import (
     STATE_DIR,
     FileProblem,
     Scan,
-    append_lines,
     archive_folder_for,
     atomic_write,
     checked_folder,
@@ -60,10 +59,12 @@ from memdir.core.store import (
     folder_lock,
     index_inputs,
     index_link_refusal,
+    keep_index_history,
     log_decisions,
     make_folders,
     read_text_if_exists,
     refresh_inputs,
+    refuse_too_large,
     resolved,
     scan_folder,
     state_dir,
@@ -486,31 +487,11 @@ class MemoryDir:
         if changed and not dry_run:
             if previous:
                 try:
-                    self._keep_history(previous, result.text)
+                    keep_index_history(self.root, previous, result.text)
                 except OSError as exc:  # a convenience: it must not leave MEMORY.md stale
                     history_error = os_error_text(exc)
             atomic_write(self.index_path, result.text)
         return IndexWrite(result, changed, previous, problems, memories, history_error, first_run)
-
-    def _keep_history(self, previous: str, new: str) -> None:
-        """Keep what a rewrite removes: the whole last version, and every removed line for good.
-
-        `.memdir/MEMORY.md.prev` is the previous file; `.memdir/MEMORY.md.history` collects,
-        run after run, each line that left MEMORY.md (a hand-tuned entry, a duplicate).
-        """
-        state = ensure_state_dir(self.root)
-        write_state_file(state / f"{INDEX_NAME}.prev", previous, durable=True)
-        removed = Counter(split_lines(previous)) - Counter(split_lines(new))
-        gone = []
-        for line in split_lines(previous):  # in file order, each removed copy once
-            if removed[line] > 0:
-                removed[line] -= 1
-                gone.append(line)
-        if not [line for line in gone if line.strip()]:
-            return
-        stamp = dt.datetime.now().astimezone().isoformat(timespec="seconds")
-        entry = f"## {stamp}: lines `memdir index` removed or replaced\n\n" + "\n".join(gone) + "\n\n"
-        append_lines(state / f"{INDEX_NAME}.history", entry.encode("utf-8"), durable=True, rotate=True)
 
     def save_draft(self, file_name: str, text: str) -> Path:
         """Keep text a person typed that memdir could not accept, so no edit is ever lost."""
@@ -828,6 +809,8 @@ class MemoryDir:
         when one cannot be, those before it are put back as they were and new sub-folders removed."""
         import shutil
 
+        for change in changes:  # before anything is written
+            refuse_too_large(change.path, change.after)
         made = make_folders(self.root, [change.path for change in changes if change.before is None])
         staging = checked_folder(state_subfolder(self.root, "staging") / f"{os.getpid()}", create=True)
         done: builtins.list[FileChange] = []
@@ -902,6 +885,7 @@ class MemoryDir:
 
     def _validated(self, file_name: str, text: str) -> Memory:
         """Parse text meant for the folder; raise InvalidMemory naming what is wrong."""
+        refuse_too_large(file_name, text)
         try:
             doc = parse_document(text)
         except FrontmatterError as exc:
@@ -920,7 +904,9 @@ class MemoryDir:
         """Move a memory into `.archive/` (or delete it with `purge`) and drop it from the index.
 
         `purge` also takes the memory's text out of `.memdir/` (index history, recall log, caches,
-        drafts; its secrets masked in the decision log): see memdir/core/purge.py.
+        drafts; its secrets masked in the decision log): see memdir/core/purge.py. With `purge`, a
+        query that names no memory in the folder may name one in `.archive/` (`rm` and `prune` put
+        them there, a key and all): that file is deleted and purged the same way.
 
         Returns the folder-relative path, where it went (None when purged) and the index write. The move
         is logged (`memdir history` tells reused file names apart by it) unless the caller logs it.
@@ -928,10 +914,16 @@ class MemoryDir:
         put back and MEMORY.md restored before the error is raised, so no entry links to a file
         that is gone. A purged file is held in `.memdir/` until the rest is done.
         """
+        from memdir.core.lookup import archived_origin, find_archived
         from memdir.core.purge import purge_traces, purged_text
 
-        found = self.find(query)
-        source = self.root / found.path
+        try:
+            path, archived = self.find(query).path, False
+        except MemoryNotFound as exc:
+            path, archived = find_archived(self.root, query, exc), True
+            if not purge:
+                raise MemoryNotFound(f"{path} is archived already; `memdir rm --purge` deletes it") from None
+        source = self.root / path
         with folder_lock(self.root):
             self.read_index()  # refuse before moving anything if the index cannot be rewritten
             destination: Path | None = None
@@ -939,16 +931,16 @@ class MemoryDir:
             if purge:
                 held = ensure_state_dir(self.root) / f"purging-{os.getpid()}-{source.name}"
             else:
-                folder = archive_folder_for(self.root, found.path)  # refuses a symlink on the way
-                held = destination = _free_path(folder / PurePosixPath(found.path).name)
+                folder = archive_folder_for(self.root, path)  # refuses a symlink on the way
+                held = destination = _free_path(folder / PurePosixPath(path).name)
             import shutil  # not for every command: it imports the compressors
 
             shutil.move(source, held)  # a rename: it needs no space on the disk
             write: IndexWrite | None = None
             try:
-                write = self._write_index_locked(drop=[found.path])
+                write = self._write_index_locked(drop=[] if archived else [path])
                 if log:
-                    log_decisions(self.root, [self.removal_entry("rm", found.path, destination)])
+                    log_decisions(self.root, [self.removal_entry("rm", path, destination)])
             except BaseException:
                 shutil.move(held, source)
                 if write is not None and write.changed:
@@ -956,9 +948,9 @@ class MemoryDir:
                 raise
             if purge:
                 held.unlink()
-                purge_traces(self.root, found.path, text)  # after the index write, which keeps the
-                # entry it drops in .memdir/MEMORY.md.prev
-            return found.path, destination, write
+                purge_traces(self.root, archived_origin(self.root, path) if archived else path, text)  # after the
+                # index write, which keeps the entry it drops in .memdir/MEMORY.md.prev
+            return path, destination, write
 
     def _restore_index(self, previous: str | None) -> None:
         """Put MEMORY.md back as it was before a rewrite that is being undone. A disk too full for

@@ -22,6 +22,10 @@ def _add(folder: Path, *args: str) -> Any:
     return invoke_memdir("--dir", str(folder), "add", *args)
 
 
+def _index(folder: Path) -> str:
+    return (folder / "MEMORY.md").read_text()
+
+
 def _new(name: str, description: str, body: str = "", kind: MemoryType = MemoryType.PROJECT) -> NewMemory:
     return NewMemory(kind, name, description, body or description, created=TODAY)
 
@@ -122,6 +126,33 @@ def test_add_redacts_secrets_or_refuses(folder: Path) -> None:
     assert bare.exit_code == 1 and "nothing but a secret" in bare.stderr
     assert sorted(p.name for p in folder.glob("*.md")) == ["MEMORY.md", "reference_ci.md"]
     assert SECRET not in (folder / ".memdir" / "log.jsonl").read_text()
+
+
+GOOGLE = "AIza" + "Sy9Xk2v9QmT4rL8pW1nB6yH3jF0sD5gA7cE"  # a Google API key's shape: its `-` and `_` are key characters
+GLUED_NAMES = [f"prod-key-{SECRET}", f"prod_key_{SECRET}", f"{SECRET}-prod", "staging-AKIAZ3MX7QW2LPKD5VRT",
+               "ci-ghp_" + "Xk2v9QmT4rL8pW1nB6yH3jF0sD5gA7cE2uK9", f"maps-{GOOGLE}-prod"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", GLUED_NAMES)
+def test_add_refuses_a_key_glued_into_a_kebab_or_snake_name(folder: Path, name: str) -> None:
+    """Bug: `prod-key-sk-ant-…` passed the screen (a key glued to a word by `-` is no key in prose)
+    and the key went into the name, the file name, MEMORY.md, log.jsonl and `list`. A name's `-`
+    and `_` part words."""
+    result = _add(folder, "reference", name, "-d", "The production key")
+    assert result.exit_code == 1 and "its name holds a secret" in result.stderr
+    key = GOOGLE if GOOGLE in name else name.split("-")[-1] if name.startswith(("staging", "ci")) else SECRET
+    assert key not in result.output and key not in (folder / ".memdir" / "log.jsonl").read_text()
+    assert sorted(p.name for p in folder.glob("*.md")) == ["MEMORY.md"] and key not in _index(folder)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["api-key-rotation", "sk-learn-notes", "task-runner-configuration-for-the-whole-project", "hf_-notes",
+     "gsk-onboarding", "xai-grok-evaluation", "glpat-rotation-policy", "openai_sk-proj-notes", "aws-AKIA-format"],
+)  # fmt: skip
+def test_names_that_only_look_like_key_prefixes_are_not_refused(name: str) -> None:
+    verdict = screen([Candidate(_new(name, "Where the key rotation policy lives"))], [], TODAY)[0]
+    assert verdict.action is Action.STORE, verdict.reasons
 
 
 def test_add_says_a_placeholder_key_is_kept_as_written(folder: Path) -> None:

@@ -146,6 +146,54 @@ def test_branches_adding_different_memories_merge_cleanly(repo: Path) -> None:
     assert_healthy(repo)
 
 
+def _blob(repo: Path, commit: str, path: str) -> bytes:
+    return subprocess.run(["git", "show", f"{commit}:{path}"], cwd=repo, capture_output=True, check=True).stdout
+
+
+@pytest.mark.parametrize("changed_on", ["one side", "both sides"])
+def test_a_huge_blob_in_the_folder_is_never_read_by_the_merge(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, changed_on: str
+) -> None:
+    """Bug: the driver read every blob of the folder whole before its 1 MiB check; a 150 MB one made
+    a peak of 322 MiB. Now its size comes first, and what the driver reads from git does not grow
+    with the blob (counted: the bytes git hands it)."""
+    from memdir.core.store import MAX_FILE_BYTES
+    from memdir.integrations import gitmerge
+
+    huge = repo / MEMORY / "notes.md"
+    huge.write_text("---\nname: notes\ndescription: d\ntype: project\n---\n" + ("x" * 99 + "\n") * 45_000)
+    base = commit(repo, "a huge file")
+    branch(repo, "alice")
+    add(repo, "project", "launch", "Launch on 2026-12-01; freeze the API a week before")
+    if changed_on == "both sides":
+        huge.write_text(huge.read_text() + "alice\n")
+    alice = commit(repo, "alice")
+    git(repo, "checkout", "-q", "main")
+    add(repo, "reference", "dashboards", "Grafana board for the API at grafana.example.com/d/api")
+    if changed_on == "both sides":
+        huge.write_text("main\n" + huge.read_text())
+    ours = commit(repo, "main")
+    assert huge.stat().st_size > 4 * MAX_FILE_BYTES
+
+    read = [0]
+    run = gitmerge._Git.run
+
+    def counted(self: gitmerge._Git, *args: str, input: bytes | None = None) -> bytes | None:
+        out = run(self, *args, input=input)
+        read[0] += len(out or b"")
+        return out
+
+    monkeypatch.setattr(gitmerge._Git, "run", counted)
+    monkeypatch.setenv(f"GITHEAD_{alice}", "alice")  # as `git merge alice` tells its driver
+    sides = [_blob(repo, commit, INDEX) for commit in (base, ours, alice)]
+    known = gitmerge.repository_memories(repo, INDEX, *sides)
+    assert known.merged is not None
+    assert sorted(m.path for m in known.merged) == [
+        "feedback_lint-first.md", "project_launch.md", "reference_dashboards.md"
+    ]  # fmt: skip
+    assert read[0] < 64 * 1024, read[0]
+
+
 def _diverge(repo: Path) -> tuple[str, str]:
     """Two branches that add, change and remove memories, and add hand-written lines."""
     add(repo, "user", "ada", "Ada is the backend lead; prefers terse answers")

@@ -148,6 +148,32 @@ def test_a_memory_too_large_to_be_one_is_reported_without_reading_it(folder: Pat
     assert [m.path for m in write.result.entries] == ["user_fine.md"]
 
 
+def test_add_refuses_a_memory_too_large_to_be_read_before_writing_it(folder: Path) -> None:
+    """Bug: `add` and `MemoryDir.add` wrote a 2.1 MB body ("Added", an index entry), which every
+    reader then refused (`list` showed 0 memories, lint F003). Writers refuse by the readers' limit."""
+    from memdir.core.errors import InvalidMemory
+    from memdir.core.model import MemoryType, NewMemory
+    from memdir.core.store import MAX_FILE_BYTES
+
+    big = "word " * 420_000  # 2.1 MB
+    result = invoke_memdir("--dir", str(folder), "add", "project", "big-one", "-d", "A big one", "--body", "-",
+                           input=big)  # fmt: skip
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "project_big-one.md would be 2,100,0" in result.stderr and f"limit {MAX_FILE_BYTES:,}" in result.stderr
+    memdir = MemoryDir(folder, today=dt.date(2026, 11, 22))
+    with pytest.raises(InvalidMemory, match="memory files are small"):
+        memdir.add(NewMemory(MemoryType.PROJECT, "lib-big", "A big one from the library", big))
+    assert sorted(p.name for p in folder.glob("*.md")) == ["MEMORY.md"] and (folder / "MEMORY.md").read_text() == ""
+    # Just under the limit: written, and read back by every command.
+    fits = "w" * (MAX_FILE_BYTES - 200)
+    assert invoke_memdir("--dir", str(folder), "add", "project", "fits", "-d", "Just fits", "--body", "-",
+                         input=fits).exit_code == 0  # fmt: skip
+    assert [m.name for m in memdir.scan().memories] == ["fits"]
+    with pytest.raises(InvalidMemory, match="memory files are small"):
+        memdir.update("fits", body=fits + "w" * 400)
+    assert (folder / "project_fits.md").read_text().count("w") < MAX_FILE_BYTES
+
+
 @pytest.mark.skipif(os.name != "posix", reason="NUL and / cannot be in a POSIX file name; this checks the rest")
 def test_names_with_dots_and_foreign_text_load(folder: Path, make_memory: MakeMemory) -> None:
     make_memory("user_..hidden-not.md", name="dots")

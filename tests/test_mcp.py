@@ -119,11 +119,30 @@ def test_a_created_memory_goes_through_the_write_path(memories: Path) -> None:
     redacted = server.call_tool("create_memory", secret)
     assert "Secrets were taken out" in redacted.text, redacted.text
     assert key not in (memories / "reference_staging-api.md").read_text()
+    glued = {"type": "reference", "name": f"billing-key-{key}", "description": "Where the billing service runs",
+             "body": "The billing service runs in the eu-west cluster."}  # fmt: skip
+    glued = server.call_tool("create_memory", glued)  # a name's `-` parts words: the key is one
+    assert glued.is_error and "its name holds a secret" in glued.text and key not in glued.text
+    assert not list(memories.glob("*billing-key*"))
     update = server.call_tool("modify_memory", {"action": "update", "name": "user-role", "importance": 0.7})
     assert update.is_error and "no memory is named" in update.text  # the names are the memories' own
     update = server.call_tool("modify_memory", {"action": "update", "name": "role", "importance": 0.7})
     assert not update.is_error, update.text
     assert "importance: 0.7" in (memories / "user_role.md").read_text()
+
+
+def test_recall_caps_its_query_as_the_prompt_hook_does(memories: Path) -> None:
+    """Bug: a 60 MB query took 140 s and 3 GB and wrote one 60 MB line to recall.jsonl, past its
+    rotation. The query is cut to its beginning and its end, as the prompt hook cuts a prompt."""
+    from memdir.integrations.claude_runtime import PROMPT_QUERY_LIMIT
+
+    filler = " ".join(f"pasted{i} log{i * 7} line{i * 13}" for i in range(40_000))  # ~1 MB, every word new
+    answer = _server(memories).call_tool("recall", {"query": f"deploy weekday mornings {filler} production deploy"})
+    assert not answer.is_error, answer.text
+    assert answer.data is not None and len(answer.data["query"]) <= PROMPT_QUERY_LIMIT
+    assert "feedback_deploy-window.md" in [r["path"] for r in answer.data["results"]]  # found by both ends
+    lines = (memories / ".memdir" / "recall.jsonl").read_bytes().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 3 * PROMPT_QUERY_LIMIT
 
 
 @pytest.mark.parametrize(

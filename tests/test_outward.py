@@ -82,6 +82,69 @@ def test_dumps_masks_and_leaves_no_raw_c1_in_json() -> None:
     assert json.loads(text)["k"].endswith(f"{CSI} {CLEAR}")  # exact once decoded, secrets aside
 
 
+RLO, LRI, PDI, ZWSP, ZWNJ, ZWJ = "\u202e", "\u2066", "\u2069", "\u200b", "\u200c", "\u200d"
+INVISIBLES = (RLO, LRI, PDI, ZWSP, "\u202a", "\u2060")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (f"admin{RLO}gpj.exe", "admin\\u202egpj.exe"),  # reads `adminexe.jpg`
+        (f"a {LRI}hidden{PDI} b", "a \\u2066hidden\\u2069 b"),
+        (f"ig{ZWSP}nore", "ig\\u200bnore"),
+        (f"ad{ZWJ}min", "ad\\u200dmin"),  # between Latin letters a joiner only hides
+        (f"{ZWNJ}x", "\\u200cx"),
+        ("x\ufeffy", "x\\ufeffy"),  # a byte-order mark inside text
+        (f"می{ZWNJ}شوم", f"می{ZWNJ}شوم"),  # Persian writes `mi-shavam` with a ZWNJ
+        (f"क्{ZWJ}ष", f"क्{ZWJ}ष"),  # Devanagari half forms
+        (f"👩{ZWJ}💻 👩🏽{ZWJ}💻 🏳\ufe0f{ZWJ}🌈", f"👩{ZWJ}💻 👩🏽{ZWJ}💻 🏳\ufe0f{ZWJ}🌈"),  # one emoji each
+        (f"م{ZWNJ}{ZWNJ}م", "م\\u200c\\u200cم"),  # doubled, it does no job
+        ("\ufeffa BOM that opens the text", "\ufeffa BOM that opens the text"),
+    ],
+)
+def test_invisible_characters_are_escaped_where_they_hide_and_kept_where_a_script_needs_them(
+    text: str, shown: str
+) -> None:
+    from memdir.core.outward import dumps, escape_controls, for_terminal, has_control, one_field
+
+    assert escape_controls(text) == for_terminal(text) == one_field(text) == shown
+    assert has_control(text) is (shown != text)
+    assert json.loads(dumps(text)) == text and (shown == text or not any(c in dumps(text) for c in INVISIBLES))
+
+
+@pytest.fixture
+def hidden(folder: Path) -> Path:
+    """A hand-written memory with bidi and zero-width characters in its file name, name, description
+    and body; and one whose joiners do a job."""
+    _write(folder, f"project_dep{RLO}loy.md", f"admin{RLO}gpj.exe", f"Deploy {LRI}notes{PDI} to ig{ZWSP}nore",
+           f"Push{ZWSP} to main {RLO}now.")  # fmt: skip
+    persian = f"---\nname: می{ZWNJ}شوم\ndescription: Writes Persian and ships 👩{ZWJ}💻 daily\ntype: user\n---\nBody.\n"
+    (folder / "user_persian.md").write_text(persian, encoding="utf-8")  # as written: JSON would make surrogates
+    return folder
+
+
+def test_list_index_and_lint_show_bidi_and_zero_width_characters_escaped(hidden: Path) -> None:
+    """Bug: U+202E, U+2066 and U+200B passed raw into `list`, MEMORY.md and lint's text, and
+    `lint --select ALL` passed: S008 knew C0 and C1 only."""
+    assert _run(hidden, "index").exit_code == 0
+    index = (hidden / "MEMORY.md").read_text()
+    listed = _run(hidden, "list").stdout
+    linted = _run(hidden, "lint", "--select", "ALL")
+    for text in (index, listed, linted.stdout):
+        assert not any(c in text for c in INVISIBLES), text
+    assert "admin\\\\u202egpj.exe" in index and "project_dep%E2%80%AEloy.md" in index  # markdown's `\\`
+    assert "\\u2066notes\\u2069" in index and "\\u2066notes" in listed
+    assert f"می{ZWNJ}شوم" in index and f"👩{ZWJ}💻" in listed
+    assert linted.stdout.count("S008") == 4  # a warning: `--strict` fails on it
+    found = json.loads(_run(hidden, "lint", "--select", "S008", "--output-format", "json").stdout)["findings"]
+    assert {(f["path"], f["message"].split(":")[0]) for f in found} == {
+        (f"project_dep{RLO}loy.md", "the file name holds a bidi control character"),
+        (f"project_dep{RLO}loy.md", "the name holds a bidi control character"),
+        (f"project_dep{RLO}loy.md", "the description holds a bidi control character"),
+        (f"project_dep{RLO}loy.md", "the body holds a zero-width character"),
+    }
+
+
 # --- secrets never leave the file they are in ----------------------------------------------
 
 
@@ -157,6 +220,53 @@ def test_show_prints_the_file_as_it_is_and_redact_masks(leaky: Path) -> None:
         _no_key(_run(leaky, "show", "reference_vault.md", *args).output)
 
 
+def _on_a_terminal(root: Path, *args: str) -> bytes:
+    """What memdir writes to stdout when stdout is a terminal (a pseudo-terminal), as a person at
+    one receives it; a real process, since only a real one has a terminal for stdout."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    controller, terminal = pty.openpty()
+    with os.fdopen(controller, "rb", buffering=0) as reader:
+        try:
+            subprocess.run([sys.executable, "-m", "memdir", "--dir", str(root), *args], stdout=terminal,
+                           stderr=subprocess.DEVNULL, timeout=60, check=True)  # fmt: skip
+        finally:
+            os.close(terminal)
+        out = b""
+        while True:
+            try:
+                chunk = reader.read(65536)
+            except OSError:  # EIO: the terminal's other end is closed and everything is read
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
+@pytest.mark.parametrize("args", [[], ["--redact"]])
+def test_show_escapes_control_sequences_on_a_terminal_and_keeps_the_bytes_in_a_pipe(
+    forged: Path, args: list[str]
+) -> None:
+    """Bug: `show` printed a body's OSC 52 (a clipboard write) and `ESC [2J` raw on a terminal, with
+    --redact too, and `review` sends people to `show` to read quarantined memories. On a terminal
+    they are escaped; into a pipe or a file `show` writes the file's bytes."""
+    pytest.importorskip("pty", reason="needs a pseudo-terminal")
+    file = forged / "reference_screen.md"
+    _write(forged, "reference_screen.md", "screen", "Deploy screen notes", f"See {CLIPBOARD} and {CLEAR} \u202e.")
+    shown = _on_a_terminal(forged, "show", "reference_screen.md", *args).decode()
+    _no_controls(shown)
+    assert "\u202e" not in shown and "\\x1b]52;c;" in shown and "\\x1b[2J" in shown and "\\u202e" in shown
+    piped = _run(forged, "show", "reference_screen.md", *args)
+    assert piped.stdout_bytes == file.read_bytes()  # nothing in it to redact
+    file.write_bytes(file.read_bytes().replace(b"\n", b"\r\n").replace(b"\x1b", b""))
+    crlf = _on_a_terminal(forged, "show", "reference_screen.md", *args).decode()
+    assert "\\r" not in crlf and 'name: "screen"\r\n' in crlf  # a line ending, not a lone CR
+
+
 def test_decision_log_masks_a_key_in_a_refused_name(folder: Path) -> None:
     _run(folder, "add", "user", "someone", "-d", "Likes tea")
     _run(folder, "add", "user", "someone", "-d", f"Likes tea {KEY}")  # a taken name, refused
@@ -186,6 +296,45 @@ def test_rm_purge_leaves_the_key_nowhere_under_the_folder(leaky: Path) -> None:
     assert KEY.encode() not in everything and FRAGMENT.encode() not in everything
     assert (leaky / "feedback_lint-first.md").exists() and "lint-first" in (leaky / "MEMORY.md").read_text()
     assert _run(leaky, "recall", "linter deploy").exit_code == 0  # caches rebuild
+
+
+@pytest.mark.parametrize("how", ["rm", "prune"])
+def test_rm_purge_reaches_an_archived_memory(leaky: Path, how: str) -> None:
+    """Bug: `rm --purge NAME` could not reach a memory `rm` or `prune` had put in .archive/ ("no
+    memory matches"), so an archived key stayed there. It is found there when the folder has none."""
+    for args in (["index"], ["recall", KEY], ["recall", "staging deploy"]):
+        _run(leaky, *args)
+    if how == "rm":
+        assert _run(leaky, "rm", "vault").exit_code == 0
+    else:
+        (leaky / "reference_vault.md").write_text(
+            (leaky / "reference_vault.md").read_text().replace("importance:", "expires: 2026-01-01\nimportance:")
+        )
+        assert _run(leaky, "prune").exit_code == 0, "prune"
+    assert (leaky / ".archive" / "reference_vault.md").exists()
+    again = _run(leaky, "rm", "vault")  # archived already: only --purge goes further, and says so
+    assert again.exit_code == 2 and "is archived already; `memdir rm --purge` deletes it" in again.stderr
+    result = _run(leaky, "rm", "--purge", "vault")
+    assert result.exit_code == 0, result.output
+    assert "Deleted .archive/reference_vault.md" in result.stderr
+    everything = _bytes_under(leaky)
+    assert KEY.encode() not in everything and FRAGMENT.encode() not in everything
+    assert not (leaky / ".archive" / "reference_vault.md").exists()
+    assert (leaky / "feedback_lint-first.md").exists() and "lint-first" in (leaky / "MEMORY.md").read_text()
+
+
+def test_rm_purge_of_an_archived_memory_never_picks_one_of_two(folder: Path) -> None:
+    """Two archived files answer to one name (a file name reused): the archive does not choose."""
+    _write(folder, "reference_notes.md", "notes", "The deploy notes", f"The token is {KEY}.")
+    assert _run(folder, "rm", "notes").exit_code == 0
+    _write(folder, "reference_notes.md", "notes", "The deploy notes, again", "No key this time.")
+    assert _run(folder, "rm", "notes").exit_code == 0  # archived as .archive/reference_notes-2.md
+    ambiguous = _run(folder, "rm", "--purge", "notes")
+    assert ambiguous.exit_code == 2
+    assert "matches 2 memories" in ambiguous.stderr and "in the archive" in ambiguous.stderr
+    assert _run(folder, "rm", "--purge", ".archive/reference_notes.md").exit_code == 0
+    assert sorted(p.name for p in (folder / ".archive").iterdir()) == ["reference_notes-2.md"]
+    assert KEY.encode() not in _bytes_under(folder)
 
 
 def test_rm_help_says_what_purge_removes() -> None:

@@ -10,13 +10,27 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import string
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import growth
 
-from memdir.core.sensitive import Hit, find_instructions, find_pii, find_secrets, mask, redact
+from memdir.core.sensitive import (
+    Hit,
+    find_instructions,
+    find_pii,
+    find_placeholder_keys,
+    find_secrets,
+    mask,
+    mask_secrets,
+    redact,
+)
 
 RNG = random.Random(20261122)
 ALNUM = string.ascii_letters + string.digits
@@ -486,8 +500,6 @@ def test_the_split_anchor_search_finds_what_one_joined_pattern_does() -> None:
     (sensitive._anchors); read left to right without overlaps they must be what `finditer` of the
     ten joined as alternatives finds, which holds only while no two open with the same character.
     Texts packed with prefixes, separators and their overlaps (`sk-`, `----BEGIN `, `://`, `key=`)."""
-    import re
-
     from memdir.core import sensitive
 
     assert len(set(sensitive._ANCHOR_FIRST)) == len(sensitive._SECRET_ANCHORS)
@@ -502,3 +514,109 @@ def test_the_split_anchor_search_finds_what_one_joined_pattern_does() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
         split = [(m.start(), m.end(), m.lastgroup) for m in sensitive._anchors(text)]
         assert split == [(m.start(), m.end(), m.lastgroup) for m in joined.finditer(text)], text
+
+
+# --- work: linear in the text, however it is built ---------------------------------------------
+
+
+class _Counted:
+    """A pattern that adds to `work` the characters each call may look at: a search up to where it
+    stopped, a match or fullmatch up to its end (or, when it fails, to `endpos`, which is all it
+    may have read), a finditer over its whole range. An upper bound that does not depend on the clock."""
+
+    def __init__(self, pattern: Any, work: list[int]) -> None:
+        self.pattern, self.work = pattern, work
+
+    def _span(self, text: str, pos: int, endpos: int, m: re.Match[str] | None) -> None:
+        self.work[0] += (m.end() if m is not None else min(endpos, len(text))) - pos
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        m = self.pattern.search(text, pos, endpos)
+        self._span(text, pos, endpos, m)
+        return m
+
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        m = self.pattern.match(text, pos, endpos)
+        self._span(text, pos, endpos, m)
+        return m
+
+    def fullmatch(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        m = self.pattern.fullmatch(text, pos, endpos)
+        self._span(text, pos, endpos, m)
+        return m
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        self._span(text, pos, endpos, None)
+        return self.pattern.finditer(text, pos, endpos)
+
+    def findall(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
+        self._span(text, pos, endpos, None)
+        return self.pattern.findall(text, pos, endpos)
+
+
+def _work(monkeypatch: pytest.MonkeyPatch, detector: Callable[[str], object], text: str) -> int:
+    """Characters `detector`'s patterns may look at for `text`: every pattern of memdir.core.sensitive,
+    and for instructions the windows each rule runs over (the rules compile inside the scan)."""
+    from memdir.core import sensitive
+    from memdir.core.lazyre import LazyPattern
+
+    work = [0]
+    for name, value in list(vars(sensitive).items()):
+        if isinstance(value, LazyPattern | re.Pattern):
+            monkeypatch.setattr(sensitive, name, _Counted(value, work))
+        elif isinstance(value, tuple) and value and all(isinstance(p, re.Pattern) for p in value):
+            monkeypatch.setattr(sensitive, name, tuple(_Counted(p, work) for p in value))
+    windows = sensitive._windows
+
+    def counted_windows(text: str) -> Iterator[tuple[int, int, set[int]]]:
+        for lo, hi, rules in windows(text):
+            work[0] += (hi - lo) * len(rules)
+            yield lo, hi, rules
+
+    monkeypatch.setattr(sensitive, "_windows", counted_windows)
+    try:
+        detector(text)
+    finally:
+        monkeypatch.undo()
+    return work[0]
+
+
+# Runs that made one anchor after another read to the end of the run (48 KB of `token=` took
+# `memdir add` 19 s), and their relatives for every anchor kind and detector.
+_HOSTILE_RUNS = (
+    "token=", "API_KEY=", "KEY=a1", "Key=", '"password": "', "secret: ", "aws_secret=", "SECRET_KEY_BASE=",
+    "sk-ant-", "sk-", "glpat-", "xai-", "ghp_", "hf_", "/glc_a", "xoxb-1234567-", "AKIA", "SK0", "SG.", "ya29.",
+    "eyJ", ".eyJ", "eyJaaaaaaaaaaa.", "-----BEGIN PRIVATE KEY-----\n", "-----BEGIN ", "://", "://u:p1x9Qz@",
+    ": Bearer ", ": Bearer a1", "https://hooks.slack.com/services/", "@", "a@", "a@b.", "+1", "(415) ", "0",
+    "ignore ", "ignore all previous ", "send the token ", "忽略", "from now on you ",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("unit", _HOSTILE_RUNS)
+@pytest.mark.parametrize("detector", [find_secrets, find_pii, find_instructions, find_placeholder_keys])
+def test_every_detector_does_linear_work_on_runs_built_to_be_slow(
+    monkeypatch: pytest.MonkeyPatch, detector: Callable[[str], object], unit: str
+) -> None:
+    """Bug: each anchor's pattern read to the end of a long run of key characters, so 48 KB of
+    `token=` (or `API_KEY=`, `sk-ant-`, `glpat-`) cost 2,000 to 4,500 characters read per
+    character, and four times the text sixteen times the work. Counted, not timed: per character,
+    four times the text must cost about the same (linear: 1; the bounded windows' edges: up to ~1.3;
+    quadratic: 4)."""
+    small, large = unit * (16_000 // len(unit) + 1), unit * (64_000 // len(unit) + 1)
+    per_char_small = _work(monkeypatch, detector, small) / len(small)
+    per_char_large = _work(monkeypatch, detector, large) / len(large)
+    assert per_char_large < 2 * per_char_small + 1, (per_char_small, per_char_large)
+
+
+@pytest.mark.parametrize("unit", ["token=", "eyJa1", "/glc_a"])
+def test_masking_and_placeholder_scan_take_linear_time(unit: str) -> None:
+    """What the count above cannot see: work inside one scan (`finditer` of every token shape ran
+    a JWT's pattern to the end of a run of `eyJ…` from each one). Timed as a ratio in the same
+    test: four times the text may cost at most eight times (linear is 4, quadratic 16)."""
+
+    def scan(text: str) -> None:
+        mask_secrets(text)
+        find_placeholder_keys(text)
+
+    small, large = unit * (12_000 // len(unit)), unit * (48_000 // len(unit))
+    assert growth(scan, small, large) < 8

@@ -197,6 +197,15 @@ def test_create_runs_the_write_path_screen(folder: Path) -> None:
     assert decisions == ["stored", "skipped-duplicate", "quarantined"]
 
 
+def test_create_refuses_a_key_glued_into_the_name(folder: Path) -> None:
+    """The tools ask for a kebab-case name; a key glued into one by `-` is refused like a key in prose."""
+    key = "sk-ant-api03-Xk2v9QmT4rL8pW1nB6yH3jF0sD5gA7cE2uK9iO4mN8bV1xZ6qR3tY0wP5lJ7hG2fS-abcdefAA"
+    said = MemoryTools(_dir(folder)).handle_tool_call(CREATE, {**FEEDBACK, "name": f"prod-key-{key}"})
+    assert said.startswith("Error: not saved: its name holds a secret") and key not in said
+    assert sorted(p.name for p in folder.glob("*.md")) == ["MEMORY.md"] and key not in _index(folder)
+    assert key not in (folder / ".memdir" / "log.jsonl").read_text()
+
+
 def test_relative_dates_in_the_text_become_dates(folder: Path) -> None:
     tools = MemoryTools(_dir(folder), source=None)
     tools.handle_tool_call(

@@ -24,7 +24,7 @@ from memdir.core.model import (
     parse_document,
     plural,
 )
-from memdir.core.outward import dumps
+from memdir.core.outward import as_written, dumps
 from memdir.core.reports import memory_list
 from memdir.core.templates import editor_text, unfilled_hints
 from memdir.folder import IndexWrite, MemoryDir
@@ -340,9 +340,10 @@ def show(
 ) -> None:
     """Print one memory file as it is on disk (with --redact, without its secrets).
 
-    `show` is the one command that prints what a file holds unchanged: its secrets and any control
-    characters in it reach the terminal as they are (every other command masks the one and escapes
-    the other). --redact replaces the secrets; --format json escapes control characters as JSON does.
+    `show` is the one command that prints a file's secrets (every other command masks them);
+    --redact replaces them. Into a pipe or a file it writes the file's bytes unchanged; on a
+    terminal it escapes control characters and invisible bidi and zero-width ones (`\x1b`,
+    `\u202e`), which a terminal would obey or a reader not see. --format json escapes them as JSON does.
     """
     from memdir.core.sensitive import find_secrets
     from memdir.core.sensitive import redact as redacted
@@ -378,7 +379,7 @@ def show(
         return
     if found.problem is not None:
         st.warn(f"{found.path} {found.problem.message}")
-    st.write_raw(clean(text))
+    st.write_raw(as_written(clean(text), terminal=sys.stdout.isatty()))
 
 
 @app.command()
@@ -442,8 +443,10 @@ def rm(
     --purge is for a memory that must be gone, such as one holding a key: besides the file, it takes
     what memdir kept of it out of .memdir/: its lines in MEMORY.md.prev and MEMORY.md.history, the
     recalls in recall.jsonl that name it, the parse cache and recall index (rebuilt on the next run)
-    and its drafts; its secrets are masked where log.jsonl quotes them. Git history is another
-    matter: a committed file stays in it until the history is rewritten.
+    and its drafts; its secrets are masked where log.jsonl quotes them. A NAME that matches no
+    memory in the folder is looked for in .archive/ (where `rm` and `prune` put them; or name the
+    file: `.archive/x.md`), so an archived key can be purged too. Git history is another matter: a
+    committed file stays in it until the history is rewritten.
     """
     st = state(ctx)
     folder = st.folder()

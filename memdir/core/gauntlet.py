@@ -134,19 +134,21 @@ def _screen_secrets(verdict: Verdict) -> None:
     from memdir.core.sensitive import find_placeholder_keys, find_secrets, redact
 
     new = verdict.candidate.memory
-    name_hits = find_secrets(new.name)
+    # A name's `-` and `_` part words (`prod-key-sk-ant-…`): it becomes the file name and the index
+    # entry, where no key may go, and it is asked for in kebab case.
+    name_hits = find_secrets(new.name, name=True)
     if name_hits:
         verdict.action = Action.REFUSE
         verdict.reasons.append(f"its name holds a secret ({name_hits[0].masked})")
         verdict.redacted += [hit.kind for hit in name_hits]
-        new.name = redact(new.name)  # the refusal is logged and shown: never with the secret in it
+        new.name = redact(new.name, name=True)  # the refusal is logged and shown: never with the secret in it
         return
     for key, text in _texts(new).items():
         hits = find_secrets(text)
         if hits:
             setattr(new, key, redact(text))
             verdict.redacted += [hit.kind for hit in hits]
-        verdict.placeholders += find_placeholder_keys(getattr(new, key))
+        verdict.placeholders += find_placeholder_keys(getattr(new, key), name=key == "name")
     new.extra = _redacted(new.extra, verdict.redacted)
     if verdict.redacted:
         left = _REDACTION.sub("", f"{new.description} {new.body}")

@@ -32,6 +32,7 @@ algorithm.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Set
@@ -333,15 +334,21 @@ def shorten(text: str, width: int) -> str:
 
 
 # Percent-encoded in a link target: '%' itself, '#' (a fragment), '\\' (an escape), '<' and '>'
-# (which end or open the bracketed form) and control characters (line breaks), so that a reader,
-# and normalise_target, finds the file instead of an escape, a fragment or a break.
-_LINK_UNSAFE = re.compile(r"[%#\\<>\x00-\x1f\x7f-\x9f]")
+# (which end or open the bracketed form), control characters (line breaks) and the invisible ones
+# (a bidi override, a zero-width space: outward.INVISIBLE), so that a reader, and normalise_target,
+# finds the file instead of an escape, a fragment or a break, and sees every character of its name.
+@functools.cache
+def _link_unsafe() -> re.Pattern[str]:
+    from memdir.core.outward import INVISIBLE  # render_entry, the one caller, has loaded it
+
+    return re.compile(rf"[%#\\<>\x00-\x1f\x7f-\x9f{INVISIBLE}]")
 
 
 def _link_target(path: str) -> str:
     """A path as it goes between the link's parentheses; it reads back as `path` (normalise_target)."""
-    if _LINK_UNSAFE.search(path):
-        path = "".join(quote(c, safe="") if _LINK_UNSAFE.match(c) else c for c in path)  # UTF-8, as unquote reads
+    unsafe = _link_unsafe()
+    if unsafe.search(path):
+        path = "".join(quote(c, safe="") if unsafe.match(c) else c for c in path)  # UTF-8, as unquote reads
     if _SCHEME.match(path):  # `A:.md`, `http:x.md` would read as a URL or a drive letter
         path = "./" + path
     return f"<{path}>" if re.search(r"[\s()]", path) else path

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from memdir.core.cache import ParseCache
 from memdir.core.errors import InvalidMemory, MemoryNotFound
 from memdir.core.model import Memory, name_key, slugify
-from memdir.core.store import FileProblem, Scan, resolved
+from memdir.core.store import ARCHIVE_DIR, FileProblem, Scan, archive_dir, read_decisions, resolved, scan_folder
 
 
 @dataclass(frozen=True)
@@ -89,3 +90,29 @@ def _path_in_folder(root: Path, query: str) -> str | None:
 def _names_a_path(query: str) -> bool:
     """Whether `query` can only be a path (a name or a bare file name has no separator)."""
     return os.path.isabs(query) or "/" in query or os.sep in query
+
+
+def find_archived(root: Path, query: str, missing: MemoryNotFound) -> str:
+    """The path (under `.archive/`) of the archived memory `query` names, when it names none in the
+    folder (`missing` says so); else `missing` is raised. `.archive/x.md` names the archive. Never
+    picks one of two: an ambiguous query is refused."""
+    archive = archive_dir(root)
+    if not str(missing).startswith("no memory matches") or not archive.is_dir():
+        raise missing
+    wanted = query.strip().removeprefix("./").removeprefix(f"{ARCHIVE_DIR}/")
+    try:
+        found = find_memory(archive, scan_folder(archive, ParseCache.disabled()), wanted)
+    except MemoryNotFound as exc:
+        if str(exc).startswith("no memory matches"):
+            raise missing from None
+        raise MemoryNotFound(f"{exc} (in the archive)") from None
+    return f"{ARCHIVE_DIR}/{found.path}"
+
+
+def archived_origin(root: Path, path: str) -> str:
+    """The path an archived memory had in the folder (the log's move to `path`, else the same path
+    without `.archive/`), whose lines the index history and the recall log hold; or `path` itself
+    when a live memory has that path now, whose lines are its own."""
+    moves = [e for e in read_decisions(root) if e.get("to") == path and isinstance(e.get("file"), str)]
+    origin = moves[-1]["file"] if moves else path.removeprefix(f"{ARCHIVE_DIR}/")
+    return path if os.path.lexists(root / origin) else origin

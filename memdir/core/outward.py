@@ -8,14 +8,18 @@ a forged `::error` line) is printed as text, never obeyed:
 
 - `for_terminal(text)`: multi-line text (reports, the index, the context). Secrets are masked
   (`sensitive.mask_secrets`) and every C0/C1 control character and DEL other than tab and
-  newline is written as a Python-style escape: ESC becomes the four characters `\\x1b`. A line
-  that would start a CI workflow command (`::error`, `##[error]`) has its first character
-  escaped the same way.
+  newline is written as a Python-style escape: ESC becomes the four characters `\\x1b`. So are
+  the invisible characters that change what a reader sees (bidi controls, zero-width characters:
+  `INVISIBLE`), as `\\u202e`. A line that would start a CI workflow command (`::error`,
+  `##[error]`) has its first character escaped the same way.
 - `one_field(text)`: a value inside a one-line format (a lint finding, a log line, a table
   cell): the same, and tab, newline and carriage return are escaped too.
 - `masked(obj)` / `dumps(obj)`: a JSON payload with every string (keys too) masked; `dumps`
-  also writes DEL and C1 characters as `\\u` escapes, which json.dumps(ensure_ascii=False) leaves
-  raw. JSON stays exact otherwise: C0 characters are escaped by JSON itself and decode back.
+  also writes DEL, C1 and the invisible characters as `\\u` escapes, which
+  json.dumps(ensure_ascii=False) leaves raw. JSON stays exact: they decode back, as C0 characters,
+  which JSON escapes itself, do.
+- `as_written(text, terminal=...)`: a file for `memdir show`, as it is on disk, but with control and
+  invisible characters escaped on a terminal.
 
 The escapes are for reading, not a reversible encoding (a literal backslash is left as it is).
 """
@@ -29,35 +33,88 @@ from typing import Any
 
 __all__ = [
     "CONTROL",
+    "INVISIBLE",
+    "as_written",
     "defuse_commands",
     "dumps",
     "escape_controls",
+    "find_control",
     "for_terminal",
     "has_control",
     "masked",
     "one_field",
 ]
 
-# C0 (except tab and newline), DEL and C1: what a terminal or a log reader may act on.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_JSON_RAW = re.compile(r"[\x7f-\x9f]")  # what json.dumps(ensure_ascii=False) leaves unescaped
+# Characters a reader does not see that change what is seen: the bidi embeddings, overrides and
+# isolates (U+202A-U+202E, U+2066-U+2069) reorder the text around them ("Trojan Source": a name
+# that reads `admin` or a line that reads as a comment), and the zero-width space, non-joiner,
+# joiner, word joiner and a byte-order mark inside text (U+200B-U+200D, U+2060, U+FEFF) hide in a
+# word (`ig<U+200B>nore previous instructions` escapes a scan for the phrase) or make two names
+# that look the same differ. ZWNJ and ZWJ also have work to do, and are kept where they do it
+# (`_needed`).
+INVISIBLE = "\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069"
+# C0 (except tab and newline), DEL and C1: what a terminal or a log reader may act on; and the invisible.
+CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
+_CONTROL_ALL = re.compile(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
+_CONTROL_IN_BODY = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{INVISIBLE}]")  # tab and line breaks are text
+_JSON_RAW = re.compile(f"[\x7f-\x9f{INVISIBLE}]")  # what json.dumps(ensure_ascii=False) leaves unescaped
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _needed(m: re.Match[str]) -> bool:
+    """Whether the character `m` found is one that does a job there, and is shown as it is: a ZWNJ
+    or ZWJ between two letters or marks of a script from U+0500 on (Persian, Arabic, the Indic
+    scripts, Sinhala, Mongolian shape words with them), a ZWJ that joins two emoji into one (👩‍💻,
+    after a skin tone or variation selector too), or a byte-order mark that opens the text.
+    Between Latin, Greek or Cyrillic letters, at a word's edge or doubled, they only hide."""
+    c, at, text = m.group(), m.start(), m.string
+    if c == "\ufeff":
+        return at == 0
+    if c not in "\u200c\u200d" or at == 0 or at + 1 >= len(text):
+        return False
+    import unicodedata  # only when a joiner is met
+
+    before, after = text[at - 1], text[at + 1]
+    kinds = unicodedata.category(before), unicodedata.category(after)
+    if c == "\u200d" and kinds[1] == "So" and (kinds[0] in ("So", "Sk") or before == "\ufe0f"):
+        return True
+    return before >= "\u0500" and after >= "\u0500" and all(kind[0] in "LM" for kind in kinds)
 
 
 def _escape(m: re.Match[str]) -> str:
     c = m.group()
+    if c > "\xff":
+        return c if _needed(m) else f"\\u{ord(c):04x}"
     return _NAMED.get(c) or f"\\x{ord(c):02x}"
 
 
+def find_control(text: str, pos: int = 0, *, newlines: bool = True, body: bool = False) -> re.Match[str] | None:
+    """The first character from `pos` on that memdir writes as an escape: a control character
+    (tab and newline count unless `newlines` is False; in a `body`, tab and line breaks are text)
+    or an invisible one (`INVISIBLE`) where it does no job."""
+    pattern = _CONTROL_IN_BODY if body else _CONTROL_ALL if newlines else CONTROL
+    return next((m for m in pattern.finditer(text, pos) if m.group() <= "\xff" or not _needed(m)), None)
+
+
 def has_control(text: str, *, newlines: bool = True) -> bool:
-    """Whether `text` holds a control character (tab and, unless `newlines` is False, newline count too)."""
-    return bool((_CONTROL_ALL if newlines else CONTROL).search(text))
+    """Whether `text` holds a control character (tab and, unless `newlines` is False, newline count
+    too) or an invisible one that does no job there."""
+    return find_control(text, newlines=newlines) is not None
 
 
 def escape_controls(text: str, *, keep_lines: bool = True) -> str:
-    """`text` with its control characters written as escapes; tab and newline stay with `keep_lines`."""
+    """`text` with its control and invisible characters written as escapes (`\\x1b`, `\\u202e`);
+    tab and newline stay with `keep_lines`, and a joiner where a script or an emoji needs it."""
     return (CONTROL if keep_lines else _CONTROL_ALL).sub(_escape, text)
+
+
+def as_written(text: str, *, terminal: bool) -> str:
+    """A memory file for `memdir show`, which prints it as it is on disk: unchanged in a pipe or a
+    file, where a person saving or diffing it wants its bytes; on a `terminal`, with its control and
+    invisible characters escaped, since a terminal obeys them (`ESC ]52;` writes the clipboard,
+    `ESC [2J` clears the screen) and a person reading must see them. Secrets are not masked here:
+    `show --redact` takes them out. A CRLF line ending is a line break there, not a `\\r`."""
+    return escape_controls(text.replace("\r\n", "\n")) if terminal else text
 
 
 def _mask(text: str) -> str:
@@ -127,4 +184,4 @@ _ONE_LINE = json.JSONEncoder(ensure_ascii=False)
 
 
 def _unicode_escape(m: re.Match[str]) -> str:
-    return f"\\u{ord(m.group()):04x}"
+    return m.group() if m.group() > "\xff" and _needed(m) else f"\\u{ord(m.group()):04x}"

@@ -18,7 +18,8 @@ with common letters, `\\b` or case-insensitive text cost up to a microsecond per
 each detector first runs one *anchor* pattern whose alternatives all start with a literal that is
 rare in prose (`-`, `_`, `:`, `@`, a digit, the rarest letter of a keyword), checked in C by
 lookbehinds, and matches precisely only where an anchor was found: all three take ~0.4 s for
-10,000 memories of 1 KB.
+10,000 memories of 1 KB. From an anchor a detector reads at most a bounded window (`_LONGEST_*`),
+so a text built to make every anchor read to its end (48 KB of `token=`) costs linear time too.
 
 Over 500 lines: one catalogue of shapes (secrets, personal data, instructions) tested as a whole
 against gitleaks' examples.
@@ -30,7 +31,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -173,11 +174,33 @@ _TOKEN_SOURCE = "|".join(f"(?P<t{i}>{t.pattern})" for i, t in enumerate(_TOKENS)
 # Every token shape in one pattern. Compiled on first use, since only an anchor's hit needs it:
 # `memdir index` masks each entry it writes, and most runs meet no anchor at all.
 _TOKEN_RE = LazyPattern(_TOKEN_SOURCE)
+# The same shapes for a memory's name, whose `-` and `_` part words: a key that a `-` follows ends
+# there (`AIza…-prod`), where in prose a Google or SendGrid key, which holds `-` and `_`, must not
+# run on into a longer word.
+_NAME_TOKEN_RE = LazyPattern(_TOKEN_SOURCE.replace("(?![A-Za-z0-9_-])", "(?![A-Za-z0-9])"))
 
 
 @functools.cache
 def _token_public(i: int) -> re.Pattern[str]:
     return re.compile(_TOKENS[i].public)
+
+
+@functools.cache
+def _token_pattern(i: int) -> re.Pattern[str]:
+    return re.compile(_TOKENS[i].pattern)
+
+
+# How far a detector reads from one anchor. Without a bound, an anchor's pattern ran to the end of
+# a long run of key characters, and a run of `token=token=…` (or of `/glc_…`) made every anchor in
+# it do so: quadratic, 40 s for 48 KB. With one, a scan is linear in its text however it is built.
+# No credential memdir knows is longer (an Anthropic key is 108 characters, a GitHub token 40 to 93,
+# a PyPI token some 200, a JWT rarely 4,000, and most web servers take no header over 8 KB). A
+# value that reaches its bound is judged on what lies inside it and, when that is a secret,
+# redacted to the end of its run, so a key with characters glued on is still taken out whole.
+_LONGEST_TOKEN = 8192  # a token with a prefix of its own, or a bearer token
+_LONGEST_VALUE = 256  # the value of `KEY=value`, judged on at most this much
+_LONGEST_PEM = 16_384  # a PEM block, BEGIN to END (an 8,192-bit RSA key is some 6,500 characters)
+_LONGEST_DOMAIN = 255  # an e-mail address's domain (a DNS name is at most 253 characters)
 
 
 # The words that make a key secret when they end it: `DB_PASSWORD=`, `apiKey:`, `"client_secret":`,
@@ -295,11 +318,11 @@ def _looks_random(body: str) -> bool:
 
 def _looks_like_secret(value: str) -> bool:
     """Is a value with no recognisable prefix likely a real credential rather than prose, a name or a path?"""
-    if len(value) < 8 or _is_placeholder(value) or value[0] in "$%/~.@&#" or "://" in value:
+    if len(value) < 8 or value[0] in "$%/~.@&#" or "://" in value:
         return False
     # Identifiers, model names, dates and versions (`claude-sonnet-4-5-20250929`, `v1.2.3`) never
     # have a letter next to a digit; random strings of this length almost always do.
-    if not _LETTER_DIGIT.search(value):
+    if not _LETTER_DIGIT.search(value) or _is_placeholder(value):
         return False
     if len(value) >= 16:
         return _entropy(value) >= 3.0
@@ -313,24 +336,34 @@ def _looks_like_secret(value: str) -> bool:
     return sum(classes) >= 3
 
 
-def _word_start(text: str, pos: int, limit: int = 12) -> int:
-    """Where the run of ASCII letters, digits and `_` that ends at `pos` begins (at most `limit` back)."""
+def _word_start(text: str, pos: int, limit: int = 12, *, name: bool = False) -> int:
+    """Where the run of ASCII letters, digits and `_` (not `_` in a `name`) that ends at `pos`
+    begins (at most `limit` back)."""
+    joins = "" if name else "_"
     start = pos
     while (
         start > 0
         and pos - start < limit
         and text[start - 1].isascii()
-        and (text[start - 1].isalnum() or text[start - 1] == "_")
+        and (text[start - 1].isalnum() or text[start - 1] in joins)
     ):
         start -= 1
     return start
 
 
-def _token_hit(text: str, m: re.Match[str]) -> Hit | None:
+def _glued(text: str, start: int, *, name: bool = False) -> bool:
+    """Whether what starts at `start` is glued to a longer word, and so no token: `task-…`,
+    `MYAKIA…`, `my_hf_…`. In a memory's kebab- or snake-case `name`, `-` and `_` part words as
+    spaces do, so `prod-key-sk-ant-…` holds a key."""
+    before = text[start - 1] if start > 0 else " "
+    return before.isalnum() or (not name and before in "_-")
+
+
+def _token_hit(text: str, m: re.Match[str], *, name: bool = False) -> Hit | None:
     """A hit for a match of _TOKEN_RE, if it is one: not glued to a longer word, not a placeholder."""
     i = int(str(m.lastgroup)[1:])
     start, end = m.span()
-    if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):  # `task-…`, `MYAKIA…`
+    if _glued(text, start, name=name):
         return None
     value = text[start:end]
     prefix = _token_public(i).match(value)
@@ -338,6 +371,25 @@ def _token_hit(text: str, m: re.Match[str]) -> Hit | None:
     if not _looks_random(value[keep:]):
         return None
     return Hit(_TOKENS[i].kind, start, end, mask(value, keep), _TOKENS[i].label)
+
+
+def _extended(hit: Hit, end: int, text: str) -> Hit:
+    """`hit` reaching to `end`: a value cut by its window runs on, and is a secret to its end."""
+    keep = len(hit.masked) - len(f"…({hit.end - hit.start} chars)")  # the public prefix it shows
+    return Hit(hit.kind, hit.start, end, mask(text[hit.start : end], keep), hit.label)
+
+
+def _token_at(text: str, start: int, *, name: bool = False) -> Hit | None:
+    """The token that starts at `start`, if one does (a bounded match: see _LONGEST_TOKEN)."""
+    if _glued(text, start, name=name):  # before any pattern runs: most anchors in a long run are glued
+        return None
+    window = start + _LONGEST_TOKEN
+    m = (_NAME_TOKEN_RE if name else _TOKEN_RE).match(text, start, window)
+    hit = _token_hit(text, m, name=name) if m is not None else None
+    if hit is not None and m is not None and m.end() == window:
+        whole = _token_pattern(int(str(m.lastgroup)[1:])).match(text, start)
+        hit = _extended(hit, whole.end() if whole is not None else m.end(), text)
+    return hit
 
 
 def _classify(text: str, start: int, end: int, kind: str, label: str) -> Hit | None:
@@ -351,15 +403,19 @@ def _classify(text: str, start: int, end: int, kind: str, label: str) -> Hit | N
 
 def _pem_hit(text: str, start: int) -> Hit | None:
     """The whole block from BEGIN to END; a BEGIN line with no key material after it is documentation."""
-    begin = _PEM_BEGIN.match(text, start)
+    begin = _PEM_BEGIN.match(text, start, start + 128)
     if begin is None:
         return None
-    end_m = _PEM_END.search(text, begin.end(), begin.end() + 16_384)
+    # The block ends at its END line, within _LONGEST_PEM and before the next BEGIN line.
+    limit = min(len(text), begin.end() + _LONGEST_PEM)
+    next_begin = text.find("-----BEGIN ", begin.end(), limit)
+    limit = limit if next_begin < 0 else next_begin
+    end_m = _PEM_END.search(text, begin.end(), limit)
     if end_m is not None:
         end = end_m.end()
         body = text[begin.end() : end_m.start()]
     else:  # cut off: the block runs as far as the base64 does
-        body_m = _PEM_BODY.match(text, begin.end())
+        body_m = _PEM_BODY.match(text, begin.end(), limit)
         end = body_m.end() if body_m else begin.end()
         body = text[begin.end() : end]
     # Entropy only, not _looks_random: a long random body often holds `xxx` or `todo` by chance.
@@ -373,9 +429,9 @@ def _url_hit(text: str, colon: int) -> Hit | None:
     scheme_start = _word_start(text, colon, 30)
     if colon - scheme_start < 2:
         return None
-    if (m := _TOKEN_RE.match(text, scheme_start)) is not None:  # a Slack webhook is a secret as a whole
-        return _token_hit(text, m)
-    if (m := _URL_CREDENTIALS.match(text, colon)) is None:
+    if (hit := _token_at(text, scheme_start)) is not None:  # a Slack webhook is a secret as a whole
+        return hit
+    if (m := _URL_CREDENTIALS.match(text, colon, colon + 256)) is None:
         return None
     user, pw = m.group("user"), unquote(m.group("pw"))
     # Real passwords are not words a tutorial would pick (`user:pass@`, `postgres:postgres@`,
@@ -388,16 +444,32 @@ def _url_hit(text: str, colon: int) -> Hit | None:
 
 
 def _bearer_hit(text: str, at: int) -> Hit | None:
-    m = _BEARER_VALUE.match(text, at)
+    window = at + _LONGEST_TOKEN
+    m = _BEARER_VALUE.match(text, at, window)
     if m is None or not (_TOKEN_RE.match(m.group()) or _looks_like_secret(m.group())):
         return None
-    return _classify(text, m.start(), m.end(), "bearer-token", "Bearer token")
+    hit = _classify(text, m.start(), m.end(), "bearer-token", "Bearer token")
+    if hit is not None and m.end() == window and (whole := _BEARER_VALUE.match(text, at)) is not None:
+        hit = _extended(hit, whole.end(), text)
+    return hit
 
 
 def _env_hit(text: str, sep: int) -> Hit | None:
-    value_m = _ENV_VALUE.match(text, sep)
+    window = sep + _LONGEST_VALUE
+    value_m = _ENV_VALUE.match(text, sep, window)
     if value_m is None or len(value_m.group(1)) < 8:  # too short for any secret: the common case
         return None
+    hit = _env_value_hit(text, value_m)
+    cut = value_m.end(1) == window
+    if hit is not None and hit.kind == "env-assignment" and cut and (whole := _ENV_VALUE.match(text, sep)):
+        hit = _extended(hit, sep + len(whole.group().rstrip(".")), text)
+    return hit
+
+
+def _env_value_hit(text: str, value_m: re.Match[str]) -> Hit | None:
+    """The secret in `value_m` (_ENV_VALUE's match at a `=` or `:` anchor), if the key before it
+    names one and the value looks like a credential."""
+    sep = value_m.start()
     key_m = _KEY_BEFORE.search(text, max(0, sep - 16), sep)
     if key_m is None:
         return None
@@ -405,7 +477,7 @@ def _env_hit(text: str, sep: int) -> Hit | None:
     value = value_m.group(1).rstrip(".")  # a sentence's full stop is not part of the value
     end = start + len(value)
     if _TOKEN_RE.match(value):  # `TOKEN=ghp_…`: judged as the token it is
-        return _classify(text, start, end, "env-assignment", "Secret in a key=value assignment")
+        return _token_at(text, start)
     key_start = key_m.start()
     before = text[key_start - 1] if key_start else ""
     # The key word must start a word or a camelCase part (`apiKey`, and `APIKEY`), not `monkey`.
@@ -415,7 +487,7 @@ def _env_hit(text: str, sep: int) -> Hit | None:
     prev = _PREV_WORD.search(text, max(0, key_start - 32), key_start)
     if prev is not None and prev.group(1).lower() in _NOT_SECRET_BEFORE:
         return None
-    if _AWS_SECRET_LABEL.search(text, max(0, start - 60), start) and _AWS_SECRET_VALUE.fullmatch(value):
+    if _AWS_SECRET_VALUE.fullmatch(value) and _AWS_SECRET_LABEL.search(text, max(0, start - 60), start):
         if _is_placeholder(value):
             return None
         return Hit("aws-secret-access-key", start, end, mask(value, 0), "AWS secret access key")
@@ -427,8 +499,9 @@ def _env_hit(text: str, sep: int) -> Hit | None:
     return Hit("env-assignment", start, end, mask(value, 0), "Secret in a key=value assignment")
 
 
-def find_secrets(text: str) -> list[Hit]:
-    """Credentials in `text`: API keys and tokens, private keys, URL passwords, secret assignments."""
+def find_secrets(text: str, *, name: bool = False) -> list[Hit]:
+    """Credentials in `text`: API keys and tokens, private keys, URL passwords, secret assignments.
+    With `name`, `text` is a memory's name, whose `-` and `_` part words: `prod-key-sk-ant-…`."""
     hits: list[Hit] = []
     done = 0  # end of the last hit: an anchor inside it (a token in `KEY=<token>`) is already judged
     for a in _anchors(text):
@@ -445,23 +518,30 @@ def find_secrets(text: str) -> list[Hit]:
         elif text[at] in ":=":
             hit = _env_hit(text, at)
         else:
-            m = _TOKEN_RE.match(text, _word_start(text, at))
-            hit = _token_hit(text, m) if m is not None else None
+            hit = _token_at(text, _word_start(text, at, name=name), name=name)
         if hit is not None:
             hits.append(hit)
             done = hit.end
     return hits
 
 
-def find_placeholder_keys(text: str) -> list[str]:
+def find_placeholder_keys(text: str, *, name: bool = False) -> list[str]:
     """Values shaped like a known key or token whose variable part is a placeholder
     (`sk-ant-api03-AAAA…`), masked for display: find_secrets keeps them as written, and someone
     testing redaction should be told so rather than left to think a key got through."""
     found = []
-    for m in _TOKEN_RE.finditer(text):
-        start = m.start()
-        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):
-            continue  # glued to a longer word, as _token_hit judges it
+    done = 0  # a token's own anchors (the `-` of `sk-ant-`) are inside it
+    for a in _anchors(text):
+        at = a.start()
+        if at < done or a.lastgroup in ("pem", "bearer") or (a.lastgroup is None and text[at] in ":="):
+            continue  # a PEM block, a header, a key word: no token shape starts there
+        start = _word_start(text, at, 30 if a.lastgroup == "url" else 12, name=name)  # a Slack webhook: its scheme
+        if _glued(text, start, name=name):
+            continue
+        m = (_NAME_TOKEN_RE if name else _TOKEN_RE).match(text, start, start + _LONGEST_TOKEN)
+        if m is None:
+            continue
+        done = m.end()
         prefix = _token_public(int(str(m.lastgroup)[1:])).match(m.group())
         keep = prefix.end() if prefix else 0
         if not _looks_random(m.group()[keep:]):
@@ -469,23 +549,26 @@ def find_placeholder_keys(text: str) -> list[str]:
     return found
 
 
-def mask_secrets(text: str) -> str:
-    """`text` with every secret in it replaced by its masked form (`sk-ant-api03-…(108 chars)`): for
-    messages that quote a value a person wrote, such as a lint finding or an error."""
-    for hit in reversed(find_secrets(text)):
-        text = text[: hit.start] + hit.masked + text[hit.end :]
-    return text
-
-
-def redact(text: str) -> str:
-    """`text` with every secret value replaced by `[REDACTED:<kind>]`; keys, labels and the rest stay."""
+def _replaced(text: str, hits: list[Hit], replacement: Callable[[Hit], str]) -> str:
     parts: list[str] = []
     last = 0
-    for hit in find_secrets(text):
-        parts += [text[last : hit.start], f"[REDACTED:{hit.kind}]"]
+    for hit in hits:  # one join, not a copy of the text per hit
+        parts += [text[last : hit.start], replacement(hit)]
         last = hit.end
     parts.append(text[last:])
     return "".join(parts)
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with every secret in it replaced by its masked form (`sk-ant-api03-…(108 chars)`): for
+    messages that quote a value a person wrote, such as a lint finding or an error."""
+    return _replaced(text, find_secrets(text), lambda hit: hit.masked)
+
+
+def redact(text: str, *, name: bool = False) -> str:
+    """`text` with every secret value replaced by `[REDACTED:<kind>]`; keys, labels and the rest stay.
+    `name` as for find_secrets."""
+    return _replaced(text, find_secrets(text, name=name), lambda hit: f"[REDACTED:{hit.kind}]")
 
 
 # --- personal data -----------------------------------------------------------------------------
@@ -536,7 +619,7 @@ _URL_USERINFO = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@]*:\Z")
 
 def _email_hit(text: str, at: int) -> Hit | None:
     local_m = _EMAIL_LOCAL_TAIL.search(text, max(0, at - 64), at)
-    domain_m = _EMAIL_DOMAIN.match(text, at + 1)
+    domain_m = _EMAIL_DOMAIN.match(text, at + 1, at + 1 + _LONGEST_DOMAIN)
     if local_m is None or domain_m is None:
         return None
     local = local_m.group().lstrip("._%+-")

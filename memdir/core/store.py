@@ -16,6 +16,7 @@ import json
 import os
 import stat
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memdir.core.cache import ParseCache, file_key
 from memdir.core.errors import FolderNotFound, InvalidMemory, LockTimeout, StateRefused
-from memdir.core.index import Indexable, IndexRow
+from memdir.core.index import Indexable, IndexRow, split_lines
 from memdir.core.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
 
 if TYPE_CHECKING:
@@ -33,6 +34,14 @@ STATE_DIR = ".memdir"
 ARCHIVE_DIR = ".archive"
 MAX_FILE_BYTES = 1024 * 1024  # a memory is a few hundred bytes; a megabyte is something else
 LOCK_TIMEOUT_SECONDS = 30.0
+
+
+def too_large(size: int) -> str | None:
+    """Why a memory file of `size` bytes is refused, by the readers and so by the writers: a file
+    no reader loads must never be written. None when it fits."""
+    if size <= MAX_FILE_BYTES:
+        return None
+    return f"{size:,} bytes; memory files are small (limit {MAX_FILE_BYTES:,})"
 
 
 @dataclass(frozen=True)
@@ -312,10 +321,8 @@ def load_file(path: str, rel: str, cache: ParseCache, status: os.stat_result | N
             if not stat.S_ISREG(status.st_mode):  # it was replaced since it was listed
                 return FileProblem(rel, "unreadable", _NOT_REGULAR)
         size = status.st_size
-        if size > MAX_FILE_BYTES:
-            return FileProblem(
-                rel, "unreadable", f"is {size:,} bytes; memory files are small (limit {MAX_FILE_BYTES:,})"
-            )
+        if (why := too_large(size)) is not None:
+            return FileProblem(rel, "unreadable", f"is {why}")
         key = file_key(status)
         if fd < 0:
             cached = cache.get(rel, key)
@@ -897,3 +904,29 @@ def folder_lock(root: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[N
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def keep_index_history(root: Path, previous: str, new: str) -> None:
+    """Keep what a rewrite of MEMORY.md removes: the whole last version, and every removed line for
+    good. `.memdir/MEMORY.md.prev` is the previous file; `.memdir/MEMORY.md.history` collects, run
+    after run, each line that left MEMORY.md (a hand-tuned entry, a duplicate)."""
+    state = ensure_state_dir(root)
+    write_state_file(state / f"{INDEX_NAME}.prev", previous, durable=True)
+    removed = Counter(split_lines(previous)) - Counter(split_lines(new))
+    gone = []
+    for line in split_lines(previous):  # in file order, each removed copy once
+        if removed[line] > 0:
+            removed[line] -= 1
+            gone.append(line)
+    if not [line for line in gone if line.strip()]:
+        return
+    stamp = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    entry = f"## {stamp}: lines `memdir index` removed or replaced\n\n" + "\n".join(gone) + "\n\n"
+    append_lines(state / f"{INDEX_NAME}.history", entry.encode("utf-8"), durable=True, rotate=True)
+
+
+def refuse_too_large(file_name: str, text: str) -> None:
+    """Refuse a memory no reader would load (`store.too_large`): it would be written, indexed and
+    then missing from every command (a 2 MB `add` said "Added", and `list` showed nothing)."""
+    if (why := too_large(len(text.encode("utf-8")))) is not None:
+        raise InvalidMemory(f"{file_name} would be {why}: keep the fact, not the whole text")

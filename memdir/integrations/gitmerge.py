@@ -510,12 +510,23 @@ class _Git:
                 at += 2
         return moved
 
-    def blobs(self, ids: Iterable[str]) -> dict[str, bytes]:
-        wanted = sorted(set(ids))
+    def blobs(self, ids: Iterable[str]) -> dict[str, bytes | None]:
+        """The blobs' bytes; None for one too large to be a memory, which is never read: sizes come
+        first (`--batch-check`), so a 150 MB blob in the folder costs the merge nothing (it cost a
+        peak of 322 MiB, read whole to be refused by its size)."""
+        asked = sorted(set(ids))
+        found: dict[str, bytes | None] = {}
+        if not asked:
+            return found
+        checked = self.run("cat-file", "--batch-check", input="".join(f"{i}\n" for i in asked).encode()) or b""
+        for line in checked.splitlines():
+            header = line.split(b" ")
+            if len(header) == 3 and int(header[2]) > MAX_FILE_BYTES:  # "<id> <type> <size>", or "<id> missing"
+                found[header[0].decode()] = None
+        wanted = [blob for blob in asked if blob not in found]
         if not wanted:
-            return {}
+            return found
         out = self.run("cat-file", "--batch", input="".join(f"{i}\n" for i in wanted).encode()) or b""
-        found: dict[str, bytes] = {}
         at = 0
         for blob in wanted:
             end = out.index(b"\n", at)
@@ -620,7 +631,10 @@ def _merged_folder(git: _Git, folder: str, base: str, ours: str, theirs: str) ->
     contents = git.blobs([*chosen.values(), *(x for trio in both.values() for x in trio if x)])
     texts: dict[str, bytes | None] = {rel: contents.get(blob) for rel, blob in chosen.items()}
     for rel, (o, a, b) in both.items():
-        merged = _merge_file(contents.get(o, b"") if o else b"", contents.get(a, b""), contents.get(b, b""))
+        if any(x and x in contents and contents[x] is None for x in (o, a, b)):
+            texts[rel] = None  # a side too large to be a memory: so is the merge (or it conflicts); git merges the file
+            continue
+        merged = _merge_file(contents.get(o) or b"" if o else b"", contents.get(a) or b"", contents.get(b) or b"")
         if merged is None:
             uncertain.append(rel)
             merged = contents.get(a)  # ours, as the file stands until someone resolves it

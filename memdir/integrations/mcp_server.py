@@ -32,6 +32,7 @@ from memdir.core.outward import dumps, for_terminal
 from memdir.core.reports import index_summary, memory_list
 from memdir.core.store import folder_lock, load_file
 from memdir.folder import MemoryDir
+from memdir.integrations.claude_runtime import PROMPT_QUERY_LIMIT, prompt_query
 from memdir.integrations.tools import CREATE, MODIFY, MemoryTools, ToolInputError, create_definition, modify_definition
 from memdir.version import __version__
 
@@ -163,7 +164,10 @@ class MemoryServer:
         from memdir.read.recall import recall, recalled_memories
 
         args = _Arguments(call, "query", "k")
-        query = args.string("query", required=True)
+        # Capped as the prompt hook caps a prompt (its beginning and its end, PROMPT_QUERY_LIMIT
+        # characters): recall's work and its log line grow with the query, and a 60 MB one took
+        # 140 s, 3 GB and wrote one 60 MB line to recall.jsonl.
+        query = prompt_query(args.string("query", required=True))
         k = args.count("k")
         with folder_lock(folder.root):
             found = recall(folder, query, k=k)
@@ -341,7 +345,11 @@ _RECALL_TOOL = {
     ),
     "inputSchema": _object(
         {
-            "query": {"type": "string", "description": "The task or question, in the user's words."},
+            "query": {
+                "type": "string",
+                "description": "The task or question, in the user's words. A long one is read by its "
+                f"beginning and its end, {PROMPT_QUERY_LIMIT:,} characters in all.",
+            },
             "k": {
                 "type": "integer",
                 "minimum": 1,

@@ -22,7 +22,7 @@ from typing import Any
 from memdir.core.errors import InvalidMemory, MemdirError, MemoryChanged, MemoryExists
 from memdir.core.gauntlet import Action, Candidate, Verdict, screened_text
 from memdir.core.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, parse_document
-from memdir.core.store import MAX_FILE_BYTES
+from memdir.core.store import too_large
 from memdir.core.templates import render_memory
 from memdir.folder import IndexWrite, MemoryDir
 
@@ -424,9 +424,9 @@ def modify_definition(names: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def _check_size(text: str) -> None:
-    size = len(text.encode("utf-8"))
-    if size > MAX_FILE_BYTES:  # the folder would not load it back
-        raise ToolInputError(f"the memory would be {size:,} bytes; a memory is a few hundred: save only the fact")
+    """Refused before the write is asked for; the folder would refuse it too (MemoryDir's writes)."""
+    if (why := too_large(len(text.encode("utf-8")))) is not None:
+        raise ToolInputError(f"the memory would be {why}; a memory is a few hundred bytes: save only the fact")
 
 
 _NAME_HELP = "A short kebab-case name, unique in the folder, e.g. lint-before-commit."

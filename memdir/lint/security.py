@@ -179,34 +179,47 @@ def link_outside_folder(ctx: LintContext) -> Iterator[Hit]:
 
 @rule(
     "S008", "control-character", Severity.WARNING,
-    "Finds control characters (ESC, NUL, C1 codes, a line break) in file names, names, descriptions "
-    "and bodies.",
+    "Finds control characters (ESC, NUL, C1 codes, a line break) and invisible bidi and zero-width "
+    "characters in file names, names, descriptions and bodies.",
     why="""A control character does nothing useful in a memory and can do harm where it is copied:
     `ESC [2J` clears a terminal, `ESC ]52;` writes the clipboard, and a line break in a file name
-    can start a line that CI runs as a workflow command (`::error ...`). memdir escapes them
-    wherever it prints or indexes a memory (`\\x1b`) and refuses them when it writes one; this
-    rule names the hand-written files that hold them. Tab, and line breaks in a body, are text.""",
-    example="description: \"Deploy notes\\x1b[2J\"",
-    instead="description: Deploy notes",
+    can start a line that CI runs as a workflow command (`::error ...`). Invisible characters change
+    what a reader sees: a bidi override (U+202E) or isolate (U+2066-U+2069) reorders the text around
+    it, so a name can read as another ("Trojan Source"), and a zero-width space, joiner or word
+    joiner (U+200B-U+200D, U+2060, U+FEFF inside text) hides inside a word (`ig\u200bnore previous
+    instructions` slips past the scan for that phrase) or makes two names that look the same differ.
+    memdir escapes them wherever it prints or indexes a memory (`\x1b`, `\u202e`) and refuses
+    control characters when it writes one; this rule names the hand-written files that hold them.
+    Tab, and line breaks in a body, are text. So are the zero-width non-joiner and joiner where
+    they do a job: between two letters of a script that shapes words with them (Persian
+    `می‌شوم`, Arabic, the Indic scripts, Sinhala: any script from U+0500 on), and a joiner
+    between two emoji (👩‍💻); between Latin, Greek or Cyrillic letters, at a word's edge or
+    doubled they only hide, and are reported.""",
+    example="description: \"Deploy notes\\x1b[2J\"\nname: \"admin\\u202egpj.exe\"",
+    instead="description: Deploy notes\nname: admin-notes",
 )  # fmt: skip
 def control_character(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.core.outward import escape_controls, has_control
+    from memdir.core.outward import escape_controls, find_control
 
     paths = [m.path for m in ctx.scan.memories] + [p.path for p in ctx.scan.problems]
     for path in dict.fromkeys(paths):
-        if has_control(path):
-            yield Hit(path, None, f"the file name holds a control character: {escape_controls(path, keep_lines=False)}")
+        if (found := find_control(path)) is not None:
+            shown = escape_controls(path, keep_lines=False)
+            yield Hit(path, None, f"the file name holds {_kind(found.group())}: {shown}")
     for memory in ctx.scan.memories:
         for key in ("name", "description"):
             value = memory.fields.get(key)
-            if isinstance(value, str) and has_control(value.strip().replace("\t", " ")):
+            if isinstance(value, str) and (found := find_control(value.strip().replace("\t", " "))) is not None:
                 shown = escape_controls(value, keep_lines=False)
-                yield Hit(memory.path, None, f"the {key} holds a control character: {shown[:80]}")
+                yield Hit(memory.path, None, f"the {key} holds {_kind(found.group())}: {shown[:80]}")
         doc = memory.doc
-        found = _BODY_CONTROL.search(doc.text, doc.body_start)
-        if found is not None:
+        if (found := find_control(doc.text, doc.body_start, body=True)) is not None:
             shown = escape_controls(found.group(), keep_lines=False)
-            yield Hit(memory.path, _line(doc.text, found.start()), f"the body holds a control character: {shown}")
+            line = _line(doc.text, found.start())
+            yield Hit(memory.path, line, f"the body holds {_kind(found.group())}: {shown}")
 
 
-_BODY_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # tab and line breaks are text in a body
+def _kind(c: str) -> str:
+    if "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069":
+        return "a bidi control character"
+    return "a zero-width character" if c > "\xff" else "a control character"
