@@ -1,6 +1,7 @@
 """Score `memdir recall` on the labelled dev queries beside a plain BM25 baseline, and time it.
 
-Usage: python scripts/eval_recall.py [DIR] [--no-timings] [--misses]   (default DIR: ../shared/eval/dev/recall/)
+Usage: python scripts/eval_recall.py [DIR] [--no-timings] [--misses] [--cv] [--half A|B]
+(default DIR: ../shared/eval/dev/recall/)
 
 DIR holds memories.jsonl (id, name, description, type, body, importance, created, superseded,
 superseded_by) and queries.jsonl (id, query, relevant: memory ids, note). The memories are written as a
@@ -21,6 +22,14 @@ memdir's without each of its parts, so the trade-off is visible. `--misses` list
 misses a relevant memory, where each missed memory ranks with no query gate and what it matched. Then
 `memdir recall` is timed as a fresh process on generated folders of 1,000 and 10,000 memories
 (scripts/synthetic.py).
+
+`--cv` cross-validates instead: the tasks are split in two halves (`halves`: shuffled with a fixed
+seed, answerable and no-answer tasks apart, so each half has 24 and 6), and each half is scored with the
+default settings, with the settings tuned on the other half (the best recall@5 with false injection at
+most 10% over a grid of gate, gate-chance and min-relevance: `TUNING`), and beside plain BM25 at the
+floor fitted on the other half. A change is judged by what it does on the half it was not tuned on, both
+ways. `--half A` (or `B`) scores only that half, with the default settings and BM25 at its floor fitted
+on the other half, for working on one half while the other stays unseen.
 """
 
 from __future__ import annotations
@@ -28,7 +37,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import itertools
 import math
+import random
 import re
 import statistics
 import subprocess
@@ -54,6 +65,13 @@ from memdir.read.termindex import load_index  # noqa: E402
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "recall"
 K = 5
 FI_TARGET = 0.10
+CV_SEED = 0
+# The settings --cv tunes on one half: (field, values), every combination tried.
+TUNING: tuple[tuple[str, tuple[float, ...]], ...] = (
+    ("gate", (0.7, 0.75, 0.8, 0.85, 0.9, 1.0)),
+    ("gate_chance", (0.01, 0.02, 0.05, 0.1, 0.2)),
+    ("min_relevance", (0.2, 0.3, 0.4)),
+)
 System = Callable[[str], list[str]]  # query -> memory ids, best first
 
 
@@ -154,6 +172,67 @@ def lowest_fitting_floor(
     return None
 
 
+# --- cross-validation -------------------------------------------------------------------------------
+
+
+def halves(queries: Sequence[dict[str, object]], seed: int = CV_SEED) -> dict[str, list[dict[str, object]]]:
+    """The tasks in two halves, A and B: answerable and no-answer tasks each shuffled with `seed` and dealt
+    alternately, so both halves hold the same number of each."""
+    out: dict[str, list[dict[str, object]]] = {"A": [], "B": []}
+    for answerable in (True, False):
+        group = [q for q in queries if bool(q["relevant"]) == answerable]
+        random.Random(seed).shuffle(group)
+        for at, q in enumerate(group):
+            out["AB"[at % 2]].append(q)
+    return out
+
+
+def tuned(
+    run: Callable[[RecallSettings], System], queries: Sequence[dict[str, object]]
+) -> tuple[RecallSettings, tuple[float, float, float]]:
+    """The settings of the TUNING grid with the best recall@5 on `queries` at false injection at most
+    FI_TARGET (ties: the first in the grid), and their scores there."""
+    best: tuple[RecallSettings, tuple[float, float, float]] | None = None
+    names = [name for name, _ in TUNING]
+    for values in itertools.product(*(choices for _, choices in TUNING)):
+        settings = replace(RecallSettings(), **dict(zip(names, values, strict=True)))
+        scores = evaluate(run(settings), queries)
+        if scores[2] <= FI_TARGET and (best is None or scores[0] > best[1][0]):
+            best = (settings, scores)
+    if best is None:
+        return RecallSettings(), evaluate(run(RecallSettings()), queries)
+    return best
+
+
+def cross_validate(
+    run: Callable[[RecallSettings], System],
+    baseline: Callable[[str], list[tuple[str, float]]],
+    queries: Sequence[dict[str, object]],
+    only: str | None = None,
+) -> None:
+    """Each half scored with the defaults, with the settings tuned on the other half, and beside plain
+    BM25 at the floor fitted on the other half (see the module docstring)."""
+    split = halves(queries)
+    print(f"\n  cross-validation: two halves of {len(split['A'])} and {len(split['B'])} tasks (seed {CV_SEED})")
+    print(f"  {'system':<52} {'recall@5':>9} {'precision@5':>12} {'false injection':>16}")
+    for half in only or "AB":
+        other = split["B" if half == "A" else "A"]
+        print(f"  half {half}")
+        print(row("memdir recall, defaults", evaluate(run(RecallSettings()), split[half])))
+        if only is None:
+            settings, _ = tuned(run, other)
+            chosen = ", ".join(f"{name.replace('_', '-')} {getattr(settings, name):g}" for name, _ in TUNING)
+            print(row("memdir recall, tuned on the other half", evaluate(run(settings), split[half])))
+            print(f"      ({chosen})")
+        floor = lowest_fitting_floor(baseline, other)
+        if floor is not None:
+
+            def above(q: str, floor: float = floor) -> list[str]:
+                return [key for key, s in baseline(q) if s > floor]
+
+            print(row(f"plain BM25, floor {floor:.2f} fitted on the other half", evaluate(above, split[half])))
+
+
 # --- the run -----------------------------------------------------------------------------------------
 
 
@@ -167,6 +246,8 @@ def main() -> int:
     parser.add_argument("dir", nargs="?", type=Path, default=DEFAULT)
     parser.add_argument("--no-timings", action="store_true", help="skip timing memdir recall on generated folders")
     parser.add_argument("--misses", action="store_true", help="list the relevant memories missed at the top 5, and why")
+    parser.add_argument("--cv", action="store_true", help="cross-validate: tune on one half of the tasks, score the other")
+    parser.add_argument("--half", choices=("A", "B"), help="score one half only (defaults; BM25 fitted on the other)")
     args = parser.parse_args()
     if not (args.dir / "queries.jsonl").is_file():
         print(f"eval_recall: {args.dir} not found (the labelled data lives in ../shared); nothing to evaluate")
@@ -186,6 +267,10 @@ def main() -> int:
 
         def ours(settings: RecallSettings = default) -> System:
             return lambda q: [ids[r.path] for r in recall(folder, q, settings=settings, log=False).results]
+
+        if args.cv or args.half:
+            cross_validate(ours, bm25_baseline(memories), queries, args.half)
+            return 0
 
         index = load_index(folder)
 
