@@ -10,6 +10,7 @@ over the core.
 from __future__ import annotations
 
 import builtins  # `list` below is a method; annotations inside the class need the type
+import contextlib
 import datetime as dt
 import os
 from collections import Counter
@@ -59,6 +60,7 @@ from memdir.core.store import (
     index_inputs,
     index_link_refusal,
     log_decisions,
+    make_folders,
     read_text_if_exists,
     refresh_inputs,
     resolved,
@@ -624,52 +626,93 @@ class MemoryDir:
     def store(
         self, verdict: Verdict, *, text: str | None = None, template: str | None = None, command: str = "api"
     ) -> tuple[Memory, IndexWrite]:
-        """Write what `screen` let through and re-index, then log it: `stored` or `quarantined`,
-        `failed` with the error when the write did not happen (the log never says `stored` for a
-        file that is not there), and `index-refused` when MEMORY.md could not take it.
+        """Write what `screen` let through and re-index, then log it (`store_all` for one memory).
 
         `text` is the memory's whole file as a person wrote it (in $EDITOR, say); the verdict's
         redactions and fields are applied to it. Raises WriteRefused for a verdict that writes nothing."""
+        memories, write = self.store_all([(verdict, text)], template=template, command=command)
+        return memories[0], write
+
+    def store_all(
+        self,
+        stored: Sequence[tuple[Verdict, str | None]],
+        *,
+        template: str | None = None,
+        command: str = "api",
+        **logged: Any,
+    ) -> tuple[builtins.list[Memory], IndexWrite]:
+        """Write what `screen` let through, all of it or none, re-index once, then log it: `stored`
+        or `quarantined`, `failed` with the error when the write did not happen (the log never says
+        `stored` for a file that is not there), and `index-refused` when MEMORY.md could not take it.
+
+        Each verdict comes with its memory's whole file as a person wrote it (None: from the type's
+        template); `logged` is added to each log line. Raises WriteRefused for a verdict that writes nothing."""
         from memdir.core.gauntlet import WriteRefused, failed_entry, screened_text, verdict_entry
         from memdir.core.templates import render_memory
 
-        if not verdict.writes:
-            raise WriteRefused(verdict)
-        new = verdict.candidate.memory
-        text = render_memory(new, template) if text is None else screened_text(text, verdict)
+        files = []
+        for verdict, text in stored:
+            if not verdict.writes:
+                raise WriteRefused(verdict)
+            new = verdict.candidate.memory
+            text = render_memory(new, template) if text is None else screened_text(text, verdict)
+            files.append((new.file_name, text, verdict.supersedes))
         try:
-            memory, write = self.add_text(new.file_name, text, supersedes=verdict.supersedes)
+            memories, write = self.add_texts(files)
         except Exception as exc:
-            log_decisions(self.root, [failed_entry(verdict, str(exc), command=command)])
+            log_decisions(self.root, [failed_entry(v, str(exc), command=command, **logged) for v, _ in stored])
             raise
-        entries = [verdict_entry(verdict, command=command)]
+        entries = [verdict_entry(verdict, command=command, **logged) for verdict, _ in stored]
         if write.result.refused is not None:
-            entries.append(
-                {"command": command, "decision": "index-refused", "file": memory.path, "reason": write.result.refused}
-            )
+            entries += [
+                {"command": command, "decision": "index-refused", "file": m.path, "reason": write.result.refused}
+                for m in memories
+            ]
         log_decisions(self.root, entries)
-        return memory, write
+        return memories, write
 
     def add_text(self, file_name: str, text: str, *, supersedes: str | None = None) -> tuple[Memory, IndexWrite]:
         """Write a memory whose full text is given (e.g. edited in $EDITOR), then re-index.
 
         `supersedes` as for `add`; a quarantined memory only records it (`plan_successor`).
         """
-        memory = self._validated(file_name, text)
+        memories, write = self.add_texts([(file_name, text, supersedes)])
+        return memories[0], write
+
+    def add_texts(self, files: Sequence[tuple[str, str, str | None]]) -> tuple[builtins.list[Memory], IndexWrite]:
+        """Write new memories, each (file name, full text, what it supersedes or None), all of them or
+        none, then re-index once. A missing sub-folder is made. Raises MemoryExists when a file or
+        name is taken, in the folder or earlier in `files`."""
+        memories = [self._validated(file_name, text) for file_name, text, _ in files]
         with folder_lock(self.root):
             self.read_index()  # refuse now, not after the memory is written, if the index is unusable
             scan = self.scan()
-            self._refuse_existing(scan, file_name, memory.name)
-            old = None
-            if supersedes is not None:
-                text, old = self.plan_successor(supersedes, file_name, text)
-                memory = self._validated(file_name, text)
-            self.write_together_locked(FileChange(file_name, None, text), *([old] if old else []))
-            if old is not None:
-                scan = self.scan()  # the superseded memory changed too
+            changes: builtins.list[FileChange] = []
+            retired: dict[str, FileChange] = {}  # old path -> its change; the last successor wins
+            for i, (file_name, text, supersedes) in enumerate(files):
+                self._refuse_existing(scan, file_name, memories[i].name)
+                for earlier in memories[:i]:
+                    if earlier.path == file_name or name_key(earlier.name) == name_key(memories[i].name):
+                        raise MemoryExists(f"{file_name} and {earlier.path} are one memory, written twice")
+                if supersedes is not None:
+                    text, old = self.plan_successor(supersedes, file_name, text)
+                    memories[i] = self._validated(file_name, text)
+                    if old is not None:
+                        retired[old.path] = old
+                changes.append(FileChange(file_name, None, text))
+            made = make_folders(self.root, [change.path for change in changes])
+            try:
+                self.write_together_locked(*changes, *retired.values())
+            except BaseException:
+                for folder in reversed(made):
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+                raise
+            if retired:
+                scan = self.scan()  # the superseded memories changed too
             else:
-                scan.memories.append(memory)  # the lock keeps the folder as scanned, but for this file
-            return memory, self._write_index_locked(scan=scan)
+                scan.memories.extend(memories)  # the lock keeps the folder as scanned, but for these files
+            return memories, self._write_index_locked(scan=scan)
 
     def write_together_locked(self, *changes: FileChange) -> None:
         """Write `changes` as one: when one cannot be written, those before it are put back as they

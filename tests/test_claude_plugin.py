@@ -463,11 +463,12 @@ def test_a_real_session_gets_the_index_and_the_recall_uses_the_mcp_tools_and_its
     ]
     last = json.dumps(listing[-1], ensure_ascii=False)
     assert "## plugin:memdir:memdir" in last and json.dumps(INSTRUCTIONS)[1:-1] in last
-    # ... `recall` answered with the memory's body, its path and its score ...
+    # ... `recall` answered with the memory's body, its path, its age (no date in it: its file was
+    # written today) and its score ...
     recalled = _tool_result(requests, 1)
     assert recalled is not None and not recalled[1], f"recall: {recalled}"
     assert "Run `make lint` before every commit." in recalled[0] and "feedback_lint-first.md" in recalled[0]
-    assert "verify before asserting it as fact" in recalled[0] and '\\"score\\"' in recalled[0]
+    assert "This memory is from today." in recalled[0] and '\\"score\\"' in recalled[0]
     # ... and `create_memory` wrote through the write path, marked as the agent's.
     created = _tool_result(requests, 2)
     assert created is not None and not created[1], f"create_memory: {created}"

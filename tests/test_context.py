@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -221,12 +223,47 @@ def test_recalled_memories_follow_the_pinned_ones(mixed: Path) -> None:
 
 def test_json_schema(mixed: Path) -> None:
     data = json.loads(render_context(_folder(mixed), ContextFormat.JSON, budget=900).text)
-    assert set(data) == {"folder", "notes", "entries", "left_out"}
+    assert set(data) == {"folder", "notes", "entries", "left_out", "missing"} and data["missing"] == []
     assert data["notes"] == "# Memory\n\nHand-written: ask before pushing."
     assert set(data["left_out"]) == {"entries", "bodies", "budget"} and data["left_out"]["budget"] == 900
     for entry in data["entries"]:
         assert {"name", "type", "path", "description", "loaded"} <= set(entry)
         assert ("body" in entry) == (entry["loaded"] is not None)
+
+
+DEAD = "- [release-freeze](project_release-freeze.md) — Release freeze starts next Thursday"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_entry_whose_file_is_gone_is_left_out_and_named(folder: Path, make_memory: MakeMemory,
+                                                           fmt: ContextFormat) -> None:  # fmt: skip
+    """The index keeps a dead entry (lint I002 names it); the context must not send the agent to a
+    file that does not exist, with its stale "next Thursday": it leaves it out and says which."""
+    make_memory("user_role.md", description="Backend developer")
+    (folder / "MEMORY.md").write_text("# Memory\n\n" + DEAD + "\n")
+    context = render_context(_folder(folder), fmt)
+    assert context.missing == ["project_release-freeze.md"]
+    assert "next Thursday" not in context.text and "Backend developer" in context.text
+    said = "1 entry of MEMORY.md left out here because its file no longer exists (project_release-freeze.md)"
+    if fmt is ContextFormat.JSON:
+        data = json.loads(context.text)
+        assert data["missing"] == ["project_release-freeze.md"] and "release-freeze" not in data["notes"]
+    elif fmt is ContextFormat.XML:
+        root = ET.fromstring(context.text)
+        missing = root.find("missing")
+        assert missing is not None and missing.get("entries") == "1" and said in (missing.text or "")
+        assert "release-freeze" not in (root.findtext("notes") or "")
+    else:
+        assert f"<!-- memdir: {said}; `memdir index --drop-missing` removes them -->\n" in context.text
+    assert DEAD in (folder / "MEMORY.md").read_text()  # the context writes nothing
+
+
+def test_cli_context_names_the_entries_whose_file_is_gone(folder: Path, make_memory: MakeMemory) -> None:
+    make_memory("user_role.md", description="Backend developer")
+    (folder / "MEMORY.md").write_text("# Memory\n\n" + DEAD + "\n")
+    result = invoke_memdir("--dir", str(folder), "context")
+    assert result.exit_code == 0 and "next Thursday" not in result.stdout
+    assert "left out, their files gone: project_release-freeze.md (`memdir index --drop-missing`" in result.stderr
 
 
 HOSTILE = "a\"b'c<d>&e]]>f\x01g\x1bh\ttab"
@@ -332,16 +369,32 @@ def test_cli_missing_folder(tmp_path: Path) -> None:
         ("2026-11-21", "This memory is from yesterday."),
         ("2026-11-20", "This memory is 2 days old; verify before asserting it as fact."),
         ("2025-11-22", "This memory is 365 days old; verify before asserting it as fact."),
-        (None, "This memory is undated; verify before asserting it as fact."),
     ],
 )
-def test_age_note_says_how_old_a_memory_is(folder: Path, make_memory: MakeMemory, updated: str | None,
-                                           note: str) -> None:  # fmt: skip
+def test_age_note_says_how_old_a_memory_is(folder: Path, make_memory: MakeMemory, updated: str, note: str) -> None:
     from memdir.read.context import age_note
 
     make_memory("project_x.md", updated=updated)
-    (memory,) = _folder(folder).scan().memories
-    assert age_note(memory, TODAY) == note
+    scan = _folder(folder).scan()
+    (memory,) = scan.memories
+    assert age_note(scan.ages.of(memory), TODAY) == note
+
+
+def test_age_note_of_a_memory_with_no_age() -> None:
+    from memdir.core.age import NO_AGE
+    from memdir.read.context import age_note
+
+    assert age_note(NO_AGE, TODAY) == "This memory is undated; verify before asserting it as fact."
+
+
+def test_an_undated_recalled_memory_is_as_old_as_its_file(folder: Path, make_memory: MakeMemory) -> None:
+    """Claude Code writes no dates: its memory's age is its file's, not "undated"."""
+    path = make_memory("project_x.md", body="Claude Code wrote this.\n")
+    noon = time.mktime((2026, 10, 23, 12, 0, 0, 0, 0, -1))
+    os.utime(path, (noon, noon))
+    root = _folder(folder)
+    context = render_context(root, recalled=root.scan().memories)
+    assert context.loaded[0].age_note == "This memory is 30 days old; verify before asserting it as fact."
 
 
 @pytest.fixture

@@ -745,3 +745,33 @@ def test_the_prefilter_finds_every_place_of_every_literal() -> None:
             expected.setdefault(which, []).append(at - prefilter.starts[which])
             at = text.find(needle, at + 1)  # type: ignore[arg-type]
         assert prefilter.places(frozenset({literal})) == expected, literal
+
+
+# --- periods: what lint's fix writes for "last quarter" -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "period", "written"),
+    [
+        ("We shipped it last week.", "week", "We shipped it the week of 2025-06-30."),
+        ("Last week we shipped it.", "week", "The week of 2025-06-30 we shipped it."),
+        ("Prices go up next quarter.", "quarter", "Prices go up in 2025-Q4."),
+        ("Due by next quarter.", "quarter", "Due by 2025-Q4."),
+        ("Revenue fell last quarter.", "quarter", "Revenue fell in 2025-Q2."),
+        ("We migrate next month.", "month", "We migrate in 2025-08."),
+        ("This year we run the pilot.", "year", "In 2025 we run the pilot."),
+        ("The week after next we demo.", "week", "The week of 2025-07-21 we demo."),
+        ("Nächste Woche liefern wir.", "week", "2025-W29 liefern wir."),
+        ("本周P0要修完", "week", "2025-W28 P0要修完"),
+        ("明年再说", "year", "2026再说"),
+        ("Freeze tomorrow.", "day", "Freeze 2025-07-11."),
+        ("Freeze at the end of next month.", "day", "Freeze at 2025-08-31."),  # the last day: a day
+    ],
+)
+def test_a_period_is_written_as_a_period(text: str, period: str, written: str) -> None:
+    from memdir.core.datetext import period_in_place
+
+    [span] = find_relative_dates(text, THU)
+    assert span.period == period
+    replacement = period_in_place(text, span.start, span.end, span.resolved, span.period)
+    assert text[: span.start] + replacement + text[span.end :] == written

@@ -410,6 +410,44 @@ def test_the_library_add_redacts_a_key_and_logs_it(folder: Path) -> None:
     assert entry["decision"] == "stored" and entry["command"] == "api" and entry["redacted"]
 
 
+def test_a_secret_in_another_field_is_redacted_too(folder: Path) -> None:
+    """A memory composed elsewhere (a harness's `Post`, a file brought over by `import`) carries fields
+    of its own; a key in one of them is no less a key."""
+    new = NewMemory(
+        MemoryType.REFERENCE, "ci token", "Where the CI token lives", body="In the vault.",
+        extra={"token": SECRET, "metadata": {"note": f"old key {SECRET}"}},
+    )  # fmt: skip
+    memory, _ = MemoryDir(folder).add(new)
+    text = (folder / memory.path).read_text()
+    assert SECRET not in text and text.count("[REDACTED:") == 2
+    [entry] = read_decisions(folder)
+    assert entry["decision"] == "stored" and entry["redacted"]
+
+
+def test_a_batch_works_out_each_memorys_terms_once(
+    folder: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Screening n candidates against m memories reads each text once, not once a pair: an import
+    brings hundreds of memories into a folder of hundreds (counted, as tests count growth)."""
+    from memdir.core import similarity
+
+    for i in range(30):
+        make_memory(f"project_topic-{i}.md", description=f"Service {i} runs on host-{i} in rack {i % 7}")
+    existing = MemoryDir(folder).list()
+    candidates = [
+        Candidate(_new(f"note-{i}", f"Service {i} moved to host-{i + 40} in rack {i % 5}"), "user") for i in range(20)
+    ]
+    real, calls = similarity._term_keys, []
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(similarity, "_term_keys", counted)
+    screen(candidates, existing, TODAY)
+    assert 0 < len(calls) <= 2 * (len(existing) + len(candidates))
+
+
 def test_the_library_add_skips_a_near_duplicate_unless_forced(folder: Path) -> None:
     from memdir.core.gauntlet import WriteRefused
 

@@ -444,6 +444,22 @@ def test_session_start_tells_the_agent_when_it_first_replaced_hand_written_entri
     assert "replaced" not in again  # said once: the first rewrite is the one nobody expected
 
 
+def test_session_start_leaves_out_an_entry_whose_file_is_gone_and_says_so(project: Path) -> None:
+    """MEMORY.md keeps a dead entry for a person to see; the session must not be told to read it."""
+    index = project / ".claude" / "memory" / "MEMORY.md"
+    invoke_memdir("hook", "session-start", input=_payload(project), cwd=project)
+    dead = "- [release-freeze](project_release-freeze.md) — Release freeze starts next Thursday"
+    index.write_text(index.read_text() + dead + "\n")
+    result = invoke_memdir("hook", "session-start", input=_payload(project), cwd=project)
+    assert dead in index.read_text()  # kept in the file, by design
+    context = _context(result.stdout)
+    assert "next Thursday" not in context and "lint-first" in context
+    assert context.endswith(
+        "<!-- memdir: 1 entry of MEMORY.md left out here because its file no longer exists "
+        "(project_release-freeze.md); `memdir index --drop-missing` removes them -->\n"
+    )
+
+
 def test_session_start_without_input_resolves_from_the_working_directory(project: Path) -> None:
     result = invoke_memdir("hook", "session-start", input="", cwd=project)
     assert result.exit_code == 0 and "lint-first" in _context(result.stdout)

@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -350,6 +351,17 @@ def test_history_of_a_file_written_after_the_last_logged_move(folder: Path, make
     prune(_dir(folder))  # the move is the log's last line
     make_memory("project_freeze.md", created="2026-11-21", body="Another freeze.")  # written by hand: not logged
     assert [e.source for e in history(_dir(folder), "project_freeze.md").events] == ["frontmatter"]
+
+
+def test_history_of_an_undated_memory_says_when_its_file_last_changed(folder: Path, make_memory: MakeMemory) -> None:
+    """Claude Code writes no dates: the history gives the file's own age, and says what it rests on."""
+    path = make_memory("project_freeze.md")
+    noon = time.mktime((2026, 9, 14, 12, 0, 0, 0, 0, -1))
+    os.utime(path, (noon, noon))
+    events = history(_dir(folder), "project_freeze.md").events
+    assert [(e.when, e.what, e.detail, e.source) for e in events] == [
+        ("2026-09-14", "changed", "last changed: its modification time", "mtime")
+    ]
 
 
 def test_history_of_a_name_only_the_log_knows(folder: Path) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -159,6 +162,21 @@ def test_stale_project_days(project: Path, make_memory: MakeMemory, folder: Path
     assert codes() == set()  # older than the limit, not as old as it
     pyproject(project, "stale-project-days = 51\n")
     assert codes() == {"C007"}
+
+
+def test_stale_project_counts_an_undated_memory_from_its_file(project: Path, make_memory: MakeMemory,
+                                                               folder: Path) -> None:  # fmt: skip
+    """Claude Code writes no dates: its project memory untouched for 200 days is stale all the same."""
+    path = make_memory("project_p.md", body=GOOD)
+    day = TODAY - dt.timedelta(days=200)
+    noon = time.mktime((day.year, day.month, day.day, 12, 0, 0, 0, 0, -1))
+    os.utime(path, (noon, noon))
+    indexed(folder)
+    findings = json.loads(lint("--format", "json").stdout)["findings"]
+    assert [f["message"] for f in findings if f["code"] == "C007"] == [
+        f"project memory last changed {day.isoformat()} (200 days ago, by its modification time); "
+        "confirm it and set `updated`, or archive it"
+    ]
 
 
 # --- bad values and unknown keys -------------------------------------------------------------------

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -84,35 +85,99 @@ def test_b003_fix_falls_back_to_created(folder: Path, make_memory: MakeMemory) -
     assert "Moved teams 2026-06-09.\n" in path.read_text()
 
 
-def test_b003_fix_counted_from_the_modification_time_is_unsafe(folder: Path, make_memory: MakeMemory) -> None:
-    """A clone or a checkout sets a file's modification time to the day it happened, so a date
-    counted from it can be months off: that fix needs --unsafe-fixes, and the finding says so."""
-    path = make_memory("user_x.md", body="Moved teams yesterday.\n")
-    noon = time.mktime((2026, 1, 7, 12, 0, 0, 0, 0, -1))  # local noon: the same date in any time zone
+def _set_mtime(path: Path, day: dt.date, second: int = 0) -> None:
+    noon = time.mktime((day.year, day.month, day.day, 12, 0, second, 0, 0, -1))  # local noon: the same date anywhere
     os.utime(path, (noon, noon))
+
+
+def test_b003_fix_counted_from_the_modification_time_is_safe(folder: Path, make_memory: MakeMemory) -> None:
+    """Claude Code writes no dates: an undated file was last written at its modification time, which
+    anchors its relative dates as well as `updated` would, so `--fix` alone fixes them."""
+    path = make_memory("user_x.md", body="Moved teams yesterday.\n")
+    _set_mtime(path, dt.date(2026, 1, 7))
     dated = make_memory("user_y.md", body="Joined yesterday.\n", updated="2026-11-20")
     indexed(folder)
     text = memdir(folder, "lint")
     [undated_line] = [line for line in text.stdout.splitlines() if "user_x.md:" in line]
-    assert "B003 [warning]" in undated_line  # no [*]: --fix alone does not fix it
-    assert "counting from its modification time 2026-01-07" in undated_line
+    assert "B003 [*] [warning]" in undated_line
+    assert "(2026-01-06, counting from its modification time 2026-01-07)" in undated_line
     [dated_line] = [line for line in text.stdout.splitlines() if "user_y.md:" in line]
     assert "B003 [*] [warning]" in dated_line and "counting from its date 2026-11-20" in dated_line
-    assert text.stdout.splitlines()[-1].endswith(
-        "1 fixable with `memdir lint --fix`, 1 more with `memdir lint --fix --unsafe-fixes`."
-    )
     data = json.loads(memdir(folder, "lint", "--format", "json").stdout)
     fixes = {f["path"]: f["fix"] for f in data["findings"] if f["code"] == "B003"}
-    assert fixes["user_x.md"]["applicability"] == "unsafe"
-    assert "modification time" in fixes["user_x.md"]["description"]
-    assert fixes["user_y.md"]["applicability"] == "safe"
+    assert fixes["user_x.md"]["applicability"] == fixes["user_y.md"]["applicability"] == "safe"
 
-    before = path.read_bytes()
-    assert memdir(folder, "lint", "--fix").exit_code == 0  # a warning is left, not an error
-    assert path.read_bytes() == before
-    assert "Joined 2026-11-19.\n" in dated.read_text()
-    assert memdir(folder, "lint", "--fix", "--unsafe-fixes").exit_code == 0
+    assert memdir(folder, "lint", "--fix").exit_code == 0
     assert "Moved teams 2026-01-06.\n" in path.read_text()
+    assert "Joined 2026-11-19.\n" in dated.read_text()
+
+
+def test_b003_gives_no_date_where_a_copy_reset_every_mtime(folder: Path, make_memory: MakeMemory) -> None:
+    """Files whose modification times were all set at one moment (a copy, a checkout) outside git
+    have no age: the finding says so, names no date, and no fix (not even an unsafe one) writes one."""
+    paths = [make_memory(f"user_{n}.md", body=f"Moved team {n} yesterday.\n") for n in "abc"]
+    for path in paths:
+        _set_mtime(path, dt.date(2026, 1, 7))
+    indexed(folder)
+    lines = [line for line in memdir(folder, "lint").stdout.splitlines() if "B003" in line]
+    assert len(lines) == 3
+    assert all("[*]" not in line and "no day to count from" in line and "add `created:`" in line for line in lines)
+    before = [path.read_bytes() for path in paths]
+    assert memdir(folder, "lint", "--fix", "--unsafe-fixes").exit_code == 0
+    assert [path.read_bytes() for path in paths] == before
+
+
+def _git(repo: Path, *args: str, when: str | None = None) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}  # fmt: skip
+    if when is not None:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"{when}T12:00:00"
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_b003_in_a_fresh_clone_counts_from_each_file_s_last_commit(tmp_path: Path, make_memory: MakeMemory) -> None:
+    """A checkout sets every mtime to its own moment; then each undated file's last commit is its age."""
+    repo = tmp_path / "repo"
+    root = repo / ".claude" / "memory"
+    root.mkdir(parents=True)
+    (root / "MEMORY.md").write_text("")
+    _git(repo, "init", "-q")
+    old = make_memory("project_old.md", root=root, body="Freeze starts tomorrow.\n" + GOOD)
+    make_memory("user_a.md", root=root, body="Role.\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "first", when="2026-03-02")
+    new = make_memory("project_new.md", root=root, body="We ship next quarter.\n" + GOOD)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "second", when="2026-08-12")
+    for path in root.glob("*.md"):
+        _set_mtime(path, dt.date(2026, 11, 20))  # what a clone does: one moment for all
+    result = memdir(root, "lint", "--select", "B003")
+    assert "(2026-03-03, counting from its last commit 2026-03-02)" in result.stdout
+    assert "(in 2026-Q4, counting from its last commit 2026-08-12)" in result.stdout
+    assert memdir(root, "lint", "--select", "B003", "--fix").exit_code == 0
+    assert "Freeze starts 2026-03-03.\n" in old.read_text()
+    assert "We ship in 2026-Q4.\n" in new.read_text()
+
+
+@pytest.mark.parametrize(
+    ("body", "fixed"),
+    [
+        ("The webhook failed last week.", "The webhook failed the week of 2026-11-09."),
+        ("Last week the team called 80 accounts.", "The week of 2026-11-09 the team called 80 accounts."),
+        ("We raise the rate next quarter.", "We raise the rate in 2027-Q1."),
+        ("Budget is due by next quarter.", "Budget is due by 2027-Q1."),
+        ("Next month we migrate.", "In 2026-12 we migrate."),
+        ("The audit was last year.", "The audit was in 2025."),
+        ("Die Abnahme ist nächste Woche.", "Die Abnahme ist 2026-W48."),
+        ("The freeze ends at the end of next month.", "The freeze ends at 2026-12-31."),  # a day stays a day
+    ],
+)
+def test_b003_fix_writes_a_period_as_a_period(folder: Path, make_memory: MakeMemory, body: str, fixed: str) -> None:
+    """A quarter is written as a quarter: its first day would read as a precise date."""
+    path = make_memory("project_x.md", body=body + "\n" + GOOD, updated="2026-11-20")
+    MemoryDir(folder, today=TODAY).fix()
+    assert path.read_text().split("---\n", 2)[2].startswith(fixed + "\n")
 
 
 def test_b003_fix_leaves_code_alone(folder: Path, make_memory: MakeMemory) -> None:
@@ -130,8 +195,8 @@ def test_b003_fix_never_glues_a_date_onto_a_letter_or_digit(folder: Path, make_m
     )
     MemoryDir(folder, today=TODAY).fix()
     text = path.read_text()
-    assert "description: 2026-11-16 P0要修完\n" in text  # the Monday of 2026-11-20's week
-    assert "2026-11-16 P0要修完，2026-11-21 10点复盘。\n" in text
+    assert "description: 2026-W47 P0要修完\n" in text  # 2026-11-20's week, a period (ISO week)
+    assert "2026-W47 P0要修完，2026-11-21 10点复盘。\n" in text
 
 
 def test_b003_leaves_what_add_would_leave(folder: Path, make_memory: MakeMemory) -> None:

@@ -254,11 +254,11 @@ def test_rules_code_prints_every_section() -> None:
         "B003 relative-date (warning, safe fix)\n\n"
         f"What it does: {RULES['B003'].summary}\n\n"
         f"Why it matters: {RULES['B003'].why}\n\n"
-        "Example:\n\n    The release freeze starts next Thursday.\n\n"
-        "Instead:\n\n    The release freeze starts 2026-11-26.\n\n"
+        "Example:\n\n    The release freeze starts next Thursday. The webhook failed last week.\n\n"
+        "Instead:\n\n    The release freeze starts 2026-11-26. The webhook failed the week of 2026-11-09.\n\n"
         f"Fix: {RULES['B003'].fix}\n"
     )
-    assert "Unsafe, applied only with `--unsafe-fixes`" in RULES["B003"].fix  # when anchored on the mtime
+    assert "Safe wherever the file has an age" in RULES["B003"].fix  # its date, its mtime or its last commit
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

@@ -465,8 +465,8 @@ def test_render_memory_round_trips_name_description_and_type(new: NewMemory) -> 
     assert memory.name == " ".join(new.name.split())
     assert memory.description == " ".join(new.description.split())
     assert new.body.strip() in doc.body
-    for label, given in (("**Why:**", new.why.strip()), ("**How to apply:**", new.how.strip())):
-        assert not given or f"{label} {given}" in doc.body  # whatever the type
+    for label, said in (("**Why:**", new.why.strip()), ("**How to apply:**", new.how.strip())):
+        assert not said or f"{label} {said}" in doc.body  # whatever the type
     if not (new.why.strip() or new.how.strip()):
         assert doc.body.strip() == new.body.strip()
 

@@ -82,6 +82,59 @@ def test_the_score_is_the_weighted_sum_of_its_parts(folder: Path, deploys: None)
     assert best.score == pytest.approx(0.6 * best.relevance + 0.25 * best.recency + 0.15 * best.importance)
 
 
+def _written_days_ago(path: Path, days: int, second: int = 0) -> None:
+    day = TODAY - dt.timedelta(days=days)
+    noon = time.mktime((day.year, day.month, day.day, 12, 0, second, 0, 0, -1))
+    os.utime(path, (noon, noon))
+
+
+NAMING = "API field names are snake_case; the user id field is user_id"
+
+
+def test_an_undated_memory_is_as_old_as_its_file(folder: Path, make_memory: MakeMemory) -> None:
+    """Claude Code writes no `created`/`updated`: its memory's recency comes from its file's mtime,
+    so it ranks beside a dated twin of the same age, not below it."""
+    body = "Name the new API field for user id user_id.\n"
+    undated = make_memory("feedback_naming.md", description=NAMING, body=body)
+    _written_days_ago(undated, 10)
+    make_memory("feedback_naming-copy.md", description=NAMING, body=body, created=_days_ago(10))
+    found = {r.path: r for r in recall(_dir(folder), "how should I name the new API field for user id").results}
+    undated_one, dated_one = found["feedback_naming.md"], found["feedback_naming-copy.md"]
+    assert undated_one.recency == dated_one.recency == pytest.approx(0.5 ** (10 / 30))
+    assert (undated_one.age.source, dated_one.age.source) == ("mtime", "frontmatter")
+
+
+def test_claude_codes_memory_outranks_weak_matches_added_today(folder: Path, make_memory: MakeMemory) -> None:
+    """The issue's case: two memories `memdir add` dated today that barely match must not push the
+    naming memory Claude Code wrote last month (no date in it) down the list, nor out of the hook."""
+    naming = make_memory("feedback_api-naming.md", description="How to name fields in the public API: snake_case ids",
+                         body="New API fields use snake_case; a user id field is user_id, never userId.\n")  # fmt: skip
+    _written_days_ago(naming, 25)
+    for name, text in (("api-client", "The API client retries twice"), ("api-docs", "API docs live in docs/api")):
+        make_memory(f"project_{name}.md", description=text, created=TODAY.isoformat(), body=f"{text}.\n")
+    result = recall(_dir(folder), "how should I name the new API field for user id")
+    assert result.results[0].path == "feedback_api-naming.md"
+
+
+def test_a_memory_with_no_age_at_all_is_as_old_as_a_typical_one(folder: Path, make_memory: MakeMemory) -> None:
+    """Where a copy reset every mtime and git has nothing, an undated memory gets the median recency of
+    the candidates that have an age: not last for its author writing no date, nor above an older dated
+    memory for that alone."""
+    body = "Name the new API field for user id user_id.\n"
+    paths = [make_memory("feedback_naming.md", description=NAMING, body=body)]
+    for name, days in (("new", 0), ("recent", 10), ("older", 60), ("old", 730)):
+        paths.append(make_memory(f"feedback_{name}.md", description=NAMING, body=body, created=_days_ago(days)))
+    for path in paths:
+        _written_days_ago(path, 3)  # one moment for all: what a copy does
+    result = recall(_dir(folder), "how should I name the new API field for user id")
+    assert [r.path for r in result.results] == [
+        "feedback_new.md", "feedback_recent.md", "feedback_naming.md", "feedback_older.md", "feedback_old.md",
+    ]  # fmt: skip
+    undated = result.results[2]
+    assert undated.age.source == "none"
+    assert undated.recency == pytest.approx((0.5 ** (10 / 30) + 0.5 ** (60 / 30)) / 2)  # the middle of the four
+
+
 def test_a_new_important_memory_with_no_relevance_is_never_returned(folder: Path, make_memory: MakeMemory) -> None:
     # Recency 1 and importance 1 make 0.4 without any relevance: above the seed's 0.35 floor.
     make_memory("project_launch.md", description="The launch is on 2026-12-01", created=TODAY.isoformat(),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -71,8 +74,10 @@ def test_json_shape(known: Path) -> None:
     payload = json.loads(result.stdout)
     assert set(payload) == {
         "folder", "today", "memories", "unreadable", "unreadable_files", "by_type", "by_status", "archived", "index",
-        "age_days", "expiring_soon", "recall", "cleanup", "notes",
+        "age_days", "age_sources", "expiring_soon", "recall", "cleanup", "notes",
     }  # fmt: skip
+    # Every file written at once (no git): the dated ones by their frontmatter, the undated one has no age.
+    assert payload["age_sources"] == {"frontmatter": 5, "mtime": 0, "git": 0, "none": 1}
     assert payload["unreadable"] == 1 and payload["unreadable_files"][0]["path"] == "broken.md"
     assert set(payload["index"]) == {
         "entries", "lines", "max_lines", "line_headroom", "bytes", "max_bytes", "byte_headroom", "left_out", "refused",
@@ -87,6 +92,20 @@ def test_json_shape(known: Path) -> None:
         "recalls": 3, "hit_rate": 0.6667, "average_returned": 1.0, "empty_rate": 0.3333, "distinct_recalled": 2,
     }  # fmt: skip
     assert payload["cleanup"] == {"expired_archived": 1, "superseded_archived": 2}
+
+
+def test_an_undated_memory_is_aged_by_its_file(folder: Path, make_memory: MakeMemory) -> None:
+    """Claude Code writes no dates: its memories are as old as their files, not "undated"."""
+    for name, days in (("user_a.md", 3), ("user_b.md", 45)):
+        path = make_memory(name)
+        day = TODAY - dt.timedelta(days=days)
+        noon = time.mktime((day.year, day.month, day.day, 12, 0, 0, 0, 0, -1))
+        os.utime(path, (noon, noon))
+    stats = folder_stats(MemoryDir(folder, today=TODAY))
+    assert stats.ages == {"0-7d": 1, "8-30d": 0, "31-90d": 1, "91-365d": 0, ">365d": 0, "undated": 0}
+    assert stats.age_sources == {"frontmatter": 0, "mtime": 2, "git": 0, "none": 0}
+    out = invoke_memdir("--dir", str(folder), "stats").stdout
+    assert "age        0-7d 1, 31-90d 1\n  from     mtime 2\n" in out
 
 
 def test_empty_folder_has_no_rates(folder: Path) -> None:

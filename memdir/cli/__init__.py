@@ -26,7 +26,8 @@ __all__ = ["app", "command_started", "main"]
 
 # Importing a command module registers its commands on the app; `memdir --help` lists them in this order.
 _COMMAND_MODULES = (
-    "folder", "lint", "memories", "extract", "context", "recall", "lifecycle", "watch", "hooks", "git", "mcp",
+    "folder", "lint", "memories", "importing", "extract", "context", "recall", "lifecycle", "watch", "hooks", "git",
+    "mcp",
 )  # fmt: skip
 INTERRUPTED = 130  # cli/errors.INTERRUPTED, without importing it first
 

@@ -100,3 +100,5 @@ def context(
             more = f" and {len(gone) - _SHOWN_NAMES} more" if len(gone) > _SHOWN_NAMES else ""
             limit = f"{result.budget or 0:,}-byte budget"
             st.say(f"left out to fit the {limit}: {plural(len(gone), one, many)} ({names}{more})")
+    if result.missing:  # the text says so too, for the agent
+        st.say(f"left out, their files gone: {', '.join(result.missing)} (`memdir index --drop-missing` removes them)")

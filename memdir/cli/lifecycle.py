@@ -301,6 +301,8 @@ def _print_stats(st: State, f: FolderStats, tty: bool) -> None:
         lines.append(f"  lines    {_bar(index.lines, index.max_lines, tty)}")
         lines.append(f"  bytes    {_bar(index.bytes, index.max_bytes, tty)}")
     lines.append(f"age        {counts(f.ages)}")
+    if any(f.age_sources.get(source, 0) for source in ("mtime", "git", "none")):  # say when not all are dated
+        lines.append(f"  from     {counts(f.age_sources)}")
     soon = ", ".join(f"{e.path} ({e.expires.isoformat()})" for e in f.expiring[:5])
     more = f" and {len(f.expiring) - 5} more" if len(f.expiring) > 5 else ""
     lines.append(

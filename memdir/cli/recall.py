@@ -120,9 +120,10 @@ def _print_text(st: State, result: RecallResult, explain: bool) -> None:
 
 def _explain_one(st: State, r: Recalled, result: RecallResult) -> None:
     s = result.settings
+    age = f"{r.age.day.isoformat()}, {r.age.describe()}" if r.age.day else "no age"
     st.write(
         f"       = {s.relevance_weight:g} x relevance {r.relevance:.2f} + {s.recency_weight:g} x recency "
-        f"{r.recency:.2f} + {s.importance_weight:g} x importance {r.importance:.2f}\n"
+        f"{r.recency:.2f} ({age}) + {s.importance_weight:g} x importance {r.importance:.2f}\n"
     )
     if r.matched:
         via = f" (in {r.via}, which this memory supersedes)" if r.via else ""

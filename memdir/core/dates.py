@@ -54,6 +54,8 @@ from datetime import date, timedelta
 from functools import cache
 from typing import Any
 
+from memdir.core.datetext import date_in_place
+
 __all__ = ["DateSpan", "absolutize", "date_in_place", "find_relative_dates", "parse_day"]
 
 
@@ -62,7 +64,8 @@ class DateSpan:
     start: int  # character offsets into the text given
     end: int
     phrase: str  # the matched text, e.g. "next Thursday"
-    resolved: date
+    resolved: date  # for a period, its first day
+    period: str = "day"  # or what the phrase names: week | month | quarter | year ("last quarter")
 
 
 # --- vocabulary: surface words (lower case) -> meaning ---------------------------------------
@@ -330,6 +333,7 @@ def _shift(anchor: date, unit: str, n: int) -> date:
 # --- resolvers: a match and the anchor -> the date it names ----------------------------------
 
 Resolver = Callable[[re.Match[str], date], date]
+Period = Callable[[re.Match[str]], str]  # the period a match names, for the rules that name one
 
 
 def _key(s: str) -> str:
@@ -364,6 +368,10 @@ def _day_table(table: Mapping[str, int]) -> Resolver:
 
 def _period_table(table: Mapping[str, tuple[str, int]]) -> Resolver:
     return lambda m, anchor: _period_start(anchor, *table[m[0]])
+
+
+def _table_unit(table: Mapping[str, tuple[str, int]]) -> Period:
+    return lambda m: table[m[0]][0]
 
 
 def _after_next(m: re.Match[str], anchor: date) -> date:
@@ -406,6 +414,7 @@ class _Rule:
     before: re.Pattern[str] | None  # rejects when it matches the text just before the phrase
     after: re.Pattern[str] | None  # rejects when it matches the text just after the phrase
     guard: Guard | None
+    period: Period | None  # what a match names when it is a period, not a day; None: always a day
 
 
 def _required_literals(pattern: str, flags: int) -> frozenset[str] | None:
@@ -496,22 +505,32 @@ def _rule(
     after: str | None = None,
     guard: Guard | None = None,
     fold: bool = True,
+    period: Period | None = None,
 ) -> _Rule:
     # Case folding a range of Hangul or Han costs milliseconds per regex, and CJK has no case.
     flags = re.IGNORECASE if fold else 0
+    if resolve in (_rel_start, _after_next):  # "next week", "la semaine prochaine": the period's first day
+        period = _unit
     return _Rule(
         re.compile(pattern, flags),
         resolve,
         re.compile(f"(?:{before})$", flags) if before else None,
         re.compile(after, flags) if after else None,
         guard,
+        period,
     )
 
 
 def _cjk(
-    pattern: str, resolve: Resolver, *, before: str | None = None, after: str | None = None, guard: Guard | None = None
+    pattern: str,
+    resolve: Resolver,
+    *,
+    before: str | None = None,
+    after: str | None = None,
+    guard: Guard | None = None,
+    period: Period | None = None,
 ) -> _Rule:
-    return _rule(pattern, resolve, before=before, after=after, guard=guard, fold=False)
+    return _rule(pattern, resolve, before=before, after=after, guard=guard, fold=False, period=period)
 
 
 def _alt(words: Iterable[str]) -> str:
@@ -699,7 +718,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(rf"\bil\s+y\s+a\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER + r"|^\s+de\b"),
     # Chinese (CJK has no word boundaries: guards look at the neighbouring characters instead)
     _cjk(_alt(_ZH_DAYS), _day_table(_ZH_DAYS), guard=_zh_compound),
-    _cjk(_alt(_ZH_PERIODS), _period_table(_ZH_PERIODS), guard=_zh_compound),
+    _cjk(_alt(_ZH_PERIODS), _period_table(_ZH_PERIODS), guard=_zh_compound, period=_table_unit(_ZH_PERIODS)),
     _cjk(
         f"{_ZH_REL}{_ZH_WEEK}(?P<wd>[一二三四五六日天])(?![天个個日周週年月号號])", _weekday(False), guard=_zh_compound
     ),
@@ -726,11 +745,19 @@ _RULES: tuple[_Rule, ...] = (
     ),
     # Japanese
     _cjk(_alt(_JA_DAYS), _day_table(_JA_DAYS), guard=_needs_kana),
-    _cjk(_alt(_JA_PERIODS), _period_table(_JA_PERIODS), after="^末", guard=_needs_kana),
+    _cjk(
+        _alt(_JA_PERIODS), _period_table(_JA_PERIODS), after="^末", guard=_needs_kana, period=_table_unit(_JA_PERIODS)
+    ),
     _cjk("(?P<rel>再来週|来週|先週|今週)の?(?P<wd>[月火水木金土日])曜日?", _weekday(False), guard=_needs_kana),
     # Korean
     _cjk(_alt(_KO_DAYS), _day_table(_KO_DAYS), before=_KO_BEFORE, after=_KO_AFTER),
-    _cjk(_alt(_KO_PERIODS), _period_table(_KO_PERIODS), before=_KO_BEFORE, after=_KO_AFTER),
+    _cjk(
+        _alt(_KO_PERIODS),
+        _period_table(_KO_PERIODS),
+        before=_KO_BEFORE,
+        after=_KO_AFTER,
+        period=_table_unit(_KO_PERIODS),
+    ),
     _cjk(
         r"(?P<rel>다음|지난|이번)\s?주\s?(?P<wd>[월화수목금토일])요일",
         _weekday(False),
@@ -786,30 +813,6 @@ def _quoted_alone(text: str, start: int, end: int) -> bool:
     if before[-1] == "'":  # an apostrophe (the boss' tomorrow') is not a quote
         return not (len(before) > 1 and before[-2].isalnum()) and not (len(after) > 1 and after[1].isalnum())
     return True
-
-
-# Han, kana and Hangul are written against a date with no space (我们2026-07-30和王磊); any other
-# letter or digit would run into it and make one token of both (本周P0 -> 2026-11-23P0).
-_CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]")
-
-
-def _runs_into(char: str) -> bool:
-    return char.isalnum() and not _CJK.match(char)
-
-
-def date_in_place(text: str, start: int, end: int, day: date) -> str:
-    """What replaces text[start:end] with `day`: its ISO date, with a space on each side where it
-    would otherwise touch a letter or digit (本周P0 -> "2026-11-23 P0", 明天10点 -> "2026-11-26 10点").
-
-    CJK relative dates have no word boundary, so a Latin letter or digit may sit right against
-    one; converting it is still right (明天10点 is "tomorrow at 10"), gluing the date onto it is
-    not. Han, kana and Hangul neighbours are left unspaced, as CJK text writes dates."""
-    iso = day.isoformat()
-    if start > 0 and _runs_into(text[start - 1]):
-        iso = " " + iso
-    if end < len(text) and _runs_into(text[end]):
-        iso += " "
-    return iso
 
 
 # --- what to skip: markdown code and URLs ----------------------------------------------------
@@ -1255,7 +1258,8 @@ def _find_in_batch(texts: Sequence[str], anchors: Sequence[date]) -> list[list[D
                         resolved = rule.resolve(m, anchors[i])
                     except (OverflowError, ValueError):  # beyond year 1..9999
                         continue
-                    found[i].append(DateSpan(m.start(), m.end(), text[m.start() : m.end()], resolved))
+                    period = rule.period(m) if rule.period is not None else "day"
+                    found[i].append(DateSpan(m.start(), m.end(), text[m.start() : m.end()], resolved, period))
     # Quotations are judged on the phrase that won: in "the day after tomorrow" (a preset's
     # label) the whole phrase is quoted, and "tomorrow" must not be converted in its place.
     return [

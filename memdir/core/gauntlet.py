@@ -26,7 +26,7 @@ from memdir.core.model import Memory, NewMemory, Status, name_key
 
 if TYPE_CHECKING:
     from memdir.core.rejections import Rejection
-    from memdir.core.similarity import MemoryText, PairVerdict
+    from memdir.core.similarity import Comparer, MemoryText, PairVerdict
 
 SOURCES = ("user", "agent", "tool")
 SAME_TOPIC_FLOOR = 0.3
@@ -126,6 +126,7 @@ def _screen_secrets(verdict: Verdict) -> None:
             setattr(new, key, redact(text))
             verdict.redacted += [hit.kind for hit in hits]
         verdict.placeholders += find_placeholder_keys(getattr(new, key))
+    new.extra = _redacted(new.extra, verdict.redacted)
     if verdict.redacted:
         left = _REDACTION.sub("", f"{new.description} {new.body}")
         if not any(c.isalnum() for c in left):
@@ -135,6 +136,23 @@ def _screen_secrets(verdict: Verdict) -> None:
             verdict.reasons.append(
                 f"redacted {len(verdict.redacted)} secret(s): {', '.join(sorted(set(verdict.redacted)))}"
             )
+
+
+def _redacted(value: Any, kinds: list[str]) -> Any:
+    """`value`, a field's value (text, or lists and mappings of it), with its secrets redacted; the
+    kind of each added to `kinds`. The other fields of a memory composed elsewhere (a harness's
+    `Post`, a file brought over by `import`) are screened like its text."""
+    from memdir.core.sensitive import find_secrets, redact
+
+    if isinstance(value, str):
+        hits = find_secrets(value)
+        kinds += [hit.kind for hit in hits]
+        return redact(value) if hits else value
+    if isinstance(value, dict):
+        return {key: _redacted(item, kinds) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, kinds) for item in value]
+    return value
 
 
 def _screen_provenance(verdict: Verdict) -> None:
@@ -170,22 +188,22 @@ def _same_as(shown: str, pair: PairVerdict) -> str:
     return f"says the same as {shown} ({pair.reason}; similarity {pair.score:.2f})"
 
 
-def _says_the_same(other: MemoryText, mine: MemoryText) -> str | None:
+def _says_the_same(other: MemoryText, mine: MemoryText, pairs: Comparer) -> str | None:
     """How `mine` repeats `other`, or None: a near-duplicate, or the
     same name on the same topic (a rewording that moved a date or a number, say). For the memories
     that are not live: a quarantined one, or one a person rejected."""
-    from memdir.core.similarity import compare, similarity
-
-    pair = compare(other, mine)
+    pair = pairs.compare(other, mine)
     if pair is not None and pair.label == "duplicate":
         return _same_as(other.key, pair)
-    score = pair.score if pair is not None else similarity(other, mine)
+    score = pair.score if pair is not None else pairs.similarity(other, mine)
     if name_key(other.name) == name_key(mine.name) and score >= SAME_TOPIC_FLOOR:
         return f"has the name and topic of {other.key} (similarity {score:.2f})"
     return None
 
 
-def _rejection(new: NewMemory, mine: MemoryText, rejected: Sequence[Rejection]) -> tuple[Rejection, str] | None:
+def _rejection(
+    new: NewMemory, mine: MemoryText, rejected: Sequence[Rejection], pairs: Comparer
+) -> tuple[Rejection, str] | None:
     """The rejection `new` repeats, and how: the same text (its digest: all a purged rejection
     keeps), or by `_says_the_same` with the rejected memory's text."""
     from memdir.core.model import parse_document
@@ -202,7 +220,7 @@ def _rejection(new: NewMemory, mine: MemoryText, rejected: Sequence[Rejection]) 
         if rejection.description is None or rejection.body is None:
             continue
         text = MemoryText(rejection.file, rejection.name, rejection.description, rejection.body, rejection.type)
-        how = _says_the_same(text, mine)
+        how = _says_the_same(text, mine, pairs)
         if how is not None:
             return rejection, how
     return None
@@ -218,8 +236,9 @@ def screen(
     """Run every candidate through the gauntlet, in order. `existing` is the folder's memories
     (quarantined ones included), `rejected` what people rejected in review there
     (`memdir.core.rejections.remembered`)."""
-    from memdir.core.similarity import MemoryText, compare, similarity
+    from memdir.core.similarity import Comparer, MemoryText
 
+    pairs = Comparer()
     live = live_memories(existing, today)
     texts = [MemoryText(m.path, m.name, m.description, m.body, m.raw_type) for m in live]
     waiting = [
@@ -237,7 +256,7 @@ def screen(
             continue
         _screen_provenance(verdict)
         mine = memory_text(candidate.memory.file_name, candidate.memory)
-        repeated = _rejection(candidate.memory, mine, rejected) if rejected else None
+        repeated = _rejection(candidate.memory, mine, rejected, pairs) if rejected else None
         if repeated is not None:
             rejection, how = repeated
             verdict.action, verdict.rejected = Action.SKIP, rejection.file
@@ -247,19 +266,19 @@ def screen(
         others = [(t, True) for t in texts] + [(t, False) for _, t in accepted]
         for other, is_existing in others:
             shown = other.key if is_existing else f"(batch) {other.key}"
-            pair = compare(other, mine)
+            pair = pairs.compare(other, mine)
             if pair is not None and pair.label == "duplicate":
                 verdict.action = Action.SKIP
                 verdict.duplicate_of = shown
                 verdict.reasons.append(_same_as(shown, pair))
                 break
-            score = pair.score if pair is not None else similarity(other, mine)
+            score = pair.score if pair is not None else pairs.similarity(other, mine)
             same_name = name_key(other.name) == name_key(candidate.memory.name)
             if pair is not None or score >= SAME_TOPIC_FLOOR or same_name:
                 reason = pair.reason if pair is not None else ("same name" if same_name else "same topic")
                 verdict.same_topic.append(Neighbour(shown, other.name, score, reason, is_existing))
         for other in waiting if verdict.action is not Action.SKIP else []:
-            repeats = _says_the_same(other, mine)
+            repeats = _says_the_same(other, mine, pairs)
             if repeats is not None:
                 verdict.action, verdict.duplicate_of = Action.SKIP, other.key
                 verdict.reasons.append(f"{repeats}, which waits in quarantine (`memdir review`)")

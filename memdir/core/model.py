@@ -1000,10 +1000,12 @@ class NewMemory:
     importance: float | None = None
     expires: dt.date | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    path: str | None = None  # the file it keeps (a memory brought over by `import`), relative to the folder
 
     @property
     def file_name(self) -> str:
-        return file_name_for(self.type, self.name)
+        """Where it is written: its own `path` when it has one, else `<type>_<slug>.md`."""
+        return self.path or file_name_for(self.type, self.name)
 
     @classmethod
     def from_post(cls, post: Any, created: dt.date | None = None) -> NewMemory:

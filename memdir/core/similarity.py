@@ -59,6 +59,7 @@ from memdir.core.lazyre import LazyPattern
 __all__ = [
     "DUPLICATE_SCORE",
     "TOPIC_SCORE",
+    "Comparer",
     "MemoryText",
     "PairVerdict",
     "compare",
@@ -430,6 +431,12 @@ class _Profile:
         return term in self.keys
 
     @cached_property
+    def wordy(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The head's terms and the whole memory's without the terms that hold a digit (`_word_score`)."""
+        head, whole = _terms_of_keys(self.head), self.terms
+        return frozenset(t for t in head if not _DIGIT.search(t)), frozenset(t for t in whole if not _DIGIT.search(t))
+
+    @cached_property
     def reading(self) -> _Reading:
         """The whole memory's terms as a folder scan reads them, a stretch of the body at a time."""
         return _Reading(self)
@@ -517,7 +524,7 @@ class _Profile:
 
 _WORKED_OUT = frozenset(
     (
-        *("keys", "terms", "reading", "values", "head_values", "names", "subject", "words", "said"),
+        *("keys", "terms", "wordy", "reading", "values", "head_values", "names", "subject", "words", "said"),
         *("change", "called_off", "negated"),
     )
 )
@@ -1039,8 +1046,31 @@ def compare(a: MemoryText, b: MemoryText) -> PairVerdict | None:
     when its specific facts agree (`_same_facts`): the write path compares a new memory with each
     of its neighbours, where a duplicate reworded from end to end is cheapest to stop.
     """
-    pa, pb = _Profile.of(a), _Profile.of(b)
-    return _verdict(pa, pb) or _same_facts(pa, pb)
+    return Comparer().compare(a, b)
+
+
+class Comparer:
+    """`compare` and `similarity` for many pairs among the same memories, each memory's terms worked
+    out once rather than once a pair: the write path's screen compares every new memory of a batch
+    (an import brings hundreds) with every memory in the folder."""
+
+    def __init__(self) -> None:
+        self._profiles: dict[MemoryText, _Profile] = {}
+
+    def _profile(self, memory: MemoryText) -> _Profile:
+        found = self._profiles.get(memory)
+        if found is None:
+            found = self._profiles[memory] = _Profile.of(memory)
+        return found
+
+    def compare(self, a: MemoryText, b: MemoryText) -> PairVerdict | None:
+        """As the function `compare`."""
+        pa, pb = self._profile(a), self._profile(b)
+        return _verdict(pa, pb) or _same_facts(pa, pb)
+
+    def similarity(self, a: MemoryText, b: MemoryText) -> float:
+        """As the function `similarity`."""
+        return _score(self._profile(a), self._profile(b))
 
 
 # A reworded duplicate keeps its specific facts (see "Facts" at the top) while its ordinary words
@@ -1088,10 +1118,7 @@ def _specific_facts(a: _Profile, b: _Profile) -> list[str] | None:
 def _word_score(a: _Profile, b: _Profile) -> float:
     """`_score` of two memories of one type over their words alone, without the terms that hold a
     digit: in a short memory a shared number is a good part of its terms, and says nothing of topic."""
-    head_a, head_b, all_a, all_b = (
-        frozenset(t for t in ts if not _DIGIT.search(t))
-        for ts in (_terms_of_keys(a.head), _terms_of_keys(b.head), a.terms, b.terms)
-    )
+    (head_a, all_a), (head_b, all_b) = a.wordy, b.wordy
     return (_cosine(head_a, head_b) + _cosine(all_a, all_b)) / 2
 
 

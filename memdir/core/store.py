@@ -18,13 +18,16 @@ import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, BinaryIO
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memdir.core.cache import ParseCache, file_key
-from memdir.core.errors import FolderNotFound, LockTimeout, StateRefused
+from memdir.core.errors import FolderNotFound, InvalidMemory, LockTimeout, StateRefused
 from memdir.core.index import Indexable, IndexRow
 from memdir.core.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
+
+if TYPE_CHECKING:
+    from memdir.core.age import FolderAges
 
 STATE_DIR = ".memdir"
 ARCHIVE_DIR = ".archive"
@@ -62,10 +65,23 @@ class Scan:
     root: Path
     memories: list[Memory] = field(default_factory=list)
     problems: list[FileProblem] = field(default_factory=list)
+    # st_mtime of every file read, memory or not: what FolderAges judges a checkout by, as the recall
+    # index's listing does.
+    mtimes: dict[str, float] = field(default_factory=dict)
+    _ages: FolderAges | None = field(default=None, repr=False, compare=False)
 
     @property
     def files_seen(self) -> int:
         return len(self.memories) + len(self.problems)
+
+    @property
+    def ages(self) -> FolderAges:
+        """Each memory's age (memdir.core.age), made once for this scan."""
+        if self._ages is None:
+            from memdir.core.age import FolderAges  # not for `index` in a session-start hook, which needs none
+
+            self._ages = FolderAges(self.root, self.mtimes)
+        return self._ages
 
 
 def resolved(path: Path) -> Path:
@@ -94,11 +110,18 @@ def scan_folder(root: Path, cache: ParseCache | None = None) -> Scan:
     scan = Scan(root=Path(root))
     cache = cache or ParseCache.disabled()
     for item in list_files(Path(root)):
-        loaded = item if isinstance(item, FileProblem) else load_file(item[1], item[0], cache)
+        if isinstance(item, FileProblem):
+            scan.problems.append(item)
+            continue
+        rel, path = item
+        loaded = load_file(path, rel, cache)
         if isinstance(loaded, Memory):
             scan.memories.append(loaded)
+            scan.mtimes[rel] = loaded.mtime
         else:
             scan.problems.append(loaded)
+            with contextlib.suppress(OSError):  # a file that is there but is no memory (no frontmatter, say)
+                scan.mtimes[rel] = os.stat(path, follow_symlinks=False).st_mtime
     cache.save()
     return scan
 
@@ -628,6 +651,25 @@ def archive_folder_for(root: Path, rel: str) -> Path:
     for part in Path(rel).parent.parts:
         folder = checked_folder(folder / part, create=True)
     return folder
+
+
+def make_folders(root: Path, paths: Iterable[str]) -> list[Path]:
+    """Make the missing sub-folders that new files (POSIX paths relative to `root`) go into; the
+    ones made, outermost first. Raises InvalidMemory for a path outside `root` or in a dot-folder,
+    or through a sub-folder that leads outside it."""
+    made: list[Path] = []
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if PurePosixPath(path).is_absolute() or ".." in parts or any(p.startswith(".") for p in parts[:-1]):
+            raise InvalidMemory(f"{path}: a memory's file must be inside the folder, outside its dot-folders")
+        for parent in reversed(PurePosixPath(path).parents[:-1]):
+            folder = root / parent
+            if not folder.is_dir():
+                folder.mkdir()
+                made.append(folder)
+            elif not _is_inside(resolved(folder), resolved(root)):
+                raise InvalidMemory(f"{parent} leads outside the memory folder; memdir will not write there")
+    return made
 
 
 def escapes(root: Path) -> list[tuple[str, str]]:

@@ -130,7 +130,7 @@ def session_start(
     index_text = write.previous if write.result.refused is not None else write.result.text
     if not (index_text or "").strip():
         return outcome
-    context = session_context(folder, index_text or "", write.inputs)
+    context = session_context(folder, index_text or "", write.inputs, write.result.dead)
     if write.first_run and write.changed and write.result.rewritten:
         context += first_rewrite_note(len(write.result.rewritten))
     if folder.config.context.recall_on_start:
@@ -173,12 +173,18 @@ def _reindex(folder: MemoryDir, notes: list[str]) -> IndexWrite:
     return write
 
 
-def session_context(folder: MemoryDir, index_text: str, inputs: Sequence[Indexable]) -> str:
+def session_context(folder: MemoryDir, index_text: str, inputs: Sequence[Indexable], dead: Sequence[str] = ()) -> str:
     """The text a new session starts with: a short header and the index, within CONTEXT_LIMIT.
-    `inputs` are the memories the index was built from (IndexWrite.inputs), to fit it smaller.
+    `inputs` are the memories the index was built from (IndexWrite.inputs), to fit it smaller;
+    `dead` its entries whose file is gone (IndexResult.dead), left out with a line that says so.
 
     The one place that decides what the session sees; a richer renderer can replace it.
     """
+    from memdir.read.context import missing_note, without_dead_entries
+
+    index_text, missing = without_dead_entries(index_text, dead)
+    if missing:
+        index_text = index_text.rstrip("\n") + "\n\n" + missing_note(missing)
     header = (
         "# Long-term memory (memdir)\n\n"
         f"The index of this project's memory folder, {folder.root}: one line per memory file, with "
@@ -318,6 +324,7 @@ def prompt_recall(
     # Through the parse cache: the session's start has parsed these files, so YAML need not load.
     parsed = ParseCache.load(state_dir(folder.root)) if folder.cache else None
     memories = recalled_memories(folder, found, parsed)
+    ages = {chosen.path: chosen.age for chosen in found.results}  # as recall counted them
     if not memories:
         return outcome
     from memdir.read.context import recalled_in_full  # only now: most prompts recall nothing
@@ -331,7 +338,7 @@ def prompt_recall(
     for memory in memories:  # each in whole or left out, as the session's context does
         if memory.exclusion(folder.today) is not None:  # changed since recall chose it: as render_context
             continue
-        text = recalled_in_full(memory, folder.today)
+        text = recalled_in_full(memory, ages[memory.path], folder.today)
         if _length(context + text) > CONTEXT_LIMIT:
             left_out += 1
             continue

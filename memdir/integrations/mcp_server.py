@@ -173,7 +173,7 @@ class MemoryServer:
             memory = memories.get(chosen.path)
             if memory is None:  # changed into something that is not a memory since it was scored
                 continue
-            entry, section = recalled_entry(memory, folder.today)
+            entry, section = recalled_entry(memory, chosen.age, folder.today)
             results.append({**entry, "score": round(chosen.score, 4)})
             sections.append(section)
         data = {"folder": str(folder.root), "query": query, "results": results}

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from memdir.core.age import NO_AGE, Age, AgeSource
 from memdir.core.errors import MemdirError, MemoryChanged, MemoryNotFound, os_error_text
 from memdir.core.model import FrontmatterError, Memory, Status, name_key, parse_document, set_fields
 from memdir.core.store import (
@@ -386,9 +387,9 @@ def _names(value: Any) -> list[str]:
 @dataclass(frozen=True)
 class HistoryEvent:
     when: str  # an ISO date or date-time; "" when the record has none
-    what: str  # created | updated | supersedes | superseded | archived | expires | a logged decision
+    what: str  # created | updated | changed | supersedes | superseded | archived | expires | a logged decision
     detail: str
-    source: str  # frontmatter | archive | chain | log
+    source: str  # frontmatter | mtime | git | archive | chain | log
 
 
 @dataclass(frozen=True)
@@ -429,6 +430,12 @@ def history(folder: MemoryDir, query: str) -> History:
 
     live, archive = folder.scan(), archive_scan(folder)
     everyone = {**{m.path: m for m in live.memories}, **{f"{ARCHIVE_DIR}/{m.path}": m for m in archive.memories}}
+
+    def age(path: str) -> Age:  # a memory's age (memdir.core.age), in the folder or in the archive
+        scan = archive if path.startswith(ARCHIVE_DIR + "/") else live
+        found = everyone.get(path)
+        return scan.ages.of(found) if found is not None else NO_AGE
+
     by_file: dict[str, str] = {}
     for path in everyone:  # a file name points at the live copy before an archived one
         by_file.setdefault(PurePosixPath(path).name, path)
@@ -439,6 +446,10 @@ def history(folder: MemoryDir, query: str) -> History:
         day = memory.date(key)
         if day is not None and not (what == "updated" and day == memory.date("created")):
             events.append(HistoryEvent(day.isoformat(), what, f"`{key}` in the frontmatter", "frontmatter"))
+    own_age = age(me)
+    if own_age.day is not None and own_age.source is not AgeSource.FRONTMATTER:  # Claude Code writes no dates
+        events.append(HistoryEvent(own_age.day.isoformat(), "changed", f"last changed: {own_age.describe()}",
+                                   own_age.source.value))  # fmt: skip
     if memory.expires is not None:
         verb = "expired" if memory.expires <= folder.today else "expires"
         events.append(HistoryEvent(memory.expires.isoformat(), verb, f"`expires: {memory.expires}`", "frontmatter"))
@@ -456,9 +467,9 @@ def history(folder: MemoryDir, query: str) -> History:
             HistoryEvent(when.isoformat() if when else "", "superseded", f"superseded by {successors[0]}", "chain")
         )
     for old in predecessors:
-        events.append(
-            HistoryEvent(_changed(everyone.get(by_file.get(old, ""))), "supersedes", f"replaces {old}", "chain")
-        )
+        replaced_day = age(by_file.get(old, "")).day
+        events.append(HistoryEvent(replaced_day.isoformat() if replaced_day else "", "supersedes", f"replaces {old}",
+                                   "chain"))  # fmt: skip
     archived = memory.date("archived")
     if archived is not None or me.startswith(ARCHIVE_DIR + "/"):
         why = _text(memory.fields.get("archived_reason")) or "moved into the archive"
@@ -540,11 +551,6 @@ def _chain(memory: Memory, everyone: dict[str, Memory], by_file: dict[str, str])
         chain.append(PurePosixPath(successor).name)
         current = everyone.get(by_file.get(PurePosixPath(successor).name, ""))
     return chain
-
-
-def _changed(memory: Memory | None) -> str:
-    day = memory.last_changed if memory is not None else None
-    return day.isoformat() if day else ""
 
 
 def _state(memory: Memory, where: str, today: dt.date) -> str:

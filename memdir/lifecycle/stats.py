@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memdir.core.age import AgeSource
 from memdir.core.errors import IndexRefused
 from memdir.core.model import MemoryType, Status
 from memdir.core.store import archive_dir, iter_generations, scan_folder, state_dir
@@ -31,7 +32,8 @@ AGE_BUCKETS: tuple[tuple[str, int | None], ...] = (
     ("91-365d", 365),
     (">365d", None),
 )
-"""Age in days since a memory last changed (`updated`, else `created`), upper bounds inclusive."""
+"""Age in days since a memory last changed, upper bounds inclusive: its age as everywhere in memdir
+(memdir.core.age: `updated`, else `created`, else its file's modification time, else its last commit)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class FolderStats:
     archived: int  # memory files in .archive/
     index: IndexFigures
     ages: dict[str, int]
+    age_sources: dict[str, int]  # what each memory's age rests on: frontmatter | mtime | git | none
     expiring_within_days: int
     expiring: list[Expiring]
     recall: RecallFigures
@@ -128,6 +131,7 @@ class FolderStats:
             "archived": self.archived,
             "index": self.index.to_json(),
             "age_days": self.ages,
+            "age_sources": self.age_sources,
             "expiring_soon": {
                 "within_days": self.expiring_within_days,
                 "memories": [
@@ -148,6 +152,7 @@ def folder_stats(folder: MemoryDir, expiring_days: int = EXPIRING_DAYS) -> Folde
     by_type: Counter[str] = Counter({t.value: 0 for t in MemoryType})
     by_status: Counter[str] = Counter({s.value: 0 for s in Status} | {"expired": 0})
     ages: Counter[str] = Counter({label: 0 for label, _ in AGE_BUCKETS} | {"undated": 0})
+    sources: Counter[str] = Counter({source.value: 0 for source in AgeSource})
     expiring: list[Expiring] = []
     for memory in scan.memories:
         by_type[memory.type.value if memory.type else "invalid"] += 1
@@ -157,7 +162,9 @@ def folder_stats(folder: MemoryDir, expiring_days: int = EXPIRING_DAYS) -> Folde
         elif status == Status.ACTIVE and memory.expires is not None and memory.expires <= today:
             status = "expired"
         by_status[status] += 1
-        ages[_age_bucket(memory.last_changed, today)] += 1
+        age = scan.ages.of(memory)
+        ages[_age_bucket(age.day, today)] += 1
+        sources[age.source.value] += 1
         if status == Status.ACTIVE and memory.expires is not None and (memory.expires - today).days <= expiring_days:
             expiring.append(Expiring(memory.path, memory.expires, (memory.expires - today).days))
     expiring.sort(key=lambda e: (e.expires, e.path))
@@ -171,6 +178,7 @@ def folder_stats(folder: MemoryDir, expiring_days: int = EXPIRING_DAYS) -> Folde
         archived=_archived_count(folder, notes),
         index=_index_figures(folder, scan),
         ages=dict(ages),
+        age_sources=dict(sources),
         expiring_within_days=expiring_days,
         expiring=expiring,
         recall=_recall_figures(folder, notes),

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from memdir.core.dates import date_in_place, find_relative_dates_in
+from memdir.core.age import Age
+from memdir.core.dates import DateSpan, find_relative_dates_in
+from memdir.core.datetext import period_in_place
 from memdir.core.model import Memory
 from memdir.lint.registry import (
     Applicability,
@@ -165,24 +166,6 @@ def missing_how(ctx: LintContext) -> Iterator[Hit]:
             yield Hit(memory.path, memory.doc.body_line, f"{kind} memory has no **How to apply:** line")
 
 
-class _Anchor(NamedTuple):
-    """The day a memory's text was written, as well as the file can tell, and what that rests on."""
-
-    day: dt.date
-    source: str  # how a finding names it: "its date", "its modification time"
-    fix: Applicability  # how far a fix counted from it can be trusted
-
-
-def _anchor(memory: Memory) -> _Anchor:
-    """A date the file states about itself (updated, created, ...) is the author's; the modification
-    time is only the last time something touched the file. A clone, a checkout or a copy sets it to
-    that day, so "tomorrow" in a note written in July would become a date in November: a fix
-    counted from it is unsafe, applied only with --unsafe-fixes."""
-    if memory.last_changed is not None:
-        return _Anchor(memory.last_changed, "its date", Applicability.SAFE)
-    return _Anchor(dt.date.fromtimestamp(memory.mtime), "its modification time", Applicability.UNSAFE)
-
-
 def _line_span(text: str, line: int) -> tuple[int, int]:
     """Offsets of 1-based `line` in `text`, without its newline."""
     start = 0
@@ -197,30 +180,36 @@ def _line_span(text: str, line: int) -> tuple[int, int]:
     "Finds relative dates (tomorrow, next Thursday, last week) in a description or body.",
     why="""A memory is read weeks or months after it was written, when "next Thursday" points at the
     wrong day. `memdir add` converts relative dates when it writes; this rule finds the ones
-    written by hand and says which date each would be, counted from the file's
-    `updated`/`created` date, else its modification time. What `memdir add` leaves alone is ignored
-    here too: code spans and fenced code, code-like text (`tomorrow()`, `next_week`, `{today}`) and
-    a phrase that is all a quotation holds, a label rather than a day (the "Next Week" button). A
-    date that would touch a Latin letter or digit is written with a space on that side, since CJK
-    text has no word boundary: 本周P0 becomes `2026-11-23 P0`, never `2026-11-23P0`.""",
-    example="The release freeze starts next Thursday.",
-    instead="The release freeze starts 2026-11-26.",
-    fix="""Replaces each phrase with its ISO date. Safe when counted from a date the file states about
-    itself (`updated`, `created`, `modified`, ...). Unsafe, applied only with `--unsafe-fixes`, when
-    the file states none and the count starts from its modification time, which a `git clone`, a
-    checkout or a copy resets to that day: the finding names the anchor it used, and adding
-    `created:` to the frontmatter makes the fix safe.""",
+    written by hand and says which date each would be, counted from the file's age: its
+    `updated`/`created` date, else its modification time (Claude Code writes no dates), else, where
+    a checkout or copy reset every file's modification time at once, its last commit
+    (docs/memory-file.md, "A memory's age"). What `memdir add` leaves alone is ignored here too:
+    code spans and fenced code, code-like text (`tomorrow()`, `next_week`, `{today}`) and a phrase
+    that is all a quotation holds, a label rather than a day (the "Next Week" button).""",
+    example="The release freeze starts next Thursday. The webhook failed last week.",
+    instead="The release freeze starts 2026-11-26. The webhook failed the week of 2026-11-09.",
+    fix="""Replaces each phrase with what it names: a day with its ISO date, a period with the
+    period, never with a day that reads as precise: "last week" becomes "the week of 2026-11-09",
+    "next quarter" "in 2027-Q1" ("by 2027-Q1" after a preposition), "next month" "in 2026-12",
+    "next year" "in 2027"; in other languages the period's ISO form alone (nächste Woche:
+    2026-W48). A date that would touch a Latin letter or digit gets a space on that side, since CJK
+    text has no word boundary: 明天10点 becomes `2026-11-26 10点`. Safe wherever the file has an age,
+    which is the day its text was last written: its own date, its modification time, or its last
+    commit; the finding names which. A file with none (no date, every modification time reset by a
+    checkout or copy, and no git history to read) gets the finding without a date or a fix: add
+    `created:` to its frontmatter.""",
     fixable=Applicability.SAFE,
 )  # fmt: skip
 def relative_date(ctx: LintContext) -> Iterator[Hit]:
     memories = ctx.scan.memories
-    anchors = [_anchor(memory) for memory in memories]
-    days = [anchor.day for anchor in anchors]
+    ages = [ctx.scan.ages.of(memory) for memory in memories]
+    # A file with no age is searched from today, only to find its phrases: no date is said or written.
+    days = [age.day or ctx.today for age in ages]
     # All descriptions and bodies in one call: the date grammar's prefilter is much faster in bulk.
     # The bodies are cut from the files' text as the scan reaches them, not held all at once.
     texts = itertools.chain((m.description for m in memories), (m.body for m in memories))
     found = find_relative_dates_in(texts, days + days)
-    for i, (memory, anchor) in enumerate(zip(memories, anchors, strict=True)):
+    for i, (memory, age) in enumerate(zip(memories, ages, strict=True)):
         in_description, in_body = found[i], found[len(memories) + i]
         if not in_description and not in_body:
             continue
@@ -230,29 +219,31 @@ def relative_date(ctx: LintContext) -> Iterator[Hit]:
             line_start, line_end = _line_span(text, description_line)
             where = text.find(span.phrase, line_start, line_end)
             unique = where >= 0 and text.find(span.phrase, where + 1, line_end) < 0
-            end = where + len(span.phrase)
-            edit = Edit(where, end, date_in_place(text, where, end, span.resolved)) if unique else None
-            yield _date_hit(memory, description_line, span.phrase, span.resolved, anchor, edit)
+            yield _date_hit(memory, description_line, span, age, where if unique else None)
         for span in in_body:
             start = memory.doc.body_start + span.start
             line = line_at(memory.doc.text, start)  # the whole text: memory.body is a new string each time
-            end = memory.doc.body_start + span.end
-            edit = Edit(start, end, date_in_place(text, start, end, span.resolved))
-            yield _date_hit(memory, line, span.phrase, span.resolved, anchor, edit)
+            yield _date_hit(memory, line, span, age, start)
 
 
-def _date_hit(memory: Memory, line: int, phrase: str, resolved: dt.date, anchor: _Anchor, edit: Edit | None) -> Hit:
-    day = resolved.isoformat()
-    counted = f"counting from {anchor.source} {anchor.day.isoformat()}"
-    if anchor.fix is Applicability.UNSAFE:
-        counted += ", which a clone or checkout resets"
-    fix = None
-    if edit is not None:
-        what = f"replace {phrase!r} with {day}"
-        if anchor.fix is Applicability.UNSAFE:
-            what += " (counted from the modification time: check it)"
-        fix = Fix(anchor.fix, what, (edit,))
-    return Hit(memory.path, line, f"relative date {phrase!r}: write the date ({day}, {counted})", fix)
+def _date_hit(memory: Memory, line: int, span: DateSpan, age: Age, start: int | None) -> Hit:
+    """The finding for one phrase at offset `start` of the file, counted from the file's `age`; with
+    a fix when the phrase is there (None: not found there alone) and the file has an age. The fix is
+    as sure as the finding: the age is the day the text was last written, by the file's own date,
+    its modification time, or its last commit."""
+    if age.day is None:
+        why = "no day to count from: the file states no date, and a checkout or copy reset its modification time"
+        return Hit(memory.path, line, f"relative date {span.phrase!r}: write the date ({why}; add `created:`)")
+    written = span.phrase if start is None else memory.doc.text  # the phrase alone when its place is unsure
+    at = 0 if start is None else start
+    end = at + len(span.phrase)
+    replacement = period_in_place(written, at, end, span.resolved, span.period)
+    counted = f"counting from {age.describe()} {age.day.isoformat()}"
+    message = f"relative date {span.phrase!r}: write the date ({replacement.strip()}, {counted})"
+    if start is None:
+        return Hit(memory.path, line, message)
+    fix = Fix(Applicability.SAFE, f"replace {span.phrase!r} with {replacement.strip()}", (Edit(at, end, replacement),))
+    return Hit(memory.path, line, message, fix)
 
 
 @lru_cache(maxsize=16)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from memdir.core.age import AgeSource
 from memdir.core.model import Memory, MemoryType
 from memdir.lint.registry import Hit, LintContext, Severity, at_line_starts, line_at, newline_and_body, rule
 
@@ -221,25 +222,30 @@ def long_body(ctx: LintContext) -> Iterator[Hit]:
     "Finds project memories not updated for `stale-project-days` (default 90).",
     why="""Project memories hold decisions, deadlines and plans, which change. One that nobody has
     touched in three months may describe a project that has moved on, and the agent will act on
-    it. Confirm it and set `updated`, or archive it. The age is configurable in
-    `[tool.memdir.lint] stale-project-days`.""",
+    it. Confirm it and set `updated`, or archive it. The age is the memory's age as everywhere in
+    memdir: its `updated`/`created` date, else its modification time, else (where a checkout reset
+    every modification time) its last commit; a memory with none is not judged. The limit is
+    configurable in `[tool.memdir.lint] stale-project-days`.""",
     example="type: project\ncreated: 2026-03-01   (no updated:, today is 2026-11-22)",
     instead="type: project\ncreated: 2026-03-01\nupdated: 2026-11-22",
 )  # fmt: skip
 def stale_project(ctx: LintContext) -> Iterator[Hit]:
     limit = ctx.config.lint.stale_project_days
     for memory in ctx.scan.memories:
-        changed = memory.last_changed
-        if memory.type is not MemoryType.PROJECT or changed is None or memory.exclusion(ctx.today) is not None:
-            continue  # undated files have only their checkout time, which says nothing
-        age = (ctx.today - changed).days
-        if age > limit:
+        if memory.type is not MemoryType.PROJECT or memory.exclusion(ctx.today) is not None:
+            continue
+        age = ctx.scan.ages.of(memory)
+        if age.day is None:
+            continue
+        days = (ctx.today - age.day).days
+        if days > limit:
             key = next((k for k in ("updated", "modified", "updated_at", "created") if k in memory.fields), "created")
+            by = "" if age.source is AgeSource.FRONTMATTER else f", by {age.describe()}"
             yield Hit(
                 memory.path,
                 memory.line_of(key),
-                f"project memory last changed {changed.isoformat()} ({age} days ago); confirm it and set `updated`, "
-                "or archive it",
+                f"project memory last changed {age.day.isoformat()} ({days} days ago{by}); confirm it and set "
+                "`updated`, or archive it",
             )
 
 

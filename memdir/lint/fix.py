@@ -55,4 +55,5 @@ def overlay(scan: Scan, texts: Mapping[str, str]) -> Scan:
                 raise FrontmatterError(f"{memory.path}: a fix removed the frontmatter")
             memory = dataclasses.replace(memory, doc=doc)
         memories.append(memory)
-    return Scan(root=scan.root, memories=memories, problems=list(scan.problems))
+    # The files keep their mtimes until written: ages (and a git look-up) carry over.
+    return Scan(root=scan.root, memories=memories, problems=list(scan.problems), mtimes=scan.mtimes, _ages=scan.ages)

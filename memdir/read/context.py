@@ -5,7 +5,8 @@ is spent in a fixed order: the index first (its entries most valuable first, the
 caps use), then the full text of pinned memories, then the full text of memories a caller adds
 (`recalled`, e.g. the memories recall found relevant to a task), each of these with its age in words.
 A memory is never cut part-way: its entry or its body is in whole or left out, and what was left out
-is reported.
+is reported. An entry of MEMORY.md whose file is gone (a dead entry, which the index keeps by design)
+is left out, and one line says which: the agent must not be sent to read a file that is not there.
 
 The context goes into an agent's session, so it is a boundary (memdir.core.outward): a secret in a memory
 is masked and a control character in one (ESC, NUL, a C1 CSI) is written as an escape, in every format.
@@ -17,13 +18,14 @@ import datetime as dt
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from memdir.core.age import Age
 from memdir.core.errors import MemdirError
-from memdir.core.index import render_entry, split_lines, value_key
+from memdir.core.index import entry_target, render_entry, split_lines, value_key
 from memdir.core.model import Memory, plural
 from memdir.core.outward import dumps, for_terminal, masked
 
@@ -78,6 +80,7 @@ class Context:
     left_out: list[LeftOutOfContext]
     budget: int | None
     index_refused: str | None = None  # why MEMORY.md could not be regenerated (then it is used as it is)
+    missing: list[str] = field(default_factory=list)  # link targets of MEMORY.md entries whose file is gone
 
     @property
     def bytes(self) -> int:
@@ -113,18 +116,49 @@ def is_pinned(memory: Memory, pin_importance: float | None) -> bool:
     return pin_importance is not None and memory.importance_given is not None and memory.importance >= pin_importance
 
 
-def age_note(memory: Memory, today: dt.date) -> str:
-    """How old a memory is, for the agent that reads it: from today, from yesterday, or N days old
-    with a reminder that it may no longer hold (the note Claude Code adds to the memories it recalls)."""
-    changed = memory.last_changed
-    if changed is None:
+def age_note(age: Age, today: dt.date) -> str:
+    """How old a memory is (its `Age`: memdir.core.age), for the agent that reads it: from today,
+    from yesterday, or N days old with a reminder that it may no longer hold (the note Claude Code
+    adds to the memories it recalls)."""
+    if age.day is None:
         return "This memory is undated; verify before asserting it as fact."
-    days = (today - changed).days
+    days = (today - age.day).days
     if days <= 0:
         return "This memory is from today."
     if days == 1:
         return "This memory is from yesterday."
     return f"This memory is {days:,} days old; verify before asserting it as fact."
+
+
+def without_dead_entries(index_text: str, dead: Sequence[str]) -> tuple[str, list[str]]:
+    """MEMORY.md's text without its dead entries (IndexResult.dead: entry lines whose file is gone),
+    and the link targets of those left out. The index keeps them for a person to see; a session
+    must not be told to read a file that does not exist."""
+    if not dead:
+        return index_text, []
+    gone = set(dead)
+    kept: list[str] = []
+    missing: list[str] = []
+    for line in index_text.split("\n"):
+        if line.removesuffix("\r") in gone:
+            missing.append(entry_target(line.removesuffix("\r")) or line.strip())
+        else:
+            kept.append(line)
+    return "\n".join(kept), missing
+
+
+def missing_sentence(missing: Sequence[str]) -> str:
+    """Which entries of MEMORY.md were left out because their files are gone, in one sentence."""
+    which = "its file no longer exists" if len(missing) == 1 else "their files no longer exist"
+    return (
+        f"{plural(len(missing), 'entry', 'entries')} of MEMORY.md left out here because {which} "
+        f"({', '.join(missing)}); `memdir index --drop-missing` removes them"
+    )
+
+
+def missing_note(missing: Sequence[str]) -> str:
+    """missing_sentence as the line markdown ends the index with, a comment like the index's own notes."""
+    return f"{_INDEX_NOTE} {missing_sentence(missing)} -->\n"
 
 
 def render_context(
@@ -158,9 +192,11 @@ def render_context(
     left_out: list[LeftOutOfContext] = []
     entries: list[Memory] = []
     index_text = ""
+    missing: list[str] = []
     if include_index:
         entries = [memories[row.path] for row in index.entries]
-        index_text = for_terminal(index.text.removeprefix("\ufeff").replace("\r\n", "\n"))
+        index_text, missing = without_dead_entries(index.text.removeprefix("\ufeff").replace("\r\n", "\n"), index.dead)
+        index_text, missing = for_terminal(index_text), [for_terminal(target) for target in missing]
         left_out += [
             LeftOutOfContext(memories[gone.memory.path], "entry", "index", gone.reason) for gone in index.left_out
         ]
@@ -177,9 +213,9 @@ def render_context(
         if excluded is not None:  # recall should not offer these; never load them all the same
             left_out.append(LeftOutOfContext(memory, "body", "excluded", excluded))
         else:
-            bodies.append(LoadedMemory(memory, RECALLED, age_note(memory, folder.today)))
+            bodies.append(LoadedMemory(memory, RECALLED, age_note(scan.ages.of(memory), folder.today)))
 
-    renderer = _Renderer(fmt, str(folder.root), index_text, entries, bodies, budget, capped)
+    renderer = _Renderer(fmt, str(folder.root), index_text, entries, bodies, budget, capped, missing)
     shown_entries, shown_bodies = _fit(renderer, entries, bodies, budget)
     text = renderer.render(shown_entries, shown_bodies)
     reason = f"{budget or 0:,}-byte context budget"  # without a budget nothing is left out for one
@@ -194,20 +230,24 @@ def render_context(
         left_out=left_out,
         budget=budget,
         index_refused=index.refused if include_index else None,
+        missing=missing,
     )
 
 
-def recalled_entry(memory: Memory, today: dt.date) -> tuple[dict[str, Any], str]:
+def recalled_entry(memory: Memory, age: Age, today: dt.date) -> tuple[dict[str, Any], str]:
     """One recalled memory as `memdir context --for` gives it: its entry of `--format json` (name,
     type, path, description, body, age) and its markdown section, full text and age note. For callers
-    that hand recalled memories out one by one (the MCP `recall` tool)."""
-    return _json_entry(memory, LoadedMemory(memory, RECALLED, age_note(memory, today))), recalled_in_full(memory, today)
+    that hand recalled memories out one by one (the MCP `recall` tool); `age` is the one recall
+    scored it by (Recalled.age)."""
+    loaded = LoadedMemory(memory, RECALLED, age_note(age, today))
+    return _json_entry(memory, loaded), _clean(_markdown_body(memory, loaded))
 
 
-def recalled_in_full(memory: Memory, today: dt.date) -> str:
+def recalled_in_full(memory: Memory, age: Age, today: dt.date) -> str:
     """One recalled memory's full text as the markdown context shows it (title, type, file, age, body),
-    for a caller that adds memories to a session one prompt at a time (the UserPromptSubmit hook)."""
-    return _clean(_markdown_body(memory, LoadedMemory(memory, RECALLED, age_note(memory, today))))
+    for a caller that adds memories to a session one prompt at a time (the UserPromptSubmit hook);
+    `age` is the one recall scored it by (Recalled.age)."""
+    return _clean(_markdown_body(memory, LoadedMemory(memory, RECALLED, age_note(age, today))))
 
 
 def _fit(
@@ -268,8 +308,10 @@ class _Renderer:
         bodies: Sequence[LoadedMemory],
         budget: int | None,
         capped: int,
+        missing: Sequence[str] = (),
     ) -> None:
         self.format = fmt
+        self.missing = missing  # dead entries left out of the index text
         self.folder = folder
         self.index_text = index_text
         self.entries = entries
@@ -318,6 +360,8 @@ class _Renderer:
             dropped = {render_entry(m) for m in self.entries if m.path not in shown}
             lines = [line for line in split_lines(self.index_text) if line.strip() not in dropped]
             out = "\n".join(lines) + "\n" if lines else ""
+        if self.missing:
+            out += missing_note(self.missing)
         if bodies:
             out += ("\n" if out else "") + "# Memories loaded in full\n"
             out += "".join(self._fragment(_markdown_body, b.memory, b) for b in bodies)
@@ -349,6 +393,9 @@ class _Renderer:
                 out.append(self._fragment(_xml_entry, memory, by_path.pop(memory.path, None)))
         for loaded in by_path.values():
             out.append(self._fragment(_xml_entry, loaded.memory, loaded))
+        if self.missing:
+            sentence = _xml_text(missing_sentence(self.missing))
+            out.append(f'<missing entries="{len(self.missing)}">{sentence}</missing>\n')
         entries_out, bodies_out = self._budget_counts(shown, bodies)
         entries_out += self.capped
         if entries_out or bodies_out:
@@ -374,6 +421,7 @@ class _Renderer:
             "notes": self.notes,
             "entries": items,
             "left_out": {"entries": entries_out + self.capped, "bodies": bodies_out, "budget": self.budget},
+            "missing": list(self.missing),
         }
         return dumps(payload, indent=None) + "\n"
 

@@ -4,6 +4,7 @@ forced tool call (Claude Code's own approach), logged like any recall.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from memdir.core.config import RecallSettings
 from memdir.core.model import name_key
 from memdir.read.recall import RecallError, _check, _logged
-from memdir.read.scoring import Recalled, RecallResult, _recency
+from memdir.read.scoring import Recalled, RecallResult, recencies
 from memdir.read.termindex import _Doc, load_index
 from memdir.write import llm
 
@@ -57,9 +58,19 @@ def recall_llm(
     model = model or settings.model
     client = client if client is not None else _default_client()
     index = load_index(folder)
+    ages = {index.doc(i).path: index.age(i) for i in range(index.n)}
     live = [doc for doc in (index.doc(i) for i in range(index.n)) if doc.exclusion(folder.today) is None]
-    live.sort(key=lambda d: (d.date, d.path), reverse=True)
+    # Most recently changed first, by the age recall ranks by (Claude Code's manifest order); no age: last.
+    live.sort(key=lambda d: (ages[d.path].day or dt.date.min, d.path), reverse=True)
     shown, left_out = live[:MANIFEST_MAX], len(live) - MANIFEST_MAX
+    # Ranked against the manifest, as lexical recall ranks against its candidates.
+    freshness = dict(
+        zip(
+            (d.path for d in shown),
+            recencies([ages[d.path] for d in shown], folder.today, settings.half_life_days),
+            strict=True,
+        )
+    )
     picked: list[str] = []
     if shown:
         picked = _ask_model(client, model, query, shown, k)
@@ -75,11 +86,12 @@ def recall_llm(
             unknown.append(name)
         elif all(c.path != found.path for c in chosen) and len(chosen) < k:
             doc = found
-            recency = _recency(doc.date, folder.today, settings.half_life_days)
-            score = settings.relevance_weight + settings.recency_weight * recency
+            age = ages[doc.path]
+            fresh = freshness[doc.path]
+            score = settings.relevance_weight + settings.recency_weight * fresh
             score += settings.importance_weight * doc.importance
-            chosen.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, 1.0, recency,
-                                   doc.importance, ("picked by " + model,), None, 1.0))  # fmt: skip
+            chosen.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, 1.0, fresh,
+                                   doc.importance, ("picked by " + model,), None, 1.0, age))  # fmt: skip
     llm = {"model": model, "picked": picked, "unknown": unknown, "manifest": len(shown),
            "left_out_of_manifest": max(left_out, 0)}  # fmt: skip
     result = RecallResult(query, chosen, list(chosen), [], 1.0 if chosen else 0.0, bool(chosen), settings, "llm", k,

@@ -5,7 +5,10 @@ the two gates that keep recall silent when the folder does not know the task.
 # How the score is built, and why (docs/recall.md has the long form and the evaluation):
 #
 # - score = w_rel x relevance + w_rec x recency + w_imp x importance (0.6 / 0.25 / 0.15 by default).
-#   recency = 0.5 ** (days since `updated`, else `created`) / half-life (30 days); importance defaults to 0.5.
+#   recency = 0.5 ** (the memory's age in days / half-life (30 days)): its age is its `updated` (else `created`)
+#   date, else its file's mtime (memdir.core.age), and a memory with no age at all gets the median recency of
+#   the candidates that have one, so Claude Code's undated memories are not ranked last. importance
+#   defaults to 0.5.
 # - Relevance is BM25F over two fields: the head (name + description, the memory's one-line claim, weighted
 #   twice) and the body. Terms are the ones duplicate detection uses (memdir.core.similarity): case- and
 #   accent-folded, stopwords of en/de/es/fr dropped, lightly stemmed, CJK runs as characters and bigrams.
@@ -50,12 +53,14 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import math
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memdir.core.age import NO_AGE, Age
 from memdir.core.config import RecallSettings
 from memdir.core.lazyre import LazyPattern
 
@@ -87,11 +92,12 @@ class Recalled:
     description: str
     score: float  # w_rel x relevance + w_rec x recency + w_imp x importance
     relevance: float  # 0..1
-    recency: float  # 0..1: 1 today, 0.5 one half-life ago; 0 when undated
+    recency: float  # 0..1: 1 today, 0.5 one half-life ago; the candidates' median when the memory has no age
     importance: float  # 0..1, 0.5 when not set
     matched: tuple[str, ...] = ()  # the query's words that matched ("ship=deploy": through a synonym)
     via: str | None = None  # the superseded memory whose match this memory inherits
     direct: float = 0.0  # the relevance from the query's own words and synonyms: what the gate weighs
+    age: Age = NO_AGE  # what recency was counted from
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -105,7 +111,8 @@ class Recalled:
         }
         if explain:
             out |= {"description": self.description, "matched": list(self.matched), "via": self.via,
-                    "direct": round(self.direct, 4)}  # fmt: skip
+                    "direct": round(self.direct, 4), "age": self.age.day.isoformat() if self.age.day else None,
+                    "age_source": self.age.source.value}  # fmt: skip
         return out
 
 
@@ -292,11 +299,18 @@ def _chance(weighed: Sequence[_Evidence], best: float, size: int) -> float:
     return size * dist[-1]
 
 
-def _recency(date: str, today: dt.date, half_life: float) -> float:
-    if not date:
-        return 0.0
-    age = (today - dt.date.fromisoformat(date)).days
-    return float(0.5 ** (max(age, 0) / half_life))
+UNKNOWN_AGE_RECENCY = 0.5  # when no memory ranked beside it has an age either: any value ranks them alike
+
+
+def recencies(ages: Sequence[Age], today: dt.date, half_life: float) -> list[float]:
+    """The recency of each of the memories ranked together: 1 today, 0.5 one half-life ago. A memory
+    with no age (memdir.core.age) gets the median recency of those that have one, as old as a typical
+    one of them: never last for its author writing no date (most have none only because Claude Code
+    writes none), nor above an older memory that is dated for that alone."""
+    known = [0.5 ** (max((today - age.day).days, 0) / half_life) for age in ages if age.day is not None]
+    typical = statistics.median(known) if known else UNKNOWN_AGE_RECENCY
+    found = iter(known)
+    return [float(next(found)) if age.day is not None else float(typical) for age in ages]
 
 
 def _bounded(score: float) -> float:
@@ -405,18 +419,20 @@ def _score(
                 break
             successor = following.successor
     out = []
-    for i, (value, own, via) in live.items():
+    ages = [index.age(i) for i in live]
+    for (i, (value, own, via)), age, fresh in zip(
+        live.items(), ages, recencies(ages, today, settings.half_life_days), strict=True
+    ):
         doc = index.doc(i)
         relevance = _bounded(value)
-        recency = _recency(doc.date, today, settings.half_life_days)
         score = (
             settings.relevance_weight * relevance
-            + settings.recency_weight * recency
+            + settings.recency_weight * fresh
             + settings.importance_weight * doc.importance
         )
         words = tuple(matched[i] if via < 0 else matched[via])
-        out.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, relevance, recency, doc.importance,
-                            words, index.doc(via).path if via >= 0 else None, _bounded(own)))  # fmt: skip
+        out.append(Recalled(doc.path, doc.name, doc.type, doc.description, score, relevance, fresh, doc.importance,
+                            words, index.doc(via).path if via >= 0 else None, _bounded(own), age))  # fmt: skip
     out.sort(key=lambda r: (-r.score, -r.relevance, r.path))
     excluded.sort()
     return out, excluded, gate

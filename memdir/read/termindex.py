@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memdir.core.age import Age, FolderAges
 from memdir.core.bulk import paused_gc
 from memdir.core.cache import RACY_SECONDS, ParseCache
 from memdir.core.model import Memory, exclusion, name_key
@@ -58,7 +59,7 @@ class _Doc:
     type: str
     description: str
     importance: float
-    date: str  # ISO date of `updated` (else `created`...), "" when undated
+    date: str  # ISO date of `updated` (else `created`...), "" when the frontmatter states none
     status: str
     superseded_by: str
     expires: str  # ISO date or ""
@@ -90,6 +91,13 @@ class _Index:
     # (path, why) of the files that could not be read as memories, so nothing searched is silently
     # missing: what the index met while loading, then (load_index) what the listing found.
     unreadable: list[tuple[str, str]]
+    # Each memory's age, from the mtimes load_index has just listed: never stored, so never stale.
+    ages: FolderAges
+
+    def age(self, i: int) -> Age:
+        """Memory i's age (memdir.core.age): its stored frontmatter date, else what its file says now."""
+        doc = self.doc(i)
+        return self.ages.age(doc.path, dt.date.fromisoformat(doc.date) if doc.date else None)
 
     def postings(self, term: str) -> list[Posting]:
         """The memories containing `term`; a pair "a_b" is found by checking adjacency in the memories
@@ -420,6 +428,7 @@ def load_index(folder: MemoryDir) -> _Index:
     cache off, built from the files and not written."""
     listed, listing_problems = _listed(folder.root)
     digest = _digest(listed)
+    ages = FolderAges(folder.root, {rel: key[1] / 1e9 for rel, _, key in listed if key is not None})
     path = (state_dir(folder.root) if folder.cache else folder.root / STATE_DIR) / INDEX_FILE
     old: _Stored | None = None
     if folder.cache:
@@ -427,6 +436,7 @@ def load_index(folder: MemoryDir) -> _Index:
             old, old_digest = _Stored.read(path)
             if old_digest == digest:
                 old.unreadable = listing_problems + old.unreadable
+                old.ages = ages
                 return old
         except (OSError, ValueError, LookupError, TypeError):
             old = None  # missing, corrupt or another version's: rebuilt below
@@ -445,6 +455,7 @@ def load_index(folder: MemoryDir) -> _Index:
         except OSError:
             pass  # a read-only folder: recall works, it only rebuilds each time
     built.unreadable = listing_problems + built.unreadable
+    built.ages = ages
     return built
 
 
