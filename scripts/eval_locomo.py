@@ -22,7 +22,8 @@ The protocol (the one the held-back half of LoCoMo is scored with):
   is the ranking to beat; at the floor that keeps its false injection on the dev set at or under 10% (the
   dev set's gate, fitted there, not here) it shows what a fixed score floor does at this folder size.
 
-memdir is shown with its query gate and without it (`gate = 0`: every query passes; the memory gate
+memdir is shown as it is, as its gate decided before issue 31 (the same run, for the side-by-side
+figures), with its query gate and without it (`gate = 0`: every query passes; the memory gate
 `min-relevance` still applies), so the gate's cost and the ranking are seen apart. Evidence ids are read
 as published, split on `;` and spaces, with `D:11:26` read as `D11:26`; an id that names no turn ("D",
 one past a session's end) is dropped, and a question left without evidence is not asked. `--list` prints
@@ -55,6 +56,7 @@ from memdir.core.config import RecallSettings  # noqa: E402
 from memdir.core.model import yaml_scalar  # noqa: E402
 from memdir.folder import MemoryDir  # noqa: E402
 from memdir.read.recall import recall  # noqa: E402
+from scripts.eval_recall import BEFORE_LABEL, before_issue_31  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "locomo-dev"
 DEV_RECALL = ROOT.parent / "shared" / "eval" / "dev" / "recall"
@@ -161,6 +163,11 @@ def memdir_ranker(root: Path, settings: RecallSettings | None = None) -> Ranker:
     return rank
 
 
+def names_of(paths: Callable[[str], list[str]]) -> Ranker:
+    """A ranker of memory names from one of memory paths (`user_turn-d1-3.md` -> `turn-d1-3`)."""
+    return lambda q: [p.removeprefix("user_").removesuffix(".md") for p in paths(q)]
+
+
 def cli_ranker(root: Path) -> Ranker:
     def rank(question: str) -> list[str]:
         command = [sys.executable, "-m", "memdir", "--dir", str(root), "recall", question, "-k", str(K),
@@ -246,7 +253,9 @@ def run(questions: Sequence[Question], rankers: dict[str, Ranker], order: Sequen
     return tally
 
 
-def build(source: Path, folders: Path | None) -> tuple[list[Conversation], dict[str, Path], tempfile.TemporaryDirectory[str] | None]:
+def build(
+    source: Path, folders: Path | None
+) -> tuple[list[Conversation], dict[str, Path], tempfile.TemporaryDirectory[str] | None]:
     conversations = [read_conversation(p) for p in sorted(source.glob("*.json"))]
     tmp = None
     if folders is None:
@@ -306,6 +315,7 @@ def main() -> int:
         open_gate = replace(RecallSettings(), gate=0.0)
         systems: list[tuple[str, Callable[[Conversation], Ranker]]] = [
             ("memdir recall (defaults)", lambda c: memdir_ranker(roots[c.name])),
+            (BEFORE_LABEL, lambda c: names_of(before_issue_31(MemoryDir(roots[c.name])))),
             ("memdir recall without the query gate (gate 0)", lambda c: memdir_ranker(roots[c.name], open_gate)),
             ("plain BM25, no floor", lambda c: bm25_ranker(c)),
         ]

@@ -259,8 +259,11 @@ def overlap_threshold(rows: Sequence[dict[str, Any]]) -> float:
     """The word-overlap threshold with the best duplicate recall on `rows` at precision >= PRECISION."""
     scores = [jaccard(r["a"], r["b"]) for r in rows]
     gold = [r["label"] for r in rows]
-    fitting = [t for t in sorted(set(scores))
-               if duplicate_scores(gold, ["duplicate" if s >= t else "none" for s in scores])[1] >= PRECISION]  # fmt: skip
+
+    def precision(threshold: float) -> float:
+        return duplicate_scores(gold, ["duplicate" if s >= threshold else "none" for s in scores])[1]
+
+    fitting = [t for t in sorted(set(scores)) if precision(t) >= PRECISION]
     return fitting[0] if fitting else max(scores) + 1e-9
 
 

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import itertools
+import json
 import math
 import random
 import re
@@ -65,6 +65,10 @@ from memdir.read.termindex import load_index  # noqa: E402
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "recall"
 K = 5
 FI_TARGET = 0.10
+# The gate before issue 31, for side-by-side figures: gate-chance 0.05, and _score's passes=False (no
+# subject pass, look-ups of one word only).
+BEFORE = replace(RecallSettings(), gate_chance=0.05)
+BEFORE_LABEL = "memdir recall before issue 31 (gate-chance 0.05)"
 CV_SEED = 0
 # The settings --cv tunes on one half: (field, values), every combination tried.
 TUNING: tuple[tuple[str, tuple[float, ...]], ...] = (
@@ -120,6 +124,17 @@ def evaluate(system: System, queries: Sequence[dict[str, object]]) -> tuple[floa
         hits / returned if returned else 0.0,
         injected / negatives if negatives else 0.0,
     )
+
+
+def before_issue_31(folder: MemoryDir) -> Callable[[str], list[str]]:
+    """Recall as the gate decided before issue 31 (BEFORE): query -> paths of the memories chosen."""
+    index = load_index(folder)
+
+    def run(query: str) -> list[str]:
+        candidates, _, gate = _score(index, query, BEFORE, folder.today, passes=False)
+        return [r.path for r in _choose(candidates, gate, BEFORE, K, BEFORE.min_score)[0]]
+
+    return run
 
 
 # --- the baseline ------------------------------------------------------------------------------------
@@ -193,9 +208,8 @@ def tuned(
     """The settings of the TUNING grid with the best recall@5 on `queries` at false injection at most
     FI_TARGET (ties: the first in the grid), and their scores there."""
     best: tuple[RecallSettings, tuple[float, float, float]] | None = None
-    names = [name for name, _ in TUNING]
-    for values in itertools.product(*(choices for _, choices in TUNING)):
-        settings = replace(RecallSettings(), **dict(zip(names, values, strict=True)))
+    for gate, chance, floor in itertools.product(*(choices for _, choices in TUNING)):  # TUNING's order
+        settings = replace(RecallSettings(), gate=gate, gate_chance=chance, min_relevance=floor)
         scores = evaluate(run(settings), queries)
         if scores[2] <= FI_TARGET and (best is None or scores[0] > best[1][0]):
             best = (settings, scores)
@@ -209,6 +223,7 @@ def cross_validate(
     baseline: Callable[[str], list[tuple[str, float]]],
     queries: Sequence[dict[str, object]],
     only: str | None = None,
+    before: System | None = None,
 ) -> None:
     """Each half scored with the defaults, with the settings tuned on the other half, and beside plain
     BM25 at the floor fitted on the other half (see the module docstring)."""
@@ -219,6 +234,8 @@ def cross_validate(
         other = split["B" if half == "A" else "A"]
         print(f"  half {half}")
         print(row("memdir recall, defaults", evaluate(run(RecallSettings()), split[half])))
+        if before is not None:
+            print(row(BEFORE_LABEL, evaluate(before, split[half])))
         if only is None:
             settings, _ = tuned(run, other)
             chosen = ", ".join(f"{name.replace('_', '-')} {getattr(settings, name):g}" for name, _ in TUNING)
@@ -246,7 +263,9 @@ def main() -> int:
     parser.add_argument("dir", nargs="?", type=Path, default=DEFAULT)
     parser.add_argument("--no-timings", action="store_true", help="skip timing memdir recall on generated folders")
     parser.add_argument("--misses", action="store_true", help="list the relevant memories missed at the top 5, and why")
-    parser.add_argument("--cv", action="store_true", help="cross-validate: tune on one half of the tasks, score the other")
+    parser.add_argument(
+        "--cv", action="store_true", help="cross-validate: tune on one half of the tasks, score the other"
+    )
     parser.add_argument("--half", choices=("A", "B"), help="score one half only (defaults; BM25 fitted on the other)")
     args = parser.parse_args()
     if not (args.dir / "queries.jsonl").is_file():
@@ -269,7 +288,8 @@ def main() -> int:
             return lambda q: [ids[r.path] for r in recall(folder, q, settings=settings, log=False).results]
 
         if args.cv or args.half:
-            cross_validate(ours, bm25_baseline(memories), queries, args.half)
+            before = before_issue_31(folder)
+            cross_validate(ours, bm25_baseline(memories), queries, args.half, lambda q: [ids[p] for p in before(q)])
             return 0
 
         index = load_index(folder)
@@ -295,6 +315,8 @@ def main() -> int:
 
         print(f"\n  {'system':<52} {'recall@5':>9} {'precision@5':>12} {'false injection':>16}")
         print(row(f"memdir recall (defaults: gate-chance {default.gate_chance:g}, gate {default.gate:g})", mine))
+        before = before_issue_31(folder)
+        print(row(BEFORE_LABEL, evaluate(lambda q: [ids[p] for p in before(q)], queries)))
         if fitting is not None:
             print(row(f"plain BM25, floor {fitting:.2f} (lowest with FI <= 10%)", evaluate(at_floor(fitting + 1e-9),
                                                                                            queries)))  # fmt: skip

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from memdir.core.lazyre import LazyPattern
+
 # The terms duplicate detection uses, made the same way (and as fast).
 from memdir.core.similarity import is_cjk, term_list, term_sequence
 
@@ -313,6 +315,24 @@ def _compound_head(word: str) -> str | None:
         return None
     head = tokens[0][1][:6]
     return head if head != tokens[0][0] else None
+
+
+# A word written as a name: a capital inside a sentence ("What did Maria say?"), or capitals throughout
+# ("NASA"). A sentence's first word is capitalised whatever it is, so it says nothing.
+_WORD = LazyPattern(r"[^\W\d_][^\W_]*")
+_SENTENCE_END = frozenset(".?!:;\n")
+
+
+def _named_words(query: str) -> frozenset[str]:
+    """The words of `query` written as names, as the query's slots show them (folded, `_Slot.shown`)."""
+    named: set[str] = set()
+    for found in _WORD.finditer(query):
+        word = found.group()
+        before = query[: found.start()].rstrip(" \t\"'“‘(«")
+        capitalised = word[0].isupper() and before != "" and before[-1] not in _SENTENCE_END
+        if capitalised or (len(word) > 1 and word.isupper()):
+            named.update(shown for _, shown in term_sequence(word))
+    return frozenset(named)
 
 
 @dataclass(frozen=True)
