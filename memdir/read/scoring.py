@@ -12,34 +12,38 @@ the two gates that keep recall silent when the folder does not know the task.
 # - Relevance is BM25F over two fields: the head (name + description, the memory's one-line claim, weighted
 #   twice) and the body. Terms are the ones duplicate detection uses (memdir.core.similarity): case- and
 #   accent-folded, stopwords of en/de/es/fr dropped, lightly stemmed, CJK runs as characters and bigrams.
-#   Pairs of adjacent terms are terms too, so "route view" or "Lantern Keep" count for more than the two
+#   Pairs of adjacent terms are terms too, so "merge request" or "New York" count for more than the two
 #   words apart. Small numbers (one or two digits) in a query are ignored: they match by accident.
 # - A query word weighs what it tells apart. Folder statistics (IDF) say how rare a word is here; in a
 #   small folder almost everything is rare, so a general-language prior damps the words that are common
-#   in any English text ("explain", "example", "new", "week"). Without it, "Explain what a monad is with
-#   a simple example" recalls whatever memory says "explain" and "example". A folder of fewer than 100
+#   in any English text ("explain", "example", "new", "week"). Without it, "explain recursion with an
+#   example" recalls whatever memory says "explain" and "example". A folder of fewer than 100
 #   memories gets the IDF of one of 100: in a folder of three, a word two of them use is not common.
 # - A small glossary of general work vocabulary lets a query word match its synonyms and translations
-#   at half weight: "ship" finds "deploy", "invoice" finds "Rechnung". Folders are often bilingual;
+#   at half weight: "release" finds "rollout", "database" finds "Datenbank". Folders are often bilingual;
 #   memories written in German answer English questions. `recall.synonyms` from the config adds a
 #   folder's own vocabulary at full weight (its owner says the words mean the same).
 # - A superseded memory is never recalled, but what matched it passes (at 0.8) to the memory that
 #   replaced it: a question in the old memory's words is about the topic its successor now covers.
 # - The best matches lend their names. The rare words in the heads of the three best matches (a word in
 #   at most 5% of the folder, and at most 50 memories, and not common English) count as query words
-#   at half the weight of the match that lent them, in other memories' heads: "the vineyard pilot" is a
-#   FieldSense task when the pilot's memory says so, and FieldSense's supplier bears on it. This runs
-#   only once the query has passed the gate, and the gate weighs the query's own words alone. A lent
-#   name raises a memory that matches the query; it never recalls one that does not.
+#   at half the weight of the match that lent them, in other memories' heads: "the landing page
+#   redesign" is an Orion task when the redesign's memory says so, and Orion's style guide bears on it.
+#   This runs only once the query has passed the gate, and the gate weighs the query's own words alone.
+#   A lent name raises a memory that matches the query; it never recalls one that does not.
 # - Raw BM25 grows with log(folder size); it is divided by the largest IDF the folder can give, so that
 #   one rare word matched in a head scores about 1 whatever the size, then mapped to 0..1 as
 #   relevance = 1 - exp(-score).
 # - Two gates. The query gate asks whether the folder knows anything about the query, against a null
 #   model of the folder itself (Gate, _chance): scatter the query's words over the folder at their own
 #   rates, independently, and count the memories that would match as well as the best match does. When
-#   at most `gate-chance` (0.05) would, the best match holds the query's words together beyond chance
+#   at most `gate-chance` (0.01) would, the best match holds the query's words together beyond chance
 #   (and one of them is not a common word: "explain" and "example", "用户" and "需要" meet in any text); when its
-#   relevance alone reaches `gate` (0.8), one match is strong enough by itself. Adjacent-word pairs,
+#   relevance alone reaches `gate` (0.8), one match is strong enough by itself. Co-occurrence cannot
+#   speak for one word, so two more passes need none, when the query names nothing the folder has never
+#   seen: a query whose words are all in the best match's name or description restates it (a look-up),
+#   and a query that names (capitalised) what at least half of the folder holds is about the folder's
+#   subject (a person in every turn of their conversations). Adjacent-word pairs,
 #   single CJK characters, CJK pairs holding a particle ("中的") and words in more than a fifth of the
 #   folder do not count: the first two repeat their words' evidence, the third is no word, the last is
 #   the folder's own subject (a project's name in every memory). Otherwise nothing is recalled:
@@ -188,8 +192,8 @@ class Gate:
     match as well as the best match does. Few (at most `gate-chance`) means the best match holds the
     query's words together more than chance would, and the folder knows the query's subject, provided
     one of the words is not common English (or two stand side by side as in the query). Co-occurrence
-    cannot speak for a query that names the folder's own subject ("What did Maria ..." in a folder of
-    Maria's conversations) or restates one memory's claim: those pass as such (`subject`, `lookup`)
+    cannot speak for a query that names the folder's own subject ("What did Priya ..." in a folder of
+    Priya's conversations) or restates one memory's claim: those pass as such (`subject`, `lookup`)
     when the query names nothing the folder has never seen (`unknown`). And a best match strong enough
     alone (`gate`) passes."""
 
@@ -249,7 +253,7 @@ class Gate:
         top = min(sums, key=lambda i: (-sums[i], i))
         relevance, chance = _bounded(sums[top]), _chance(weighed, sums[top], size)
         # Common English words meet in any text; an uncommon one, or two query words side by side as in
-        # the query ("green tea"), is what says the match is about the query's subject.
+        # the query ("merge request"), is what says the match is about the query's subject.
         specific = any(top in e.values for e in evidence if e.pair or (e in weighed and not e.general))
         # A look-up: the query restates what the best match files itself under. Every word it weighs is in
         # the best match's name or description, one of them not common English, and none of its words is
@@ -400,9 +404,9 @@ def _relevance(
 
 
 def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float]) -> list[_Slot]:
-    """Query slots for the names the best matches carry: the rare words in their heads ("FieldSense",
-    "Build Notes") that the query did not use. A task about the vineyard pilot is about FieldSense when
-    the pilot's memory says so, and FieldSense's supplier and schematics bear on it too."""
+    """Query slots for the names the best matches carry: the rare words in their heads ("Orion",
+    "Design Weekly") that the query did not use. A task about the landing page redesign is about Orion
+    when the redesign's memory says so, and Orion's style guide and release plan bear on it too."""
     used = {term for slot in slots for term in slot.alternatives}
     prior, most = _prior(), min(_NEIGHBOUR_MOST, max(2, int(_NEIGHBOUR_SHARE * max(index.n, _MIN_FOLDER))))
     lent: dict[str, tuple[float, str]] = {}  # term -> (weight, the words it came from)
