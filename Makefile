@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 EXAMPLE := examples/memory
 
-.PHONY: run test test-quick check install bench eval eval-dates eval-pairs docs clean
+.PHONY: run test test-quick check install bench eval eval-locomo eval-dates eval-pairs docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -80,15 +80,26 @@ eval-dates: $(VENV)/.installed
 	$(BIN)/python scripts/eval_dates.py
 
 ## make eval: recall@5, precision@5 and false injection of `memdir recall` on the labelled dev queries,
-## beside a plain BM25 baseline (needs ../shared/eval/dev/recall/; says so and exits 0 without it), then
-## the realistic no-answer protocol on the real folders and generated ones of 500 and 5,000 memories.
+## beside a plain BM25 baseline (needs ../shared/eval/dev/recall/; says so and exits 0 without it), the
+## same by cross-validation (two halves), LoCoMo (make eval-locomo), then the realistic no-answer
+## protocol on the real folders and generated ones of 500 and 5,000 memories. Each beside recall as it
+## was before issue 31, in the same run.
 eval: $(VENV)/.installed
 	$(BIN)/python scripts/eval_recall.py --no-timings
+	$(BIN)/python scripts/eval_recall.py --cv
+	$(BIN)/python scripts/eval_locomo.py
 	$(BIN)/python scripts/eval_noanswer.py --sizes 500,5000
 
-## make eval-pairs: near-duplicate and contradiction detection on the labelled dev pairs.
+## make eval-locomo: recall@5, silent share and cross-folder false injection on the LoCoMo conversations
+## of ../shared/eval/locomo-dev/ (200 questions, fixed seed), beside plain BM25 on the same sample.
+eval-locomo: $(VENV)/.installed
+	$(BIN)/python scripts/eval_locomo.py
+
+## make eval-pairs: near-duplicate and contradiction detection on the labelled dev pairs, then the same
+## by cross-validation (tuned on one half, reported on the other, both ways).
 eval-pairs: $(VENV)/.installed
 	$(BIN)/python scripts/eval_pairs.py
+	$(BIN)/python scripts/eval_pairs.py --cv
 
 docs: $(VENV)/.installed
 	$(BIN)/python scripts/gen_docs.py

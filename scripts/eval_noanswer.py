@@ -26,11 +26,12 @@ words are skipped. (Until 2026-11-26 the words were cut at every change between 
 kept the small numbers and single characters recall ignores: "2 job 6 22 h 4" was a query, and "D505"
 became "D" and "505", which no memory holds.)
 
-Beside memdir recall (the folder's default settings), plain Okapi BM25 (scripts/eval_recall.py's
-baseline) at the score floor that keeps its false injection on the dev set at or under 10%, in the
-same run. `--list` prints instead, for the real folders, every cross query that injects and every own
-query that gets nothing, with the query gate's figures (why it passed or stayed silent). Without
-../shared it says so and exits 0.
+Beside memdir recall (the folder's default settings), recall as its gate decided before issue 31
+(gate-chance 0.05, no subject pass, look-ups of one word only; `--no-before` skips it), and plain
+Okapi BM25 (scripts/eval_recall.py's baseline) at the score floor that keeps its false injection on
+the dev set at or under 10%, in the same run. `--list` prints instead, for the real folders, every
+cross query that injects and every own query that gets nothing, with the query gate's figures (why it
+passed or stayed silent). Without ../shared it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from memdir.core.similarity import _CJK, is_cjk, term_sequence  # noqa: E402
 from memdir.folder import MemoryDir  # noqa: E402
 from memdir.read.recall import recall  # noqa: E402
 from scripts.eval_recall import DEFAULT as DEV  # noqa: E402
-from scripts.eval_recall import bm25_baseline, lowest_fitting_floor, read_jsonl  # noqa: E402
+from scripts.eval_recall import before_issue_31, bm25_baseline, lowest_fitting_floor, read_jsonl  # noqa: E402
 from scripts.realistic import CORPUS, write_folder  # noqa: E402
 
 K = 5
@@ -129,7 +130,7 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def row(self, label: str) -> str:
-        return (f"  {label:<44} {self.silent / max(self.own, 1):>10.1%} {self.found / max(self.own, 1):>9.1%} "
+        return (f"  {label:<52} {self.silent / max(self.own, 1):>10.1%} {self.found / max(self.own, 1):>9.1%} "
                 f"{self.injected / max(self.cross, 1):>11.1%}   ({self.own} own, {self.cross} cross)")  # fmt: skip
 
 
@@ -172,21 +173,28 @@ def evaluate(
     seed: int = 7,
     bm25: bool = True,
     gates: tuple[float | None, float | None] = (None, None),
+    before: bool = False,
 ) -> dict[str, tuple[Tally, Tally | None]]:
     """label -> (memdir's tally, plain BM25's or None): the real folders, then each generated size.
-    `gates` overrides recall's gate and gate-chance (None: the default) to compare other gates."""
+    `gates` overrides recall's gate and gate-chance (None: the default) to compare other gates. With
+    `before`, each label has a second entry, "LABEL, before issue 31": recall as its gate decided then
+    (scripts/eval_recall.BEFORE), in the same run."""
     floor = dev_floor(dev) if bm25 else None
     results: dict[str, tuple[Tally, Tally | None]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         real = real_folders(corpus, work / "real")
-        ours, theirs = Tally(), Tally()
+        ours, theirs, then = Tally(), Tally(), Tally()
         for at, folder in enumerate(real):
             cross = [q for q, _ in real[(at + 1) % len(real)].own]
             ours.add(run(memdir_ranker(folder.root, gates), folder.own, cross))
             if floor is not None:
                 theirs.add(run(bm25_ranker(folder.root, floor), folder.own, cross))
+            if before:
+                then.add(run(before_issue_31(MemoryDir(folder.root)), folder.own, cross))
         results[f"{len(real)} real folders"] = (ours, theirs if floor is not None else None)
+        if before:
+            results[f"{len(real)} real folders, before issue 31"] = (then, None)
         # Generated folders: statistics of every other real folder, cross queries from the rest.
         seen, held_out = work / "seen", [f for i, f in enumerate(real) if i % 2]
         seen.mkdir()
@@ -202,6 +210,11 @@ def evaluate(
             mine = run(memdir_ranker(root, gates), own, cross)
             plain = run(bm25_ranker(root, floor), own, cross) if floor is not None else None
             results[f"generated, {size:,} memories"] = (mine, plain)
+            if before:
+                results[f"generated, {size:,} memories, before issue 31"] = (
+                    run(before_issue_31(MemoryDir(root)), own, cross),
+                    None,
+                )
     return results
 
 
@@ -234,6 +247,7 @@ def main() -> int:
     parser.add_argument("--gate", type=float, help="recall's gate instead of the default")
     parser.add_argument("--gate-chance", type=float, help="recall's gate-chance instead of the default")
     parser.add_argument("--no-bm25", action="store_true", help="skip the plain BM25 baseline")
+    parser.add_argument("--no-before", action="store_true", help="skip recall as its gate decided before issue 31")
     parser.add_argument("--list", action="store_true", help="list the real folders' failures and why, instead")
     args = parser.parse_args()
     if not args.corpus.is_dir():
@@ -243,11 +257,13 @@ def main() -> int:
         list_real(args.corpus)
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    results = evaluate(sizes, args.corpus, args.dev, args.seed, not args.no_bm25, (args.gate, args.gate_chance))
-    print(f"\n  {'no-answer protocol':<44} {'answerable':>10} {'source':>9} {'cross-folder':>11}")
-    print(f"  {'':<44} {'gets none':>10} {'in top 5':>9} {'injection':>11}")
+    results = evaluate(sizes, args.corpus, args.dev, args.seed, not args.no_bm25, (args.gate, args.gate_chance),
+                       not args.no_before)  # fmt: skip
+    print(f"\n  {'no-answer protocol':<52} {'answerable':>10} {'source':>9} {'cross-folder':>11}")
+    print(f"  {'':<52} {'gets none':>10} {'in top 5':>9} {'injection':>11}")
     for label, (mine, plain) in results.items():
-        print(mine.row(f"{label}: memdir recall"))
+        print(mine.row(label.replace(", before issue 31", ": before issue 31") if "before" in label
+                       else f"{label}: memdir recall"))  # fmt: skip
         if plain is not None:
             print(plain.row(f"{label}: plain BM25 (dev floor)"))
     return 0

@@ -1,6 +1,6 @@
 """Score memdir.core.similarity on labelled memory pairs against a word-overlap baseline, and time find_pairs.
 
-Usage: python scripts/eval_pairs.py [PATH]   (default: ../shared/eval/dev/pairs.jsonl)
+Usage: python scripts/eval_pairs.py [PATH] [--cv]   (default: ../shared/eval/dev/pairs.jsonl)
 
 Prints precision and recall per label (duplicate, contradiction) and a confusion matrix for `compare`
 and for a plain word-overlap baseline (Jaccard over lower-cased words of name, description and body,
@@ -13,12 +13,20 @@ same thresholds flag in the real folders of ../shared/corpus/real/ (per 1,000 me
 shown), by the folder scan and by `compare` over every pair (which adds the duplicates whose specific
 facts agree, a check the scan leaves out), then times `find_pairs` on generated folders of 1,000 and
 10,000 memories.
+
+`--cv` cross-validates instead: the pairs are split in two halves (`halves`: each label and difficulty
+shuffled with a fixed seed and dealt alternately), and each half is scored with the shipped thresholds,
+with the thresholds tuned on the other half (the best duplicate recall at a precision of at least 0.95
+over a grid of DUPLICATE_SCORE and the facts rule's word floor: `TUNING`), without the facts rule, and
+beside the word-overlap baseline at the threshold tuned the same way on the other half. A change is judged
+by the half it was not tuned on, both ways.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 import sys
 import time
@@ -37,6 +45,13 @@ from scripts.synthetic import synthetic_folder  # noqa: E402
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "pairs.jsonl"
 GOLD = ("duplicate", "contradiction", "compatible", "unrelated")
 PREDICTED = ("duplicate", "contradiction", "none")
+PRECISION = 0.95  # --cv tunes for the best duplicate recall at this precision or more
+CV_SEED = 0
+# The thresholds --cv tunes on one half: module constant of memdir.core.similarity -> values tried.
+TUNING: dict[str, tuple[float, ...]] = {
+    "DUPLICATE_SCORE": (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6),
+    "_FACTS_SCORE": (0.05, 0.1, 0.15, 0.2, 1.0),  # 1.0: the facts rule never applies
+}
 
 
 def memory(key: str, fields: dict[str, str]) -> MemoryText:
@@ -188,6 +203,97 @@ def scan_report(
         print(f"  {v.label} ({v.score:.2f}): {text[v.a][:60]!r} / {text[v.b][:60]!r}")
 
 
+# --- cross-validation -------------------------------------------------------------------------------
+
+
+def halves(rows: Sequence[dict[str, Any]], seed: int = CV_SEED) -> dict[str, list[dict[str, Any]]]:
+    """The pairs in two halves, A and B: each (label, difficulty) group shuffled with `seed` and dealt
+    alternately, so both halves hold about as many of each."""
+    out: dict[str, list[dict[str, Any]]] = {"A": [], "B": []}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["label"], row["difficulty"]), []).append(row)
+    dealt = 0
+    for key in sorted(groups):
+        group = groups[key]
+        random.Random(seed).shuffle(group)
+        for row in group:
+            out["AB"[dealt % 2]].append(row)
+            dealt += 1
+    return out
+
+
+def duplicate_scores(gold: Sequence[str], predicted: Sequence[str]) -> tuple[float, float, int]:
+    """(recall, precision, flagged) of the duplicate label; precision 1.0 when nothing is flagged."""
+    tp = sum(g == p == "duplicate" for g, p in zip(gold, predicted, strict=True))
+    flagged = predicted.count("duplicate")
+    return tp / max(gold.count("duplicate"), 1), tp / flagged if flagged else 1.0, flagged
+
+
+def with_thresholds(rows: Sequence[dict[str, Any]], thresholds: dict[str, float]) -> list[str]:
+    """compare's labels for `rows` with the module's thresholds set to `thresholds` for the call."""
+    saved = {name: getattr(_similarity, name) for name in thresholds}
+    try:
+        for name, value in thresholds.items():
+            setattr(_similarity, name, value)
+        return [v.label if (v := compare(memory("a", r["a"]), memory("b", r["b"]))) else "none" for r in rows]
+    finally:
+        for name, value in saved.items():
+            setattr(_similarity, name, value)
+
+
+def tune(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """The TUNING thresholds with the best duplicate recall on `rows` at precision >= PRECISION (ties:
+    the first in the grid); the shipped ones when none reaches it."""
+    gold = [r["label"] for r in rows]
+    best: tuple[float, dict[str, float]] | None = None
+    for values in itertools.product(*TUNING.values()):
+        thresholds = dict(zip(TUNING, values, strict=True))
+        recall, precision, _ = duplicate_scores(gold, with_thresholds(rows, thresholds))
+        if precision >= PRECISION and (best is None or recall > best[0]):
+            best = (recall, thresholds)
+    return best[1] if best else {name: getattr(_similarity, name) for name in TUNING}
+
+
+def overlap_threshold(rows: Sequence[dict[str, Any]]) -> float:
+    """The word-overlap threshold with the best duplicate recall on `rows` at precision >= PRECISION."""
+    scores = [jaccard(r["a"], r["b"]) for r in rows]
+    gold = [r["label"] for r in rows]
+
+    def precision(threshold: float) -> float:
+        return duplicate_scores(gold, ["duplicate" if s >= threshold else "none" for s in scores])[1]
+
+    fitting = [t for t in sorted(set(scores)) if precision(t) >= PRECISION]
+    return fitting[0] if fitting else max(scores) + 1e-9
+
+
+def cross_validate(rows: Sequence[dict[str, Any]]) -> None:
+    split = halves(rows)
+    shipped = {name: getattr(_similarity, name) for name in TUNING}
+    print(f"cross-validation: two halves of {len(split['A'])} and {len(split['B'])} pairs (seed {CV_SEED}); "
+          f"duplicates: recall at precision")  # fmt: skip
+
+    def line(label: str, gold: Sequence[str], predicted: Sequence[str]) -> None:
+        recall, precision, flagged = duplicate_scores(gold, predicted)
+        print(f"    {label:<64} {recall:.2f} at {precision:.3f} ({flagged} flagged)")
+
+    for half, other in (("A", "B"), ("B", "A")):
+        part, gold = split[half], [r["label"] for r in split[half]]
+        print(f"  half {half} ({gold.count('duplicate')} duplicates)")
+        line(f"compare, shipped ({_show_thresholds(shipped)})", gold, with_thresholds(part, shipped))
+        tuned = tune(split[other])
+        line(f"compare, tuned on half {other} ({_show_thresholds(tuned)})", gold, with_thresholds(part, tuned))
+        line("compare without the facts rule", gold, with_thresholds(part, shipped | {"_FACTS_SCORE": 1.0}))
+        threshold = overlap_threshold(split[other])
+        scores = [jaccard(r["a"], r["b"]) for r in part]
+        line(f"word overlap >= {threshold:.3f} (tuned on half {other})", gold,
+             ["duplicate" if s >= threshold else "none" for s in scores])  # fmt: skip
+
+
+def _show_thresholds(thresholds: dict[str, float]) -> str:
+    return ", ".join(f"{name.strip('_').lower()} {value:g}" for name, value in thresholds.items())
+
+
 # --- timing on generated folders -------------------------------------------------------------------
 
 
@@ -244,10 +350,15 @@ def flag_real(corpus: Path = REAL) -> None:
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[1]) if len(argv) > 1 else DEFAULT
+    cv = "--cv" in argv
+    paths = [a for a in argv[1:] if a != "--cv"]
+    path = Path(paths[0]) if paths else DEFAULT
     if not path.is_file():
         print(f"eval_pairs: no labelled pairs at {path} (pass the path to a pairs.jsonl)", file=sys.stderr)
         return 2
+    if cv:
+        cross_validate([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()])
+        return 0
     evaluate(path)
     if REAL.is_dir():
         flag_real()

@@ -1,6 +1,7 @@
 """Score `memdir recall` on the labelled dev queries beside a plain BM25 baseline, and time it.
 
-Usage: python scripts/eval_recall.py [DIR] [--no-timings] [--misses]   (default DIR: ../shared/eval/dev/recall/)
+Usage: python scripts/eval_recall.py [DIR] [--no-timings] [--misses] [--cv] [--half A|B]
+(default DIR: ../shared/eval/dev/recall/)
 
 DIR holds memories.jsonl (id, name, description, type, body, importance, created, superseded,
 superseded_by) and queries.jsonl (id, query, relevant: memory ids, note). The memories are written as a
@@ -21,14 +22,25 @@ memdir's without each of its parts, so the trade-off is visible. `--misses` list
 misses a relevant memory, where each missed memory ranks with no query gate and what it matched. Then
 `memdir recall` is timed as a fresh process on generated folders of 1,000 and 10,000 memories
 (scripts/synthetic.py).
+
+`--cv` cross-validates instead: the tasks are split in two halves (`halves`: shuffled with a fixed
+seed, answerable and no-answer tasks apart, so each half has 24 and 6), and each half is scored with the
+default settings, with the settings tuned on the other half (the best recall@5 with false injection at
+most 10% over a grid of gate, gate-chance and min-relevance: `TUNING`), and beside plain BM25 at the
+floor fitted on the other half. A change is judged by what it does on the half it was not tuned on, both
+ways. `--half A` (or `B`) scores only that half, with the default settings and BM25 at its floor fitted
+on the other half, for working on one half while the other stays unseen.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import itertools
 import json
 import math
+import random
 import re
 import statistics
 import subprocess
@@ -36,7 +48,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -46,7 +58,7 @@ sys.path.insert(0, str(ROOT))
 from memdir.core.config import RecallSettings  # noqa: E402
 from memdir.core.model import slugify, yaml_scalar  # noqa: E402
 from memdir.folder import MemoryDir  # noqa: E402
-from memdir.read import tables  # noqa: E402
+from memdir.read import tables, terms  # noqa: E402
 from memdir.read.recall import _choose, recall  # noqa: E402
 from memdir.read.scoring import _score  # noqa: E402
 from memdir.read.termindex import load_index  # noqa: E402
@@ -54,6 +66,27 @@ from memdir.read.termindex import load_index  # noqa: E402
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "recall"
 K = 5
 FI_TARGET = 0.10
+# Recall before issue 31, for side-by-side figures in one run: gate-chance 0.05, _score's passes=False
+# (no subject pass, look-ups of one word only), and the glossary with the groups issue 31's audit took
+# out (memdir/read/terms.py says why; only this script has them back).
+BEFORE = replace(RecallSettings(), gate_chance=0.05)
+BEFORE_LABEL = "memdir recall before issue 31"
+BEFORE_GLOSSARY = """
+    deadline, due date, due, Frist, fällig, plazo, fecha límite, échéance, date limite, 截止, 期限;
+    owner, Inhaber, Eigentümer, dueño, propietario, propriétaire, 所有者;
+    tax, VAT, Steuer, Umsatzsteuer, impuesto, IVA, impôt, TVA, 税务, 增值税;
+    accountant, bookkeeping, Steuerberater, Buchhaltung, contable, contabilidad, comptable, comptabilité, 会计;
+    receipt, Beleg, Quittung, recibo, reçu, 收据;
+    hire, recruit, einstellen, Stellenanzeige, contratar, recruter, embaucher, 招聘;
+    letter, Brief, Schreiben, carta, lettre, 信函;
+"""
+CV_SEED = 0
+# The settings --cv tunes on one half: (field, values), every combination tried.
+TUNING: tuple[tuple[str, tuple[float, ...]], ...] = (
+    ("gate", (0.7, 0.75, 0.8, 0.85, 0.9, 1.0)),
+    ("gate_chance", (0.01, 0.02, 0.05, 0.1, 0.2)),
+    ("min_relevance", (0.2, 0.3, 0.4)),
+)
 System = Callable[[str], list[str]]  # query -> memory ids, best first
 
 
@@ -102,6 +135,33 @@ def evaluate(system: System, queries: Sequence[dict[str, object]]) -> tuple[floa
         hits / returned if returned else 0.0,
         injected / negatives if negatives else 0.0,
     )
+
+
+@contextlib.contextmanager
+def glossary_before_issue_31() -> Iterator[None]:
+    """The built-in glossary as it was before issue 31's audit, for the duration of the block."""
+    shipped, text = tables.GLOSSARY, terms._GLOSSARY
+    try:
+        terms._GLOSSARY = text + ";" + BEFORE_GLOSSARY
+        tables.GLOSSARY = terms.build_glossary()
+        terms._Lazy.glossaries.clear()
+        yield
+    finally:
+        tables.GLOSSARY, terms._GLOSSARY = shipped, text
+        terms._Lazy.glossaries.clear()
+
+
+def before_issue_31(folder: MemoryDir) -> Callable[[str], list[str]]:
+    """Recall as it decided before issue 31 (BEFORE, BEFORE_GLOSSARY): query -> paths of the memories
+    chosen."""
+    index = load_index(folder)
+
+    def run(query: str) -> list[str]:
+        with glossary_before_issue_31():
+            candidates, _, gate = _score(index, query, BEFORE, folder.today, passes=False)
+        return [r.path for r in _choose(candidates, gate, BEFORE, K, BEFORE.min_score)[0]]
+
+    return run
 
 
 # --- the baseline ------------------------------------------------------------------------------------
@@ -154,6 +214,69 @@ def lowest_fitting_floor(
     return None
 
 
+# --- cross-validation -------------------------------------------------------------------------------
+
+
+def halves(queries: Sequence[dict[str, object]], seed: int = CV_SEED) -> dict[str, list[dict[str, object]]]:
+    """The tasks in two halves, A and B: answerable and no-answer tasks each shuffled with `seed` and dealt
+    alternately, so both halves hold the same number of each."""
+    out: dict[str, list[dict[str, object]]] = {"A": [], "B": []}
+    for answerable in (True, False):
+        group = [q for q in queries if bool(q["relevant"]) == answerable]
+        random.Random(seed).shuffle(group)
+        for at, q in enumerate(group):
+            out["AB"[at % 2]].append(q)
+    return out
+
+
+def tuned(
+    run: Callable[[RecallSettings], System], queries: Sequence[dict[str, object]]
+) -> tuple[RecallSettings, tuple[float, float, float]]:
+    """The settings of the TUNING grid with the best recall@5 on `queries` at false injection at most
+    FI_TARGET (ties: the first in the grid), and their scores there."""
+    best: tuple[RecallSettings, tuple[float, float, float]] | None = None
+    for gate, chance, floor in itertools.product(*(choices for _, choices in TUNING)):  # TUNING's order
+        settings = replace(RecallSettings(), gate=gate, gate_chance=chance, min_relevance=floor)
+        scores = evaluate(run(settings), queries)
+        if scores[2] <= FI_TARGET and (best is None or scores[0] > best[1][0]):
+            best = (settings, scores)
+    if best is None:
+        return RecallSettings(), evaluate(run(RecallSettings()), queries)
+    return best
+
+
+def cross_validate(
+    run: Callable[[RecallSettings], System],
+    baseline: Callable[[str], list[tuple[str, float]]],
+    queries: Sequence[dict[str, object]],
+    only: str | None = None,
+    before: System | None = None,
+) -> None:
+    """Each half scored with the defaults, with the settings tuned on the other half, and beside plain
+    BM25 at the floor fitted on the other half (see the module docstring)."""
+    split = halves(queries)
+    print(f"\n  cross-validation: two halves of {len(split['A'])} and {len(split['B'])} tasks (seed {CV_SEED})")
+    print(f"  {'system':<52} {'recall@5':>9} {'precision@5':>12} {'false injection':>16}")
+    for half in only or "AB":
+        other = split["B" if half == "A" else "A"]
+        print(f"  half {half}")
+        print(row("memdir recall, defaults", evaluate(run(RecallSettings()), split[half])))
+        if before is not None:
+            print(row(BEFORE_LABEL, evaluate(before, split[half])))
+        if only is None:
+            settings, _ = tuned(run, other)
+            chosen = ", ".join(f"{name.replace('_', '-')} {getattr(settings, name):g}" for name, _ in TUNING)
+            print(row("memdir recall, tuned on the other half", evaluate(run(settings), split[half])))
+            print(f"      ({chosen})")
+        floor = lowest_fitting_floor(baseline, other)
+        if floor is not None:
+
+            def above(q: str, floor: float = floor) -> list[str]:
+                return [key for key, s in baseline(q) if s > floor]
+
+            print(row(f"plain BM25, floor {floor:.2f} fitted on the other half", evaluate(above, split[half])))
+
+
 # --- the run -----------------------------------------------------------------------------------------
 
 
@@ -167,6 +290,10 @@ def main() -> int:
     parser.add_argument("dir", nargs="?", type=Path, default=DEFAULT)
     parser.add_argument("--no-timings", action="store_true", help="skip timing memdir recall on generated folders")
     parser.add_argument("--misses", action="store_true", help="list the relevant memories missed at the top 5, and why")
+    parser.add_argument(
+        "--cv", action="store_true", help="cross-validate: tune on one half of the tasks, score the other"
+    )
+    parser.add_argument("--half", choices=("A", "B"), help="score one half only (defaults; BM25 fitted on the other)")
     args = parser.parse_args()
     if not (args.dir / "queries.jsonl").is_file():
         print(f"eval_recall: {args.dir} not found (the labelled data lives in ../shared); nothing to evaluate")
@@ -186,6 +313,11 @@ def main() -> int:
 
         def ours(settings: RecallSettings = default) -> System:
             return lambda q: [ids[r.path] for r in recall(folder, q, settings=settings, log=False).results]
+
+        if args.cv or args.half:
+            before = before_issue_31(folder)
+            cross_validate(ours, bm25_baseline(memories), queries, args.half, lambda q: [ids[p] for p in before(q)])
+            return 0
 
         index = load_index(folder)
 
@@ -210,6 +342,8 @@ def main() -> int:
 
         print(f"\n  {'system':<52} {'recall@5':>9} {'precision@5':>12} {'false injection':>16}")
         print(row(f"memdir recall (defaults: gate-chance {default.gate_chance:g}, gate {default.gate:g})", mine))
+        before = before_issue_31(folder)
+        print(row(BEFORE_LABEL, evaluate(lambda q: [ids[p] for p in before(q)], queries)))
         if fitting is not None:
             print(row(f"plain BM25, floor {fitting:.2f} (lowest with FI <= 10%)", evaluate(at_floor(fitting + 1e-9),
                                                                                            queries)))  # fmt: skip

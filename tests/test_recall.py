@@ -314,21 +314,32 @@ def test_configured_synonyms_let_a_query_word_match_another(folder: Path, make_m
 
 
 def test_a_german_memory_answers_an_english_question(folder: Path, make_memory: MakeMemory) -> None:
-    make_memory("project_umsatzsteuer.md", description="Die Umsatzsteuer-Voranmeldung ist monatlich fällig",
-                body="Ab 2026 monatlich bis zum 10.\n")  # fmt: skip
-    result = recall(_dir(folder, gate=0.5), "when is the VAT return due?")
-    assert [r.path for r in result.results] == ["project_umsatzsteuer.md"]
+    make_memory("project_sicherung.md", description="Die Datenbank-Sicherung läuft jede Nacht um drei",
+                body="Aufbewahrung 30 Tage.\n")  # fmt: skip
+    result = recall(_dir(folder, gate=0.5), "when does the database backup run?")
+    assert [r.path for r in result.results] == ["project_sicherung.md"]
 
 
 def test_a_word_finds_the_german_compounds_it_begins(folder: Path, make_memory: MakeMemory) -> None:
-    # The stemmer makes "Steuer" "steu" but cuts "Steuerberatung" to "steuer": the two have to be joined
-    # by hand, both for the query's own words and for the glossary's ("tax" -> "Steuer").
+    # The stemmer makes "Termin" "termi" but cuts "Terminplanung" to "termin": the two have to be joined
+    # by hand, both for the query's own words and for the glossary's ("meeting" -> "Termin").
     # The gates are opened: this is about what matches, not about what is worth recalling.
-    make_memory("reference_kanzlei.md", description="Steuerberatung bei der Kanzlei Weiss in Leipzig")
-    for query in ("Steuer", "tax adviser"):
+    make_memory("reference_agentur.md", description="Terminplanung mit der Agentur Nordlicht in Hamburg")
+    for query in ("Termin", "meeting planner"):
         result = recall(_dir(folder, gate=0.1, min_relevance=0.0), query)
-        assert [r.path for r in result.results] == ["reference_kanzlei.md"], query
-    assert recall(_dir(folder, gate=0.1, min_relevance=0.0), "Steuer").results[0].matched == ("steuer=steuer-",)
+        assert [r.path for r in result.results] == ["reference_agentur.md"], query
+    assert recall(_dir(folder, gate=0.1, min_relevance=0.0), "Termin").results[0].matched == ("termin=termin-",)
+
+
+def test_the_glossary_keeps_no_word_chosen_with_the_dev_set_in_view() -> None:
+    """Issue 31's audit (memdir/read/terms.py): these named exactly the dev set's German answers."""
+    from memdir.core.similarity import term_list
+    from memdir.read.terms import _glossary
+
+    table = _glossary(())
+    for word in ("VAT", "Umsatzsteuer", "fällig", "Beleg", "Steuerberater", "Inhaber", "Stellenanzeige", "Brief"):
+        assert not any(term in table for term in term_list(word)), word
+    assert any(term in table for term in term_list("Datenbank"))  # the general concepts stay
 
 
 def test_chinese_text_is_matched_by_characters(folder: Path, make_memory: MakeMemory) -> None:
@@ -698,10 +709,62 @@ def test_a_word_in_most_of_the_folder_does_not_decide_the_gate(tmp_path: Path) -
     assert with_words.passed_gate and with_words.results[0].path == "project_n5.md"
 
 
+def _head_words(root: Path, i: int) -> list[str]:
+    """The made-up words of memory n{i}'s description (_made_up_folder)."""
+    text = (root / f"project_n{i}.md").read_text()
+    description = next(line for line in text.splitlines() if line.startswith("description: "))
+    return [w for w in description.split()[2:] if w not in ("Note", "Maria")]
+
+
+def test_a_question_naming_the_folders_subject_passes_the_gate(tmp_path: Path) -> None:
+    """A folder of one person's conversation names her in every memory: the gate cannot weigh her name
+    (it is everywhere), and one other word can never beat chance. Naming her says the question is about
+    what the folder is about; another folder's question names someone else (issue 31, LoCoMo)."""
+    bodies = _made_up_folder(tmp_path / "memory", size=120, everywhere="Maria")
+    folder = _dir(tmp_path / "memory")
+    word = bodies[5][0]
+    asked = recall(folder, f"When did Maria mention the {word}?", log=False)
+    assert asked.passed_gate and "project_n5.md" in [r.path for r in asked.results]
+    assert asked.gate is not None and asked.gate.subject == ("maria",) and asked.gate.chance >= 1
+    assert "names maria, what the folder is about" in asked.gate.why(folder.config.recall)
+    # another person's question, a subject written in lower case, or a word no memory holds: no such pass
+    for other in (f"When did Joanna mention the {word}?", f"when did maria mention the {word}?",
+                  f"When did Maria mention the {word} and Kubernetes?"):  # fmt: skip
+        silent = recall(folder, other, log=False)
+        assert silent.gate is not None and not silent.passed_gate and silent.results == [], other
+    unknown = recall(folder, f"When did Maria mention the {word} and Kubernetes?", log=False).gate
+    assert unknown is not None and unknown.unknown == ("kubernetes",)
+
+
+def test_a_query_restating_one_memorys_description_is_a_look_up(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    _made_up_folder(root, size=120)
+    folder = _dir(root, gate=1.0, gate_chance=0.0)  # the look-up alone
+    first, second = _head_words(root, 5)
+    found = recall(folder, f"{second} {first}", log=False)
+    assert found.gate is not None and found.gate.lookup and found.results[0].path == "project_n5.md"
+    assert "all in the best match's name or description" in found.gate.why(folder.config.recall)
+    # words of two memories' descriptions, or one word no memory holds besides: not a look-up
+    assert not recall(folder, f"{first} {_head_words(root, 6)[0]}", log=False).passed_gate
+    assert not recall(folder, f"{second} {first} zuqoxite", log=False).passed_gate
+
+
+def test_names_are_words_capitalised_inside_a_sentence_or_in_capitals() -> None:
+    from memdir.read.terms import _named_words
+
+    assert _named_words("What did Maria say? Where NASA went. Then (Bob) and 'Ann' too") == {
+        "maria",
+        "nasa",
+        "bob",
+        "ann",
+    }
+    assert _named_words("Deploy the app. Check it") == frozenset()
+
+
 def test_the_log_says_why_recall_stayed_silent(folder: Path, deploys: None) -> None:
     recall(_dir(folder), "Which CPU should the new laptop have?")
     entry = read_log(folder)[-1]
-    assert entry["passed_gate"] is False and entry["settings"]["gate_chance"] == 0.05
+    assert entry["passed_gate"] is False and entry["settings"]["gate_chance"] == 0.01
     assert entry["gate"]["chance"] >= 1 and entry["gate"]["weighed"] == ["cpu"]
     assert "by chance 1 memory would match the query as well" in entry["gate"]["why"]
 

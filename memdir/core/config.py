@@ -97,9 +97,11 @@ class RecallSettings:
     importance_weight: float = 0.15
     half_life_days: float = 30.0  # recency halves every this many days since `updated` (else `created`)
     # The query gate (docs/recall.md): recall speaks when at most `gate_chance` memories would match the
-    # query as well as its best match does by chance, or when the best match alone reaches `gate`.
+    # query as well as its best match does by chance (0.01, the stricter of the usual significance
+    # levels), when the query restates a memory or names the folder's subject, or when the best match
+    # alone reaches `gate`.
     gate: float = 0.8
-    gate_chance: float = 0.05
+    gate_chance: float = 0.01
     min_relevance: float = 0.3  # and no memory is recalled whose own relevance is below this
     min_score: float = 0.0
     k: int = 5

@@ -12,34 +12,38 @@ the two gates that keep recall silent when the folder does not know the task.
 # - Relevance is BM25F over two fields: the head (name + description, the memory's one-line claim, weighted
 #   twice) and the body. Terms are the ones duplicate detection uses (memdir.core.similarity): case- and
 #   accent-folded, stopwords of en/de/es/fr dropped, lightly stemmed, CJK runs as characters and bigrams.
-#   Pairs of adjacent terms are terms too, so "route view" or "Lantern Keep" count for more than the two
+#   Pairs of adjacent terms are terms too, so "merge request" or "New York" count for more than the two
 #   words apart. Small numbers (one or two digits) in a query are ignored: they match by accident.
 # - A query word weighs what it tells apart. Folder statistics (IDF) say how rare a word is here; in a
 #   small folder almost everything is rare, so a general-language prior damps the words that are common
-#   in any English text ("explain", "example", "new", "week"). Without it, "Explain what a monad is with
-#   a simple example" recalls whatever memory says "explain" and "example". A folder of fewer than 100
+#   in any English text ("explain", "example", "new", "week"). Without it, "explain recursion with an
+#   example" recalls whatever memory says "explain" and "example". A folder of fewer than 100
 #   memories gets the IDF of one of 100: in a folder of three, a word two of them use is not common.
 # - A small glossary of general work vocabulary lets a query word match its synonyms and translations
-#   at half weight: "ship" finds "deploy", "invoice" finds "Rechnung". Folders are often bilingual;
+#   at half weight: "release" finds "rollout", "database" finds "Datenbank". Folders are often bilingual;
 #   memories written in German answer English questions. `recall.synonyms` from the config adds a
 #   folder's own vocabulary at full weight (its owner says the words mean the same).
 # - A superseded memory is never recalled, but what matched it passes (at 0.8) to the memory that
 #   replaced it: a question in the old memory's words is about the topic its successor now covers.
 # - The best matches lend their names. The rare words in the heads of the three best matches (a word in
 #   at most 5% of the folder, and at most 50 memories, and not common English) count as query words
-#   at half the weight of the match that lent them, in other memories' heads: "the vineyard pilot" is a
-#   FieldSense task when the pilot's memory says so, and FieldSense's supplier bears on it. This runs
-#   only once the query has passed the gate, and the gate weighs the query's own words alone. A lent
-#   name raises a memory that matches the query; it never recalls one that does not.
+#   at half the weight of the match that lent them, in other memories' heads: "the landing page
+#   redesign" is an Orion task when the redesign's memory says so, and Orion's style guide bears on it.
+#   This runs only once the query has passed the gate, and the gate weighs the query's own words alone.
+#   A lent name raises a memory that matches the query; it never recalls one that does not.
 # - Raw BM25 grows with log(folder size); it is divided by the largest IDF the folder can give, so that
 #   one rare word matched in a head scores about 1 whatever the size, then mapped to 0..1 as
 #   relevance = 1 - exp(-score).
 # - Two gates. The query gate asks whether the folder knows anything about the query, against a null
 #   model of the folder itself (Gate, _chance): scatter the query's words over the folder at their own
 #   rates, independently, and count the memories that would match as well as the best match does. When
-#   at most `gate-chance` (0.05) would, the best match holds the query's words together beyond chance
+#   at most `gate-chance` (0.01) would, the best match holds the query's words together beyond chance
 #   (and one of them is not a common word: "explain" and "example", "用户" and "需要" meet in any text); when its
-#   relevance alone reaches `gate` (0.8), one match is strong enough by itself. Adjacent-word pairs,
+#   relevance alone reaches `gate` (0.8), one match is strong enough by itself. Co-occurrence cannot
+#   speak for one word, so two more passes need none, when the query names nothing the folder has never
+#   seen: a query whose words are all in the best match's name or description restates it (a look-up),
+#   and a query that names (capitalised) what at least half of the folder holds is about the folder's
+#   subject (a person in every turn of their conversations). Adjacent-word pairs,
 #   single CJK characters, CJK pairs holding a particle ("中的") and words in more than a fifth of the
 #   folder do not count: the first two repeat their words' evidence, the third is no word, the last is
 #   the folder's own subject (a project's name in every memory). Otherwise nothing is recalled:
@@ -67,7 +71,7 @@ from memdir.core.lazyre import LazyPattern
 # The terms duplicate detection uses, made the same way (and as fast).
 from memdir.core.similarity import is_cjk, term_sequence
 from memdir.read.termindex import _MIN_FOLDER, _idf, _Index
-from memdir.read.terms import _prior, _query_slots, _Slot
+from memdir.read.terms import _named_words, _prior, _query_slots, _Slot
 
 if TYPE_CHECKING:
     pass
@@ -187,8 +191,11 @@ class Gate:
     a memory at its own rate, independently of the others. `chance` is how many memories would then
     match as well as the best match does. Few (at most `gate-chance`) means the best match holds the
     query's words together more than chance would, and the folder knows the query's subject, provided
-    one of the words is not common English (or two stand side by side as in the query); or the best
-    match is strong enough alone (`gate`)."""
+    one of the words is not common English (or two stand side by side as in the query). Co-occurrence
+    cannot speak for a query that names the folder's own subject ("What did Priya ..." in a folder of
+    Priya's conversations) or restates one memory's claim: those pass as such (`subject`, `lookup`)
+    when the query names nothing the folder has never seen (`unknown`). And a best match strong enough
+    alone (`gate`) passes."""
 
     relevance: float  # the best match's relevance over the words the gate weighs (0..1)
     chance: float  # memories expected to match as well as the best by chance
@@ -196,7 +203,9 @@ class Gate:
     common: tuple[str, ...] = ()  # query words in so large a share of the folder that they do not count
     specific: bool = False  # whether the best match holds a weighed word that is not common English, or a pair
     passed: bool = False
-    lookup: bool = False  # the query is one uncommon word, in the best match's name or description
+    lookup: bool = False  # the query's words are all in the best match's name or description
+    subject: tuple[str, ...] = ()  # names in the query that at least half of the folder's memories hold
+    unknown: tuple[str, ...] = ()  # the query's uncommon words that no memory of the folder holds
 
     @classmethod
     def of(
@@ -204,55 +213,96 @@ class Gate:
         index: _Index,
         evidence: Sequence[_Evidence],
         settings: RecallSettings,
-        query_words: int,
-        particles: frozenset[str],
+        slots: Sequence[_Slot],
+        query: str,
+        passes: bool = True,
     ) -> Gate:
+        """`passes=False` leaves out the subject pass and looks up one-word queries only, as the gate did
+        before issue 31: for the evaluation scripts' side-by-side figures."""
         size = max(index.n, _MIN_FOLDER)  # as for IDF: a folder of three is not a place where all is common
+        particles = _particles(query)
         words = [e for e in evidence if not e.pair and not _fragment(e.shown, particles)]
         weighed = [e for e in words if len(e.values) <= _COMMON_SHARE * size]
         common = tuple(e.shown for e in words if len(e.values) > _COMMON_SHARE * size)
+        # A name the query gives (written with a capital inside a sentence, or in capitals) that most of the
+        # folder's memories hold is what the folder is about: a person in a folder of their conversations,
+        # a product in its team's folder. Another folder's question names someone else.
+        names = _named_words(query)
+        subject = tuple(e.shown for e in words if e.shown in names and len(e.values) >= _SUBJECT_SHARE * size)
+        subject = subject if passes else ()
+        # An uncommon query word that no memory holds says the query is (also) about something the folder
+        # has never mentioned. Numbers are left out: a date or a count is no subject.
+        found = {e.shown for e in evidence}
+        unknown = tuple(
+            slot.shown
+            for slot in slots
+            if not slot.pair
+            and slot.shown not in found
+            and not _fragment(slot.shown, particles)
+            and not slot.shown.isdigit()
+            and next(iter(slot.alternatives.values()))[0] >= 1
+        )
         sums: dict[int, float] = defaultdict(float)
         for e in weighed:
             for i, (value, _) in e.values.items():
                 sums[i] += value
         shown = tuple(e.shown for e in weighed)
         if not sums:
-            return cls(0.0, float(size), shown, common)
+            return cls(0.0, float(size), shown, common, subject=subject, unknown=unknown,
+                       passed=bool(subject) and not unknown)  # fmt: skip
         top = min(sums, key=lambda i: (-sums[i], i))
         relevance, chance = _bounded(sums[top]), _chance(weighed, sums[top], size)
-        # Common English words meet in any text; an uncommon one, or two query words side by side as
-        # in the query ("green tea"), is what says the match is about the query's subject.
+        # Common English words meet in any text; an uncommon one, or two query words side by side as in
+        # the query ("merge request"), is what says the match is about the query's subject.
         specific = any(top in e.values for e in evidence if e.pair or (e in weighed and not e.general))
-        # A query of one word ("kubernetes") is a look-up: no co-occurrence can beat chance with one
-        # word, so the folder knows the subject when the best match files under it, with the word, an
-        # uncommon one, in its name or description. A longer query must hold its words together.
-        lookup = query_words == 1 and len(weighed) == 1 and not weighed[0].general and top in weighed[0].heads
-        passed = (chance <= settings.gate_chance and specific) or relevance >= settings.gate or lookup
-        return cls(relevance, chance, shown, common, specific, passed, lookup)
+        # A look-up: the query restates what the best match files itself under. Every word it weighs is in
+        # the best match's name or description, one of them not common English, and none of its words is
+        # unknown to the folder ("kubernetes"; "Which CPU should the new laptop have?" asks of a laptop the
+        # folder never mentions). Co-occurrence cannot show this: one word is where it is.
+        named = [e for e in weighed if not e.shown.isdigit()]
+        lookup = (
+            not unknown and bool(named) and any(not e.general for e in named) and all(top in e.heads for e in named)
+        )
+        if not passes:
+            lookup = lookup and sum(not slot.pair for slot in slots) == 1
+        passed = (
+            (chance <= settings.gate_chance and specific)
+            or relevance >= settings.gate
+            or lookup
+            or (bool(subject) and not unknown)
+        )
+        return cls(relevance, chance, shown, common, specific, passed, lookup, subject, unknown)
 
     def why(self, settings: RecallSettings) -> str:
         """Why the query passed or not, in a phrase for people."""
         count = f"{self.chance:.2g} {'memory' if f'{self.chance:.2g}' == '1' else 'memories'}"
         odds = f"by chance {count} would match the query as well (gate-chance {settings.gate_chance:g})"
-        if not self.weighed:
-            return "no word of the query that the gate weighs matches"
         if self.passed:
             if self.relevance >= settings.gate:
                 return f"the best match's relevance {self.relevance:.2f} reaches the gate"
-            if self.chance > settings.gate_chance:
-                return "the query is one uncommon word, in the best match's name or description"
-            return odds
+            if self.chance <= settings.gate_chance and self.specific:
+                return odds
+            if self.lookup:
+                if len(self.weighed) == 1:
+                    return "the query is one uncommon word, in the best match's name or description"
+                return "the query's words are all in the best match's name or description"
+            return f"the query names {', '.join(self.subject)}, what the folder is about, and nothing it does not know"
+        if not self.weighed:
+            return "no word of the query that the gate weighs matches"
         if self.chance <= settings.gate_chance:
             odds = "the only words the query shares with the best match are common English words"
+        if self.unknown:
+            odds += f"; no memory holds {', '.join(self.unknown)}"
         return f"{odds}, and the best match's relevance {self.relevance:.2f} is below the gate {settings.gate:g}"
 
     def to_json(self) -> dict[str, Any]:
         return {"relevance": round(self.relevance, 4), "chance": round(self.chance, 4), "weighed": list(self.weighed),
                 "common": list(self.common), "specific": self.specific, "lookup": self.lookup,
-                "passed": self.passed}  # fmt: skip
+                "subject": list(self.subject), "unknown": list(self.unknown), "passed": self.passed}  # fmt: skip
 
 
 _COMMON_SHARE = 0.2  # a word in more than this share of the folder is the folder's subject, not the query's
+_SUBJECT_SHARE = 0.5  # a name the query gives, held by at least this share of the folder, is what it is about
 _CHANCE_BINS = 64  # resolution of the null distribution, in fractions of the best match's evidence
 
 
@@ -354,9 +404,9 @@ def _relevance(
 
 
 def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float]) -> list[_Slot]:
-    """Query slots for the names the best matches carry: the rare words in their heads ("FieldSense",
-    "Build Notes") that the query did not use. A task about the vineyard pilot is about FieldSense when
-    the pilot's memory says so, and FieldSense's supplier and schematics bear on it too."""
+    """Query slots for the names the best matches carry: the rare words in their heads ("Orion",
+    "Design Weekly") that the query did not use. A task about the landing page redesign is about Orion
+    when the redesign's memory says so, and Orion's style guide and release plan bear on it too."""
     used = {term for slot in slots for term in slot.alternatives}
     prior, most = _prior(), min(_NEIGHBOUR_MOST, max(2, int(_NEIGHBOUR_SHARE * max(index.n, _MIN_FOLDER))))
     lent: dict[str, tuple[float, str]] = {}  # term -> (weight, the words it came from)
@@ -385,13 +435,14 @@ def _score(
     synonyms: bool = True,
     successors: bool = True,
     neighbours: bool = True,
+    passes: bool = True,
 ) -> tuple[list[Recalled], list[tuple[str, str]], Gate]:
     """Every live memory with some relevance to `query`, best first, the excluded ones that matched, and
-    the gate's verdict on the query."""
+    the gate's verdict on the query. The flags leave a part out, for the evaluation's ablations."""
     slots = _query_slots(query, settings.synonyms, synonyms)
     evidence: list[_Evidence] = []
     direct, matched = _relevance(index, slots, evidence)
-    gate = Gate.of(index, evidence, settings, sum(not slot.pair for slot in slots), _particles(query))
+    gate = Gate.of(index, evidence, settings, slots, query, passes)
     scores = dict(direct)
     if neighbours and gate.passed:
         lent, lent_matched = _relevance(index, _neighbours(index, slots, direct))
