@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from memdir.cli.errors import REFUSED, USAGE
-from memdir.cli.memories import _after_write
+from memdir.cli.index import report_write
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, QuarantinedNames, app, state
 from memdir.core.model import plural
@@ -109,7 +109,7 @@ def extract(
     except ExtractError as exc:
         fail(str(exc), REFUSED)
     if format is OutputFormat.json:
-        st.write_json({"runs": [_result_json(r) for r in results]})
+        st.write_json({"runs": [result_json(r) for r in results]})
         return
     _print_results(st, results, dry_run=dry_run, asked=confirm is not None)
 
@@ -120,7 +120,7 @@ def _confirm(st: State, *, yes: bool, dry_run: bool) -> Any:
         return None
 
     def confirm(plan: Any) -> bool:
-        _print_plan(st, plan)
+        print_plan(st, plan)
         return typer.confirm("Write these memories?", default=False, err=True)
 
     return confirm
@@ -142,7 +142,7 @@ def _extract_pending(
         fail(str(exc), USAGE)
     left = len(read_pending(pending_path(folder.root)))
     if format is OutputFormat.json:
-        runs = [_result_json(r) for r in results]
+        runs = [result_json(r) for r in results]
         st.write_json({"runs": runs, "gone": [str(e.get("transcript_path")) for e in gone], "still_pending": left})
     else:
         if not results and not gone:
@@ -163,21 +163,21 @@ def _print_results(st: State, results: list[Any], *, dry_run: bool, asked: bool,
         if result.plan is not None and result.plan.session.broken_lines:
             st.warn(f"{result.plan.session.path}: {result.plan.session.broken_lines} broken lines skipped")
         if result.plan is not None and (dry_run or not asked) and result.plan.verdicts:
-            _print_plan(st, result.plan)
+            print_plan(st, result.plan)
         prefix = "dry run, nothing written: " if result.status == "dry-run" else ""
         st.say(prefix + result.summary)
         if result.status == "failed":
             st.error(result.summary)
 
 
-def _print_plan(st: State, plan: Any) -> None:
+def print_plan(st: State, plan: Any) -> None:
     from memdir.core.gauntlet import describe
 
     for verdict in plan.verdicts:
         st.say("  " + describe(verdict))
 
 
-def _result_json(result: Any) -> dict[str, Any]:
+def result_json(result: Any) -> dict[str, Any]:
     from memdir.core.gauntlet import verdict_entry
 
     plan = result.plan
@@ -311,4 +311,4 @@ def _nothing_in_quarantine(st: State, key: str, format: OutputFormat) -> None:
 def _after_writes(st: State, writes: list[IndexWrite], done: str, payload: dict[str, Any] | None) -> None:
     """What the last index write says (or the first that was refused), after several review writes."""
     write = next((w for w in writes if w.result.refused is not None), writes[-1])
-    _after_write(st, write, f"{plural(len(writes), 'memory', 'memories')} {done}", payload)
+    report_write(st, write, f"{plural(len(writes), 'memory', 'memories')} {done}", payload)

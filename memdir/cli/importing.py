@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from memdir.cli.errors import REFUSED, USAGE
-from memdir.cli.memories import _after_write
+from memdir.cli.index import report_write
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, app, state
 from memdir.core.model import plural
@@ -105,7 +105,7 @@ def import_memories(
         _print_folder(st, result, move)
     if result.write is not None:
         written = sum(item.writes for item in plan.items)
-        _after_write(st, result.write, f"{plural(written, 'memory is', 'memories are')} imported", payload)
+        report_write(st, result.write, f"{plural(written, 'memory is', 'memories are')} imported", payload)
     elif payload is not None:
         st.write_json(payload)
     if plan.refused:
@@ -196,7 +196,7 @@ def _import_notes(
     format: OutputFormat,
 ) -> None:  # fmt: skip
     """`import --llm`: the notes in `path` made memories by an extraction run of kind `document`."""
-    from memdir.cli.extract import _print_plan, _result_json
+    from memdir.cli.extract import print_plan, result_json
     from memdir.core.gauntlet import Action
     from memdir.write.extract import AuthFailed, ExtractError, Extractor, NoApiKey, Request
     from memdir.write.importing import NotesError
@@ -207,7 +207,7 @@ def _import_notes(
     if not yes and not dry_run and _interactive() and format is OutputFormat.text:
 
         def confirm(plan: Any) -> bool:
-            _print_plan(st, plan)
+            print_plan(st, plan)
             return typer.confirm("Write these memories?", default=False, err=True)
 
     try:
@@ -218,13 +218,13 @@ def _import_notes(
         fail(str(exc), REFUSED)
     refused = any(v.action is Action.REFUSE for r in results if r.plan for v in r.plan.verdicts)
     if format is OutputFormat.json:
-        st.write_json({"runs": [_result_json(r) | {"note": r.plan.note if r.plan else ""} for r in results]})
+        st.write_json({"runs": [result_json(r) | {"note": r.plan.note if r.plan else ""} for r in results]})
     else:
         for result in results:
             if result.plan is not None and result.plan.note:
                 st.say(result.plan.note)
             if result.plan is not None and (dry_run or confirm is None) and result.plan.verdicts:
-                _print_plan(st, result.plan)
+                print_plan(st, result.plan)
             st.say(("dry run, nothing written: " if result.status == "dry-run" else "") + result.summary)
             if result.status == "failed":
                 st.error(result.summary)

@@ -10,8 +10,8 @@ import typer
 
 from memdir.cli.complete import memory_names
 from memdir.cli.editor import edit_text
-from memdir.cli.errors import REFUSED, WRITTEN_NOT_INDEXED
-from memdir.cli.index import index_summary, report_index
+from memdir.cli.errors import REFUSED
+from memdir.cli.index import report_write
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, MemoryName, app, state
 from memdir.core.errors import InvalidMemory, MemoryChanged
@@ -27,7 +27,7 @@ from memdir.core.model import (
 from memdir.core.outward import as_written, dumps
 from memdir.core.reports import memory_list
 from memdir.core.templates import editor_text, unfilled_hints
-from memdir.folder import IndexWrite, MemoryDir
+from memdir.folder import MemoryDir
 
 if TYPE_CHECKING:
     from memdir.core.dates import DateSpan
@@ -56,23 +56,6 @@ def _ttl_expires(ttl: str | None, day: dt.date) -> dt.date | None:
 def _report_dates(st: State, conversions: list[tuple[str, DateSpan]]) -> None:
     for field_name, span in conversions:
         st.say(f"{field_name}: '{span.phrase}' -> {span.resolved.isoformat()}")
-
-
-def _after_write(st: State, write: IndexWrite, done: str, json: dict[str, Any] | None = None) -> None:
-    """Report the re-index after a write that `done` describes ("user_b.md is written"). When
-    MEMORY.md could not take it, say both and exit WRITTEN_NOT_INDEXED: the file changed, the
-    index did not, and `memdir index` catches up once MEMORY.md can be rewritten.
-
-    With `json` (the command's --format json), that payload is printed with the index run under
-    "index" instead; the refusal is in `index.refused` and on stderr, and the exit code is the same."""
-    if json is not None:
-        st.write_json({**json, "index": index_summary(write.result)})
-        if write.result.refused is not None:
-            st.error(f"{done}, but MEMORY.md is not updated: {write.result.refused}")
-    else:
-        report_index(st, write, "updated" if write.changed else "unchanged", done)
-    if write.result.refused is not None:
-        raise typer.Exit(WRITTEN_NOT_INDEXED)
 
 
 def _json_if(format: OutputFormat, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -207,7 +190,7 @@ def add(
         "reasons": list(verdict.reasons),
         "superseded": superseded,
     }
-    _after_write(st, write, f"{shown} is written", _json_if(format, payload))
+    report_write(st, write, f"{shown} is written", _json_if(format, payload))
 
 
 def _screened(
@@ -276,7 +259,7 @@ def _add_in_editor(
         fail(f"{exc}; nothing written (draft kept at {draft})")
     shown = st.show_path(folder.root / memory.path)
     st.say(f"Added {shown}")
-    _after_write(st, write, f"{shown} is written")
+    report_write(st, write, f"{shown} is written")
 
 
 def _jsonable(value: Any) -> Any:
@@ -421,7 +404,7 @@ def edit(
     shown = st.show_path(folder.root / memory.path)
     if format is OutputFormat.text:
         st.say(f"Saved {shown}")
-    _after_write(st, write, f"{shown} is saved", _json_if(format, {"path": memory.path, "changed": True}))
+    report_write(st, write, f"{shown} is saved", _json_if(format, {"path": memory.path, "changed": True}))
 
 
 @app.command()
@@ -454,4 +437,4 @@ def rm(
     if format is OutputFormat.text:
         st.say(f"Deleted {path}" if destination is None else f"Archived {path} -> {st.show_path(destination)}")
     payload = {"path": path, "archived_to": str(destination) if destination else None}
-    _after_write(st, write, f"{path} is {'deleted' if destination is None else 'archived'}", _json_if(format, payload))
+    report_write(st, write, f"{path} is {'deleted' if destination is None else 'archived'}", _json_if(format, payload))

@@ -57,7 +57,7 @@ from memdir.write.transcripts import (
     ExtractError,
     Message,
     Session,
-    _clip,
+    clip,
     read_messages,
     read_transcript,
 )
@@ -460,7 +460,7 @@ def _conversation(messages: Sequence[Message]) -> str:
     used = 0
     for message in reversed(messages):  # the newest messages first, within the budget
         when = f" {message.timestamp.date().isoformat()}" if message.timestamp else ""
-        line = f"[{message.role}{when}] {_clip(message.text)}"
+        line = f"[{message.role}{when}] {clip(message.text)}"
         used += len(line) + 1
         if used > MAX_TRANSCRIPT_CHARS:
             lines.append("[… older messages left out …]")

@@ -50,7 +50,7 @@ def _timestamp(value: Any) -> dt.datetime | None:
         return None
 
 
-def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + " […]"
 
@@ -76,14 +76,14 @@ def _render_content(content: Any) -> tuple[str, bool, tuple[str, ...]]:
             raw_input = block.get("input")
             data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
             target = data.get("file_path") or data.get("notebook_path") or data.get("command") or data.get("url")
-            parts.append(f"[tool call {name}{': ' + _clip(str(target), 200) if target else ''}]")
+            parts.append(f"[tool call {name}{': ' + clip(str(target), 200) if target else ''}]")
             if name in WRITE_TOOLS and isinstance(data.get("file_path") or data.get("notebook_path"), str):
                 written.append(data.get("file_path") or data["notebook_path"])
         elif kind == "tool_result":
             result = block.get("content")
             if isinstance(result, list):
                 result = " ".join(str(b.get("text", "")) for b in result if isinstance(b, dict))
-            parts.append(f"[tool output (source: tool): {_clip(str(result or ''), 1000)}]")
+            parts.append(f"[tool output (source: tool): {clip(str(result or ''), 1000)}]")
     return "\n".join(p for p in parts if p.strip()), typed, tuple(written)
 
 
