@@ -1,8 +1,8 @@
 """The most frequent two-character words of Chinese, Japanese and Korean: the CJK half of recall's
 general-language prior (memdir/read/terms.py has the English half and says what the prior is for).
 
-Over 500 lines: a word list, one band of frequency after another, read only by `make docs`
-(terms.build_prior), which stems it into memdir/read/tables.py.
+Over 500 lines: a word list, one band of frequency after another, read as it is by recall on the first
+query with CJK text (terms._cjk_prior): a two-character word is its own term, with nothing to stem.
 
 From wordfreq 3.1.1 (https://github.com/rspeer/wordfreq, data CC BY-SA 4.0): every word of exactly two
 characters, all of them Chinese, Japanese or Korean, in its `zh`, `ja` and `ko` lists at a Zipf frequency
