@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from memdir.cli.errors import REFUSED, USAGE
-from memdir.cli.index import report_write
+from memdir.cli.memories import report_write
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, QuarantinedNames, app, state
 from memdir.core.model import plural

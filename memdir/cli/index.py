@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import typer
-
-from memdir.cli.errors import WRITTEN_NOT_INDEXED
 from memdir.cli.state import OutputFormat, State
 from memdir.core.index import entry_target
 from memdir.core.model import plural
@@ -109,20 +104,3 @@ def run_index(st: State, *, check: bool, stdout: bool, drop_missing: bool, forma
             verb = ("would be " if stdout else "") + ("written" if write.changed else "unchanged")
             report_index(st, write, verb)
     return 1 if result.refused is not None or (check and write.changed) else 0
-
-
-def report_write(st: State, write: IndexWrite, done: str, json: dict[str, Any] | None = None) -> None:
-    """Report the re-index after a write that `done` describes ("user_b.md is written"). When
-    MEMORY.md could not take it, say both and exit WRITTEN_NOT_INDEXED: the file changed, the
-    index did not, and `memdir index` catches up once MEMORY.md can be rewritten.
-
-    With `json` (the command's --format json), that payload is printed with the index run under
-    "index" instead; the refusal is in `index.refused` and on stderr, and the exit code is the same."""
-    if json is not None:
-        st.write_json({**json, "index": index_summary(write.result)})
-        if write.result.refused is not None:
-            st.error(f"{done}, but MEMORY.md is not updated: {write.result.refused}")
-    else:
-        report_index(st, write, "updated" if write.changed else "unchanged", done)
-    if write.result.refused is not None:
-        raise typer.Exit(WRITTEN_NOT_INDEXED)

@@ -10,8 +10,8 @@ import typer
 
 from memdir.cli.complete import memory_names
 from memdir.cli.editor import edit_text
-from memdir.cli.errors import REFUSED
-from memdir.cli.index import report_write
+from memdir.cli.errors import REFUSED, WRITTEN_NOT_INDEXED
+from memdir.cli.index import index_summary, report_index
 from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, MemoryName, app, state
 from memdir.core.errors import InvalidMemory, MemoryChanged
@@ -27,7 +27,7 @@ from memdir.core.model import (
 from memdir.core.outward import as_written, dumps
 from memdir.core.reports import memory_list
 from memdir.core.templates import editor_text, unfilled_hints
-from memdir.folder import MemoryDir
+from memdir.folder import IndexWrite, MemoryDir
 
 if TYPE_CHECKING:
     from memdir.core.dates import DateSpan
@@ -56,6 +56,23 @@ def _ttl_expires(ttl: str | None, day: dt.date) -> dt.date | None:
 def _report_dates(st: State, conversions: list[tuple[str, DateSpan]]) -> None:
     for field_name, span in conversions:
         st.say(f"{field_name}: '{span.phrase}' -> {span.resolved.isoformat()}")
+
+
+def report_write(st: State, write: IndexWrite, done: str, json: dict[str, Any] | None = None) -> None:
+    """Report the re-index after a write that `done` describes ("user_b.md is written"). When
+    MEMORY.md could not take it, say both and exit WRITTEN_NOT_INDEXED: the file changed, the
+    index did not, and `memdir index` catches up once MEMORY.md can be rewritten.
+
+    With `json` (the command's --format json), that payload is printed with the index run under
+    "index" instead; the refusal is in `index.refused` and on stderr, and the exit code is the same."""
+    if json is not None:
+        st.write_json({**json, "index": index_summary(write.result)})
+        if write.result.refused is not None:
+            st.error(f"{done}, but MEMORY.md is not updated: {write.result.refused}")
+    else:
+        report_index(st, write, "updated" if write.changed else "unchanged", done)
+    if write.result.refused is not None:
+        raise typer.Exit(WRITTEN_NOT_INDEXED)
 
 
 def _json_if(format: OutputFormat, payload: dict[str, Any]) -> dict[str, Any] | None:
