@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,63 @@ def test_cross_validation_halves_are_stratified_and_fixed() -> None:
     counts = [Counter((p["label"], p["difficulty"]) for p in half) for half in split.values()]
     assert all(abs(counts[0][key] - counts[1][key]) <= 1 for key in counts[0] | counts[1])
     assert sum(map(len, split.values())) == len(pairs)
+
+
+def test_recall_interval_is_a_fixed_bootstrap_of_the_mean() -> None:
+    tasks = [1.0, 0.5, 0.0, 1.0, 0.0, 1.0, 0.5, 1.0] * 6  # 48 tasks, as in the dev set
+    low, high = eval_recall.interval(tasks)
+    assert (low, high) == eval_recall.interval(tasks)  # a fixed seed: the same interval every run
+    assert low < sum(tasks) / len(tasks) < high
+    assert 0.15 < high - low < 0.35  # about +-0.1 on 48 tasks of this spread
+    quarter = eval_recall.interval(tasks[:12])
+    assert quarter[1] - quarter[0] > high - low  # fewer tasks, a wider interval
+    assert eval_recall.interval([0.5] * 10) == (0.5, 0.5)
+
+
+def test_recall_grid_says_when_no_setting_holds_false_injection() -> None:
+    queries = [{"id": "q1", "query": "deploy", "relevant": ["m1"]}, {"id": "q2", "query": "tcp", "relevant": []}]
+
+    def answers_everything(settings: object) -> eval_recall.System:
+        return lambda query: ["m1"]
+
+    assert eval_recall.best_of_grid(answers_everything, queries) is None  # q2 always injects
+    assert eval_recall.tuned(answers_everything, queries)[0] == eval_recall.RecallSettings()  # the defaults
+
+    def answers_when_strict(settings: eval_recall.RecallSettings) -> eval_recall.System:
+        return lambda query: ["m1"] if query == "deploy" or settings.gate < 0.75 else []
+
+    best = eval_recall.best_of_grid(answers_when_strict, queries)
+    assert best is not None and best[0].gate >= 0.75 and best[1] == (1.0, 1.0, 0.0)
+
+
+def _memory(key: str, description: str, body: str, type: str = "project") -> eval_pairs.MemoryText:
+    return eval_pairs.MemoryText(key, key, description, body, type)
+
+
+def test_facts_rule_says_why_it_does_not_take_a_pair() -> None:
+    why, compare = eval_pairs.facts_rule_why, eval_pairs.compare
+    sunset = _memory("api-sunset", "The public API is shut down on 2026-03-31", "Point integrators to the new API.")
+    reworded = _memory("retirement", "Old public endpoints go dark on 31 March 2026", "Integrators get the API docs.")
+    verdict = compare(sunset, reworded)
+    assert verdict is not None and verdict.label == "duplicate" and why(sunset, reworded) == "it applies"
+    assert why(sunset, replace(reworded, type="feedback")) == "types differ (project, feedback)"
+    assert why(sunset, sunset).startswith("scores 1.00, at the bar or above")
+    at_ten = replace(sunset, description=sunset.description + " at 10:00")
+    assert why(at_ten, reworded) == "b lacks one of the other's specific facts (2026-03-31, 10:00)"
+    never = replace(reworded, description="Old public endpoints never go dark before 31 March 2026")
+    assert why(sunset, never) == "one says no or never, the other does not"
+    acme = replace(sunset, description="The public API at Acme is shut down on 2026-03-31")
+    globex = replace(reworded, description="Old Globex public endpoints go dark on 31 March 2026")
+    assert why(acme, globex) == "names differ: Acme vs Globex"
+    logs = _memory("logs", "Log files rotate every 45 minutes", "On the server.")
+    assert why(_memory("invoices", "Invoices are due 45 days after issue", "Net."), logs).startswith("words agree too")
+    comma, oxford = (
+        _memory("comma", "Use the serial comma", "Always."),
+        _memory("oxford", "Take the Oxford comma", "Yes."),
+    )
+    assert why(comma, oxford) == "a states no specific fact"
+    for a, b in ((at_ten, reworded), (sunset, never), (acme, globex), (comma, oxford)):
+        assert compare(a, b) is None  # each reason is one the rule really stops at
 
 
 LOCOMO = SHARED / "eval" / "locomo-dev"
