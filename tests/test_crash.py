@@ -7,8 +7,8 @@ each kill landing while the run is still going (a run that finished first is run
 sooner: the kill's exit status says which); and os._exit() at each write step in turn (before a
 temporary file's fsync, before its rename, right after it), which reaches the moments a random
 delay rarely hits. Each kill and each write step is its own test case, so a failure names its
-command and step and the cases run in parallel. Each run that dies is a `python -m memdir` process
-of its own; the runs after it, which only need to be any run, are in-process.
+command and step and the cases run in parallel. Each run that dies is a Python process of its own
+running memdir's CLI; the runs after it, which only need to be any run, are in-process.
 """
 
 from __future__ import annotations
