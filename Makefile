@@ -52,17 +52,21 @@ run: $(VENV)/.installed
 # build backend and dependencies offline, from a wheelhouse made once per dependency set in
 # ~/.cache/memdir-tests/ (remove its wheelhouse/ to pick up new releases). TEST_WORKERS=0: serial.
 # --dist worksteal: a worker that runs out of tests takes half of what another has left, so the two
-# finish together; tests/conftest.py's FIRST starts the longest modules first, leaving short tests last.
+# finish together.
+# PYTHONDONTWRITEBYTECODE= (empty): Python keeps its bytecode in __pycache__/ (ignored by git) as it
+# does by default, even where the environment turns that off; else every `python -m memdir` a test
+# starts compiles memdir again, and every worker rewrites every test module (13% of the run's CPU).
 TEST_WORKERS ?= auto
 TEST_DIST := --dist worksteal
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) $(TEST_DIST)
 test: $(VENV)/.installed-test
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) $(TEST_DIST) $(PYTEST_ARGS); code=$$?; \
+	@$(PYTEST) $(PYTEST_ARGS); code=$$?; \
 	if [ $$code -eq 5 ]; then echo "make test: pytest ran no tests" >&2; fi; \
 	exit $$code
 
 ## make test-quick: every test but those marked slow (subprocesses, wheels, crash runs).
 test-quick: $(VENV)/.installed-test
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) $(TEST_DIST) -m "not slow" $(PYTEST_ARGS); code=$$?; \
+	@$(PYTEST) -m "not slow" $(PYTEST_ARGS); code=$$?; \
 	if [ $$code -eq 5 ]; then echo "make test-quick: pytest ran no tests" >&2; fi; \
 	exit $$code
 

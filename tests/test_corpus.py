@@ -4,11 +4,11 @@ The folders live in the shared corpus beside the repository (`../shared/corpus/r
 project must not need at run time, so the whole module is skipped when it is absent. Every folder
 is copied to a temporary directory first; the corpus itself is never written.
 
-For each folder the real CLI runs in a process of its own (`index --format json` and `lint --format
-json`, on two copies; forked from conftest's fork server, so memdir's imports are done once), and
-the outcome is checked against what this module works out on its own: which files are typed
-memories (frontmatter parsed here with PyYAML), which have broken frontmatter, which MEMORY.md
-lines are index entries and which were written by hand. memdir's own answers (`left_out`,
+For each folder the real CLI runs in-process (`index --format json` and `lint --format json`, on
+two copies; test_injected_broken_frontmatter_never_crashes runs them as processes), and the outcome
+is checked against what this module works out on its own: which files are typed memories
+(frontmatter parsed here with PyYAML), which have broken frontmatter, which MEMORY.md lines are
+index entries and which were written by hand. memdir's own answers (`left_out`,
 `excluded`, `refused`) are only trusted as far as they can be cross-checked.
 """
 
@@ -32,7 +32,7 @@ from urllib.parse import unquote
 
 import pytest
 import yaml
-from conftest import forked_memdir
+from conftest import invoke_memdir
 
 import memdir
 from memdir import Caps
@@ -275,7 +275,8 @@ def run_folder(name: str, base: Path) -> Run:
     shutil.copytree(original, index_copy)
     shutil.copytree(original, lint_copy)
     home.mkdir()
-    env = cli_env(home)
+    # Over the test's own environment (conftest's isolated_env): a home of the folder's own.
+    env: dict[str, str | None] = {"HOME": str(home), "CLAUDE_CONFIG_DIR": None, "MEMDIR_TODAY": TODAY, "NO_COLOR": "1"}
     before = (index_copy / "MEMORY.md").read_bytes() if (index_copy / "MEMORY.md").exists() else None
     # lint sees the folder as its author left it, on its own copy; `index` and then `index --check`
     # run on the other copy.
@@ -293,15 +294,11 @@ def run_folder(name: str, base: Path) -> Run:
     )  # fmt: skip
 
 
-def _memdir_run(folder: Path, env: dict[str, str], cwd: Path, name: str, *args: str) -> tuple[int, str, str]:
-    """`python -m memdir --dir FOLDER ARGS` in a process forked from conftest's fork server (the
-    imports done once, not 117 times); test_injected_broken_frontmatter_never_crashes runs the
-    same commands as fresh interpreters."""
-    try:
-        done = forked_memdir.run(["--dir", str(folder), *args], env=env, cwd=cwd, timeout=SUBPROCESS_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"memdir {' '.join(args)} ({name}) did not finish in {SUBPROCESS_TIMEOUT}s")
-    return done.returncode, done.stdout, done.stderr
+def _memdir_run(folder: Path, env: dict[str, str | None], cwd: Path, name: str, *args: str) -> tuple[int, str, str]:
+    """`memdir --dir FOLDER ARGS`, in-process."""
+    done = invoke_memdir("--dir", str(folder), *args, env=env, cwd=cwd)
+    assert done.exception is None or isinstance(done.exception, SystemExit), (name, args, done.exc_info)
+    return done.exit_code, done.stdout, done.stderr
 
 
 RunFolder = Callable[[str], Run]
@@ -309,44 +306,20 @@ RunFolder = Callable[[str], Run]
 
 @pytest.fixture(scope="module")
 def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
-    """Run each folder once, on first use, and share the outcome between the checks below. Under
-    pytest-xdist the checks of one folder land on different workers: the first to need a folder
-    runs it and leaves the outcome in the session's shared temporary folder for the others."""
+    """Run each folder once per test worker, on first use, and share the outcome between the checks below."""
     cache: dict[str, Run] = {}
-    shared = tmp_path_factory.getbasetemp().parent / "corpus-runs" if os.environ.get("PYTEST_XDIST_WORKER") else None
-
-    def run(name: str) -> Run:
-        return run_folder(name, tmp_path_factory.mktemp(f"corpus-{name[:40]}"))
 
     def get(name: str) -> Run:
         if name not in cache:
-            cache[name] = run(name) if shared is None else _run_once_per_session(name, shared, run)
+            cache[name] = run_folder(name, tmp_path_factory.mktemp(f"corpus-{name[:40]}"))
         return cache[name]
 
     return get
 
 
-def _run_once_per_session(name: str, shared: Path, run: RunFolder) -> Run:
-    import fcntl
-    import hashlib
-    import pickle
-
-    shared.mkdir(exist_ok=True)
-    key = hashlib.sha256(name.encode()).hexdigest()[:16]
-    with open(shared / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        saved = shared / f"{key}.pickle"
-        if saved.exists():
-            found: Run = pickle.loads(saved.read_bytes())
-            return found
-        outcome = run(name)
-        saved.write_bytes(pickle.dumps(outcome))
-        return outcome
-
-
 folders = pytest.mark.parametrize("name", FOLDERS)
-# The checks of what `memdir index`, `lint` and `index --check` did, run as processes (corpus_run): slow.
-ran = pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) for name in FOLDERS])
+# The checks of what `memdir index`, `lint` and `index --check` did (corpus_run).
+ran = pytest.mark.parametrize("name", FOLDERS)
 
 
 # --- the checks --------------------------------------------------------------------------------

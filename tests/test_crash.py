@@ -7,9 +7,8 @@ each kill landing while the run is still going (a run that finished first is run
 sooner: the kill's exit status says which); and os._exit() at each write step in turn (before a
 temporary file's fsync, before its rename, right after it), which reaches the moments a random
 delay rarely hits. Each kill and each write step is its own test case, so a failure names its
-command and step and the cases run in parallel. Each run that dies is a process forked from
-conftest's fork server (forked_memdir): a process of its own, dying as any would, without repeating
-the CLI's imports every time.
+command and step and the cases run in parallel. Each run that dies is a Python process of its own
+running memdir's CLI; the runs after it, which only need to be any run, are in-process.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import forked_memdir, invoke_memdir
+from conftest import invoke_memdir, memdir_command
 
 from memdir import MemoryDir
 
@@ -91,16 +90,33 @@ def _write_base(root: Path, memories: int) -> None:
     (root / "MEMORY.md").write_text("# Memory\n\nNotes a person wrote.\n")
 
 
+# `python -m memdir ARGS`, saying "ready" once the CLI is imported: a random kill's delay counts from
+# there, so that it lands in the command's work rather than in Python's start-up.
+_READY = "import sys\nfrom memdir.cli import _typer_app, main\n_typer_app()\nprint('ready', flush=True)\nmain()\n"
+
+
+def _start(root: Path, args: list[str]) -> subprocess.Popen[str]:
+    """memdir on `root` in a process of its own (its own session: a kill reaches it alone), once it is ready."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _READY, "--dir", str(root), "-q", *args], env=_env(), start_new_session=True,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert child.stdout is not None and child.stdout.readline() == "ready\n", child.communicate(timeout=60)
+    return child
+
+
 def _reference(base: Path, scratch: Path) -> dict[str, tuple[dict[str, bytes], float]]:
-    """For each command: the files a complete run leaves in a copy of `base`, and how long it took."""
+    """For each command: the files a complete run leaves in a copy of `base`, and how long its
+    command took (from "ready" to its exit)."""
     results = {}
     for name, args in COMMANDS.items():
         root = scratch / f"ref-{base.name}-{name}"
         shutil.copytree(base, root)
+        child = _start(root, args)
         start = time.monotonic()
-        done = _run(root, args)
+        _, err = child.communicate(timeout=120)
         elapsed = time.monotonic() - start
-        assert done.returncode in (0, 1), done.stderr
+        assert child.returncode in (0, 1), err
         results[name] = (_files(root), elapsed)
         shutil.rmtree(root)
     assert results["lint-fix"][0] != _files(base)  # --fix really rewrites files
@@ -117,25 +133,12 @@ def big(scratch: Path) -> Reference:
     return scratch / "big", _reference(scratch / "big", scratch)
 
 
-@pytest.fixture(scope="module")
-def small(scratch: Path) -> Reference:
-    _write_base(scratch / "small", SMALL)
-    return scratch / "small", _reference(scratch / "small", scratch)
-
-
 def _env() -> dict[str, str]:
     return {**os.environ, "MEMDIR_TODAY": "2026-11-22", "NO_COLOR": "1", "MEMDIR_DEBUG": "", "MEMDIR_NO_CACHE": ""}
 
 
 def _memdir(root: Path, args: list[str]) -> list[str]:
-    return [sys.executable, "-m", "memdir", "--dir", str(root), "-q", *args]
-
-
-def _run(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
-    """`python -m memdir --dir ROOT -q ARGS`, in a process forked from conftest's fork server: a
-    process of its own to kill, without the start-up every command would otherwise repeat."""
-    completed: subprocess.CompletedProcess[str] = forked_memdir.run(["--dir", str(root), "-q", *args], env=_env())
-    return completed
+    return memdir_command("--dir", str(root), "-q", *args)
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -194,8 +197,8 @@ def _recover(root: Path, name: str, new: dict[str, bytes], what: str) -> None:
     assert not folder.lint(select=["I001", "I003"]).findings, what
     if set(files) != set(_visible(files)):  # a temporary file was left: what a user sees of it
         for args in (["lint", "--select", "ALL", "--format", "concise"], ["list"], ["index", "--check"]):
-            seen = _run(root, args)
-            assert ".tmp" not in seen.stdout + seen.stderr, f"{what}: {args} lists a temporary file"
+            seen = invoke_memdir("--dir", str(root), *args, env={"MEMDIR_TODAY": TODAY.isoformat()})
+            assert ".tmp" not in seen.output, f"{what}: {args} lists a temporary file"
 
 
 @pytest.mark.parametrize(("name", "run"), [(name, run) for name in COMMANDS for run in range(RUNS)])
@@ -212,17 +215,17 @@ def test_sigkill_at_a_random_moment_leaves_old_or_new_and_recovers(
     finished_first = 0
     for _ in range(12):
         shutil.copytree(base, root)
-        child = forked_memdir.start(["memdir", "--dir", str(root), "-q", *COMMANDS[name]], env=_env(), new_session=True)
+        child = _start(root, COMMANDS[name])
         try:
             time.sleep(delay)
-            os.kill(child, signal.SIGKILL)  # a child that has finished is not reaped until wait: safe
+            child.kill()  # SIGKILL; a child that has finished is not reaped until communicate: safe
         finally:
-            died = forked_memdir.wait(timeout=60)
-        if died.returncode == -signal.SIGKILL:
+            _, err = child.communicate(timeout=60)
+        if child.returncode == -signal.SIGKILL:
             break
         # It finished before the kill (the machine ran faster than for the reference run): a run
         # never interrupted proves nothing here, so again, killed sooner.
-        assert died.returncode in (0, 1), died.stderr
+        assert child.returncode in (0, 1), err
         shutil.rmtree(root)
         delay /= 2
         finished_first += 1
@@ -267,11 +270,40 @@ def run_memdir(first_arg):
 _DIE_AT_STEP = DYING + "run_memdir(3)\n"
 
 
+def run_dying(
+    args: list[str], step: int, when: str, *, env: dict[str, str], code: str = _DIE_AT_STEP,
+    cwd: Path | None = None, timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """`python -m memdir ARGS` as a process that dies at write step `step` (`when`: "before" or
+    "after" it; "never" runs to the end), and says on stderr how many it took ("steps=N")."""
+    return subprocess.run(
+        [sys.executable, "-c", code, str(step), when, *args], env=env, cwd=cwd, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+
+
 def _die_at(root: Path, args: list[str], step: int, when: str) -> subprocess.CompletedProcess[str]:
-    """memdir dying at write step `step` (`when`: before or after it), forked as _run's commands are."""
-    argv = [str(step), when, "--dir", str(root), "-q", *args]  # sys.argv[1:] of `python -c _DIE_AT_STEP ...`
-    completed: subprocess.CompletedProcess[str] = forked_memdir.run(argv, env=_env(), code=_DIE_AT_STEP)
-    return completed
+    return run_dying(["--dir", str(root), "-q", *args], step, when, env=_env())
+
+
+Counted = tuple[Path, dict[str, tuple[dict[str, bytes], int]]]
+
+
+@pytest.fixture(scope="module")
+def small(scratch: Path) -> Counted:
+    """The small folder, and for each command the files a complete run leaves in a copy of it and
+    the write steps it took."""
+    base = scratch / "small"
+    _write_base(base, SMALL)
+    results = {}
+    for name, args in COMMANDS.items():
+        root = scratch / f"ref-small-{name}"
+        shutil.copytree(base, root)
+        done = _die_at(root, args, 0, "never")
+        assert done.returncode in (0, 1), done.stderr
+        results[name] = (_files(root), int(done.stderr.rsplit("steps=", 1)[1]))
+        shutil.rmtree(root)
+    return base, results
 
 
 def _chosen_steps(name: str) -> list[int]:
@@ -283,17 +315,12 @@ def _chosen_steps(name: str) -> list[int]:
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
-def test_the_write_steps_are_all_counted(name: str, small: Reference, scratch: Path) -> None:
-    probe = scratch / f"probe-{name}"
-    shutil.copytree(small[0], probe)
-    counted = _die_at(probe, COMMANDS[name], 0, "never")
-    assert counted.returncode in (0, 1), counted.stderr
-    steps = int(counted.stderr.rsplit("steps=", 1)[1])
+def test_the_write_steps_are_all_counted(name: str, small: Counted) -> None:
+    steps = small[1][name][1]
     assert steps == WRITE_STEPS[name], (
         f"`memdir {' '.join(COMMANDS[name])}` now takes {steps} write steps on the small folder, not "
         f"{WRITE_STEPS[name]}: set WRITE_STEPS[{name!r}] = {steps} in {Path(__file__).name}, so the cases cover them"
     )
-    shutil.rmtree(probe)
 
 
 @pytest.mark.parametrize(
@@ -306,7 +333,7 @@ def test_the_write_steps_are_all_counted(name: str, small: Reference, scratch: P
     ],
 )
 def test_death_at_a_write_step_leaves_old_or_new_and_recovers(
-    name: str, step: int, when: str, small: Reference, scratch: Path
+    name: str, step: int, when: str, small: Counted, scratch: Path
 ) -> None:
     base, reference = small
     old = _files(base)
@@ -338,7 +365,7 @@ def _has_open(pid: int, path: Path) -> bool:
         return False
 
 
-def test_a_lock_left_by_a_killed_holder_is_free_at_once(small: Reference, tmp_path: Path) -> None:
+def test_a_lock_left_by_a_killed_holder_is_free_at_once(small: Counted, tmp_path: Path) -> None:
     """folder_lock is an flock on .memdir/lock: the kernel releases it when its holder dies, so the
     lock file left behind is never stale. A live holder makes the next writer wait (up to 30 s,
     then it fails): a writer that was waiting finishes, and its exit code says it got the lock."""
@@ -378,4 +405,4 @@ def test_a_lock_left_by_a_killed_holder_is_free_at_once(small: Reference, tmp_pa
                 process.wait()
     assert (root / ".memdir" / "lock").exists()  # left behind, and harmless
     assert _lock_is_free(root)
-    assert _run(root, ["index", "--check"]).returncode == 0
+    assert invoke_memdir("--dir", str(root), "index", "--check").exit_code == 0

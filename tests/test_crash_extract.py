@@ -2,7 +2,11 @@
 (every os.fsync, os.replace and os.link: the steps of atomic_write, of moving the staged memories
 into place and of the logs), with the API answered offline. Afterwards each memory file and
 MEMORY.md is its old or its new version, and running extract again reaches the complete run's
-result: the cursor did not move past what was not saved, and what was saved is not saved twice."""
+result: the cursor did not move past what was not saved, and what was saved is not saved twice.
+
+Each run that dies is a process of its own, which imports the anthropic SDK (a second and a half):
+it dies at the steps that leave a folder in a state of its own (CHOSEN), not at every one of its
+28 steps before and after; the run after it is in-process."""
 
 from __future__ import annotations
 
@@ -13,8 +17,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import forked_memdir
-from test_crash import DYING, WRITTEN_AT, _check_old_or_new, _env, _files, _visible
+from conftest import invoke_memdir, recorded_client
+from test_crash import DYING, WRITTEN_AT, _check_old_or_new, _env, _files, _visible, run_dying
+
+import memdir.write.extract
 
 pytestmark = pytest.mark.slow
 
@@ -39,16 +45,31 @@ MEMORIES = [
     },
 ]  # fmt: skip
 
-# How many write steps extract takes on the base folder: one test case for each, before and after.
-# test_the_write_steps_of_extract_are_all_counted fails when it changes, and says what to write here.
+# How many write steps extract takes on the base folder. test_the_write_steps_of_extract_are_all_counted
+# fails when it changes, and says what to write here; then choose CHOSEN's steps again.
 EXTRACT_STEPS = 28
+# The deaths, each leaving the folder in a state no other one does (after step k is before step k+1):
+# the step, the side of it, and what is then on disk. Steps 1-5 write the state folder's .gitignore,
+# the lock and the parse cache; 6-14 stage the three memories in .memdir/staging/ (a temporary file's
+# fsync, its rename, the folder's fsync); 15-17 link them into the folder; 18-20 keep the previous
+# index; 21-23 write MEMORY.md; 24-26 the cursor; 27 and 28 append to the decision log (the write's
+# lines, then extract's).
+CHOSEN = [
+    (7, "after"),  # one memory staged
+    (14, "after"),  # all three staged, none in the folder
+    (15, "after"),  # one in the folder, two staged
+    (17, "after"),  # all three in the folder, MEMORY.md not yet written
+    (22, "before"),  # MEMORY.md's temporary file written, not renamed
+    (22, "after"),  # MEMORY.md written, the cursor not moved
+    (25, "before"),  # the cursor's temporary file written, not renamed
+    (25, "after"),  # the cursor moved, the decision not logged
+    (27, "after"),  # the write logged, not extract's summary
+    (28, "after"),  # every write done, what the run does after them not
+]
 
-# The runs are forked from conftest's fork server (forked_memdir), which has imported memdir and,
-# through this preload, the anthropic SDK once: each run is a process of its own that dies at its
-# step (or runs to the end) as a fresh one would, without the second and a half the SDK takes to
-# import, twice per step. The API is answered offline by the SDK's own mock transport: each run
-# points extract's client factory at `mocked_client` before it runs (DYING's run_memdir).
-_PRELOAD = """
+# The API answered offline by the SDK's own mock transport, in the process that dies: extract's client
+# factory is pointed at `mocked_client` before memdir runs (DYING's run_memdir).
+_MOCKED = """
 import json
 import anthropic
 try:
@@ -62,10 +83,8 @@ def mocked_client(reply=json.loads(%r)):
     http_client = anthropic.DefaultHttpxClient(transport=transport)
     return anthropic.Anthropic(api_key="k", max_retries=0, http_client=http_client)
 
-# The SDK's first request builds its request and response models (pydantic schemas): done here once.
-mocked_client().messages.create(model="claude-test", max_tokens=1, messages=[{"role": "user", "content": "x"}])
+memdir.write.extract.make_client = mocked_client
 """
-_EXTRACT_DYING_AT_STEP = DYING + "memdir.write.extract.make_client = mocked_client\nrun_memdir(3)\n"
 
 
 def _reply() -> str:
@@ -80,14 +99,10 @@ def _reply() -> str:
 
 def _extract(root: Path, transcript: Path, step: int, when: str) -> subprocess.CompletedProcess[str]:
     """`memdir extract TRANSCRIPT --yes` on `root`, dying before or after its `step`-th write step."""
-    forked_memdir.preload(_PRELOAD % _reply())
-    argv = [str(step), when, "--dir", str(root), "-q", "extract", str(transcript), "--yes"]
+    args = ["--dir", str(root), "-q", "extract", str(transcript), "--yes"]
     env = {**_env(), "ANTHROPIC_API_KEY": "k"}
-    # 300 s: a bound on a hang, not on speed
-    completed: subprocess.CompletedProcess[str] = forked_memdir.run(
-        argv, env=env, code=_EXTRACT_DYING_AT_STEP, timeout=300
-    )
-    return completed
+    code = DYING + _MOCKED % _reply() + "run_memdir(3)\n"
+    return run_dying(args, step, when, env=env, code=code, timeout=300)  # 300 s: a bound on a hang, not on speed
 
 
 @pytest.fixture(scope="module")
@@ -127,21 +142,17 @@ def test_the_write_steps_of_extract_are_all_counted(complete: tuple[int, dict[st
     assert steps >= len(MEMORIES)
     assert steps == EXTRACT_STEPS, (
         f"`memdir extract` now takes {steps} write steps, not {EXTRACT_STEPS}: set EXTRACT_STEPS = {steps} "
-        f"in {Path(__file__).name}, so the cases cover them"
+        f"in {Path(__file__).name} and choose CHOSEN's steps again"
     )
 
 
 @pytest.mark.parametrize(
-    ("step", "when"),
-    [
-        pytest.param(step, when, id=f"step{step}of{EXTRACT_STEPS}-{when}")
-        for step in range(1, EXTRACT_STEPS + 1)
-        for when in ("before", "after")
-    ],
+    ("step", "when"), [pytest.param(step, when, id=f"step{step}of{EXTRACT_STEPS}-{when}") for step, when in CHOSEN]
 )
 def test_death_at_a_write_step_of_extract_leaves_old_or_new_and_recovers(
-    step: int, when: str, base: tuple[Path, Path], complete: tuple[int, dict[str, bytes]], scratch: Path
-) -> None:
+    step: int, when: str, base: tuple[Path, Path], complete: tuple[int, dict[str, bytes]], scratch: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
     root, transcript = base
     old, (_, new) = _files(root), complete
     run = scratch / f"step{step}-{when}"
@@ -150,8 +161,10 @@ def test_death_at_a_write_step_of_extract_leaves_old_or_new_and_recovers(
     died = _extract(run, transcript, step, when)
     assert died.returncode == 137, f"{what}: it did not die there (see the test above)\n{died.stderr}"
     _check_old_or_new(_files(run), old, new, what)
-    again = _extract(run, transcript, 0, "never")  # the next run, as the next Stop hook would start it
-    assert again.returncode == 0, f"{what}: {again.stderr}"
-    assert "Traceback" not in again.stderr
+    # The next run, as the next Stop hook would start it: in-process, the API answered the same way.
+    monkeypatch.setattr(memdir.write.extract, "make_client", lambda: recorded_client([(200, json.loads(_reply()))], []))
+    again = invoke_memdir("--dir", str(run), "-q", "extract", str(transcript), "--yes", env={"ANTHROPIC_API_KEY": "k"})
+    assert again.exit_code == 0, f"{what}: {again.output}"
+    assert again.exception is None or isinstance(again.exception, SystemExit), (what, again.exc_info)
     assert _visible(_files(run)) == _visible(new), f"{what}: the next run did not reach the complete result"
     shutil.rmtree(run)

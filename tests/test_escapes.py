@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory, forked_memdir, invoke_memdir
+from conftest import MakeMemory, invoke_memdir, run_memdir
 
 from memdir import MemoryDir
 from memdir.core.errors import StateRefused
@@ -392,10 +392,9 @@ fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POS
 
 
 def _run(folder: Path, *args: str, input: str = "", env: dict[str, str] | None = None) -> Completed:
-    """`python -m memdir --dir FOLDER ARGS` in a process of its own (a hang times out and fails),
-    forked from conftest's fork server rather than started afresh."""
+    """`python -m memdir --dir FOLDER ARGS` in a process of its own: a hang times out and fails."""
     environment = {**os.environ, **(env or {})}
-    child: Completed = forked_memdir.run(["--dir", str(folder), *args], input=input, timeout=TIMEOUT, env=environment)
+    child = run_memdir("--dir", str(folder), *args, input=input, timeout=TIMEOUT, env=environment)
     assert "Traceback" not in child.stderr and "internal error" not in child.stderr, child.stderr
     return child
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 from conftest import TODAY, MakeMemory, http_module, invoke_memdir
 
@@ -18,8 +19,6 @@ from memdir.core.store import read_decisions
 from memdir.write import extract as extract_mod
 from memdir.write.extract import ApiFailed, Extractor, NoApiKey, Request
 from memdir.write.transcripts import read_messages, read_transcript
-
-anthropic = pytest.importorskip("anthropic")
 
 SESSION = "0f6c1f1e-aaaa-bbbb-cccc-000000000001"
 SECRET = "sk-ant-api03-J8fQ2rT7vLx9KpZ3mN4bW6yH1cD5eG0aRsUiOkPl-QwEr_TyUiOp7aSd"

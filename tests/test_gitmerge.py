@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TODAY, forked_command, invoke_memdir
+from conftest import TODAY, invoke_memdir
 
 from memdir.core.index import DEFAULT_CAPS, Caps, left_out_note
 from memdir.folder import MemoryDir
@@ -91,16 +91,11 @@ def assert_healthy(repo: Path) -> None:
     assert check.exit_code == 0, check.output
 
 
-# The one test whose merge runs the driver command `memdir git setup` wrote, as it wrote it: a fresh
-# interpreter, started by git on a PATH without the virtualenv. The others run the same driver
-# arguments through conftest's forked_command: a process of its own forked from one that imported
-# memdir once, without the start-up of an interpreter per merged file.
-REAL_DRIVER = "test_branches_adding_different_memories_merge_cleanly"
-
-
 @pytest.fixture
-def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
-    """A repository with a memory folder holding one memory, and the merge driver set up."""
+def repo(tmp_path: Path) -> Path:
+    """A repository with a memory folder holding one memory, and the merge driver set up: every
+    merge runs the driver command `memdir git setup` wrote, as it wrote it (`python -m memdir`),
+    started by git on a PATH without the virtualenv."""
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q")
@@ -110,9 +105,6 @@ def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     assert setup.exit_code == 0, setup.output
     configured = git(root, "config", "merge.memdir.driver").stdout.strip()
     assert configured == driver_command()
-    if request.node.originalname != REAL_DRIVER:
-        arguments = configured.split(" -m memdir ", 1)[1]
-        git(root, "config", "merge.memdir.driver", f"{forked_command.command()} {arguments}")
     commit(root, "base")
     return root
 

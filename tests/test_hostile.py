@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory, forked_memdir, invoke_memdir
+from conftest import MakeMemory, invoke_memdir, run_memdir
 
 from memdir import MemoryDir
 from memdir.core.model import YAML_MAX_VALUES, FrontmatterError, parse_document
@@ -211,7 +211,7 @@ def test_an_impossible_date_is_read_as_text_and_named_by_lint(
 # --- files that are not regular files ---------------------------------------------------------------
 
 
-@pytest.mark.slow  # five memdir processes each (forked: conftest.forked_memdir)
+@pytest.mark.slow  # five memdir processes each
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 @pytest.mark.parametrize("pipe", ["feedback_pipe.md", "MEMORY.md"])
 def test_a_named_pipe_is_reported_not_opened(folder: Path, make_memory: MakeMemory, pipe: str) -> None:
@@ -220,7 +220,7 @@ def test_a_named_pipe_is_reported_not_opened(folder: Path, make_memory: MakeMemo
     (folder / pipe).unlink(missing_ok=True)
     os.mkfifo(folder / pipe)
     for command in (["recall", "kubernetes"], ["lint"], ["stats"], ["list"], ["index", "--stdout"]):
-        child = forked_memdir.run(["--dir", str(folder), *command], timeout=60)  # a process: a hang times out
+        child = run_memdir("--dir", str(folder), *command, timeout=60)  # a process: a hang times out
         assert "Traceback" not in child.stderr and "internal error" not in child.stderr, (command, child.stderr)
         if command[0] == "lint":
             assert pipe in child.stdout and "not a regular file" in child.stdout
@@ -254,7 +254,7 @@ def _pipe(path: Path) -> None:
     os.mkfifo(path)
 
 
-@pytest.mark.slow  # five memdir processes each (forked: conftest.forked_memdir)
+@pytest.mark.slow  # five memdir processes each
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 @pytest.mark.parametrize("name", STATE_FILES)
 def test_a_named_pipe_in_the_state_folder_never_blocks_a_command(
@@ -275,7 +275,7 @@ def test_a_named_pipe_in_the_state_folder_never_blocks_a_command(
     commands = (["hook", "session-start"], ["recall", "kubernetes"], ["stats"], ["history", "user_fine"], ["prune"])
     for command in commands:
         _pipe(folder / ".memdir" / name)
-        child = forked_memdir.run(command, input=json.dumps({"cwd": str(project)}), cwd=project, timeout=30)
+        child = run_memdir(*command, input=json.dumps({"cwd": str(project)}), cwd=project, timeout=30)
         output = child.stdout + child.stderr
         assert "Traceback" not in output and "internal error" not in output, (command, output)
         if command[0] == "prune" and name == "log.jsonl":  # the move is done and listed; the log refuses it

@@ -667,7 +667,6 @@ def test_llm_against_a_loopback_api(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     """The client memdir makes itself, from the environment's key and base URL, as a user runs it."""
-    pytest.importorskip("anthropic")
     url, sent = loopback(_reply(CHECK_RULE))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", url)

@@ -649,7 +649,8 @@ def test_llm_errors_are_one_line(lint_pair: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_cli_llm_goes_through_the_sdk(lint_pair: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    anthropic = pytest.importorskip("anthropic")
+    import anthropic
+
     sent: list[dict[str, Any]] = []
     body = "Run npm run lint before every commit; CI was red for 2 days."
     recorded = recorded_client([(200, _merge_reply("lint-rule", "Lint before every commit", body))], sent)

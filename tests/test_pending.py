@@ -17,8 +17,6 @@ from test_extract import LINT_RULE, SESSION, Api, _entry, _save, _write
 from memdir.write import extract as extract_mod
 from memdir.write.pending import PENDING_MAX, add_pending, read_pending
 
-pytest.importorskip("anthropic")
-
 
 def _staged(folder: Path) -> list[str]:
     return [e["session_id"] for e in read_pending(folder / ".memdir" / "pending-extractions.jsonl")]

@@ -25,10 +25,6 @@ import pytest
 import yaml
 from conftest import NOT_SOURCE, USER_CACHE, cached_build, invoke_memdir, offline_pip_env, source_digest
 
-pytest.importorskip(
-    "pre_commit", reason="the `pre-commit` package is not installed (pip install pre-commit) to drive the hooks"
-)
-
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,7 +8,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +21,6 @@ def _check_recipe() -> list[str]:
 
 
 def test_the_pre_commit_config_is_valid() -> None:
-    pytest.importorskip("pre_commit")
     done = subprocess.run(
         [sys.executable, "-m", "pre_commit", "validate-config", ".pre-commit-config.yaml"],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
@@ -82,3 +80,20 @@ def test_third_party_data_is_named_in_notice_and_in_the_license_expression() -> 
     )
     assert "memdir/read/terms.py" in derived and "memdir/read/common_cjk.py" in derived
     assert all(f"- {path}:" in notice for path in derived), (derived, notice)
+
+
+def test_no_test_skips_over_a_required_dependency() -> None:
+    """Bug (issue 30): anthropic is required, yet test modules `importorskip`ped it: a broken import of
+    it would have skipped them quietly, rather than fail."""
+    from importlib.metadata import packages_distributions
+
+    requirements = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    required = {re.split(r"[<>=!~ \[;]", requirement, maxsplit=1)[0].lower() for requirement in requirements}
+    distributions = packages_distributions()  # an importable name -> the distributions that provide it
+    skipped = {
+        f"{path.name}: {module}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for module in re.findall(r"importorskip\(\s*[\"']([\w.]+)", path.read_text(encoding="utf-8"))
+        if required & {name.lower() for name in distributions.get(module.split(".")[0], [])}
+    }
+    assert not skipped, f"skip over a required dependency: {sorted(skipped)}"

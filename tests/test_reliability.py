@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory, forked_command, forked_memdir, invoke_memdir
+from conftest import MakeMemory, invoke_memdir, memdir_command, run_memdir
 
 from memdir import MemoryDir
 from memdir.core import store
@@ -494,8 +494,7 @@ def test_a_folder_that_vanishes_mid_run_is_one_line(
 # --- concurrency ---------------------------------------------------------------------------------
 
 # Each worker is a bare Python running its adds one after the other, each `memdir add` a process of its
-# own forked from conftest's forked_command server (so without the start-up); the four workers' adds
-# run at the same time and contend for the folder's lock as any four processes would.
+# own; the four workers' adds run at the same time and contend for the folder's lock.
 _WORKER = """
 import json, subprocess, sys
 memdir, root, worker, count = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -523,7 +522,6 @@ def test_concurrent_writers_a_watcher_and_index_runs_lose_nothing(folder: Path, 
     for i in range(30):
         make_memory(f"user_seed{i}.md", description=f"Seed memory number {i}")
     env = {**os.environ, "MEMDIR_DEBUG": ""}
-    memdir_command = shlex.split(forked_command.command())
     watch = subprocess.Popen(
         [sys.executable, "-m", "memdir", "--dir", str(folder), "watch", "--format", "json", "--debounce", "0.05"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -533,9 +531,10 @@ def test_concurrent_writers_a_watcher_and_index_runs_lose_nothing(folder: Path, 
     try:
         assert watch.stdout is not None
         json.loads(watch.stdout.readline())  # the first index: the watcher is running
+        memdir = json.dumps(memdir_command())
         workers = [
             subprocess.Popen(
-                [sys.executable, "-S", "-c", _WORKER, json.dumps(memdir_command), str(folder), str(w), str(ADDS_EACH)],
+                [sys.executable, "-S", "-c", _WORKER, memdir, str(folder), str(w), str(ADDS_EACH)],
                 stderr=subprocess.PIPE,
                 text=True,
                 env=env,
@@ -545,7 +544,7 @@ def test_concurrent_writers_a_watcher_and_index_runs_lose_nothing(folder: Path, 
         runs = 0
         while runs < INDEX_RUNS and any(w.poll() is None for w in workers):  # bounded: a slow machine, no more work
             runs += 1
-            index = forked_memdir.run(["--dir", str(folder), "-q", "index"], env=env, timeout=60)
+            index = run_memdir("--dir", str(folder), "-q", "index", env=env, timeout=60)
             assert index.returncode == 0, index.stderr
         for w in workers:
             assert w.wait(timeout=120) == 0, w.stderr.read() if w.stderr else ""

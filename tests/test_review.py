@@ -18,8 +18,6 @@ from memdir.core.store import read_decisions
 from memdir.write.extract import Extractor
 from memdir.write.review import accept_all, quarantined, reject, reject_all
 
-pytest.importorskip("anthropic")
-
 REWORDED = dict(FROM_A_PAGE, body="Production deploys: see the runbook page Deploys/Production on the ops wiki.")
 STATUS_PAGE = dict(
     FROM_A_PAGE,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import MakeMemory, forked_command
+from conftest import MakeMemory, memdir_command
 
 from memdir.core.cache import ParseCache
 from memdir.core.errors import FolderNotFound, LockTimeout
@@ -114,11 +113,9 @@ def test_a_scan_without_a_cache_entry_reads_a_file_in_four_system_calls(
 
 def test_concurrent_adds_all_land_and_are_all_indexed(folder: Path) -> None:
     count = 8
-    # Eight processes at once, each forked from conftest's forked_command server (no start-up to repeat).
-    memdir = shlex.split(forked_command.command())
-    procs = [
+    procs = [  # eight processes at once
         subprocess.Popen(
-            [*memdir, "--dir", str(folder), "-q", "add", "user", f"m{i}", "-d", f"parallel m{i}"],
+            memdir_command("--dir", str(folder), "-q", "add", "user", f"m{i}", "-d", f"parallel m{i}"),
             stderr=subprocess.PIPE,
             text=True,
         )

@@ -477,7 +477,8 @@ RECORDED = [
 
 
 def test_documented_agent_loop_runs_offline(folder: Path, make_memory: MakeMemory) -> None:
-    anthropic = pytest.importorskip("anthropic")
+    import anthropic
+
     http = http_module()
     make_memory("user_role.md", description="Backend developer", pin="true", body="Backend developer (Go).")
     sent: list[dict[str, Any]] = []

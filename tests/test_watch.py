@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import invoke_memdir
 
 from memdir.core.errors import FolderNotFound
 from memdir.folder import MemoryDir
@@ -42,7 +43,6 @@ from memdir.integrations.watch import (
     relevant_path,
 )
 from memdir.lint import LintReport
-from tests.conftest import invoke_memdir
 
 TIMEOUT = 15.0  # generous: a loaded CI machine; a passing run takes a fraction of it
 LINUX = sys.platform.startswith("linux")
