@@ -7,6 +7,9 @@ None prints: they return what the CLI should write, and notes for stderr. Instal
 claude_settings.py.
 
 Nothing here imports typer or rich: the hooks run before every session (see cli/fast.py).
+
+Over 500 lines: three hooks, each short, that share reading the hook's input and finding the
+session's folder; one module keeps what runs before every session in one import.
 """
 
 from __future__ import annotations
@@ -177,6 +180,9 @@ def _reindex(folder: MemoryDir, notes: list[str]) -> IndexWrite:
         notes.append(f"{write.unreadable_note()} (`memdir lint` explains)")
     if write.result.refused is not None:
         notes.append(f"MEMORY.md not rewritten: {write.result.refused}")
+    if write.result.withheld:
+        left = plural(len(write.result.withheld), "memory", "memories")
+        notes.append(f"{left} left out of MEMORY.md: a secret in the file name (`memdir lint --select S009`)")
     return write
 
 

@@ -85,6 +85,36 @@ def secret(ctx: LintContext) -> Iterator[Hit]:
 
 
 @rule(
+    "S009", "secret-in-file-name", Severity.ERROR,
+    "Finds API keys and tokens in the file or folder names of memories, and in MEMORY.md's links.",
+    why="""A file name travels further than the text in the file: into MEMORY.md's link to it (loaded
+    into every session), CI annotations and SARIF, an MCP client's resource list, every report memdir
+    prints, and git's history of the folder. memdir masks such a name wherever it prints one, and
+    leaves the memory out of MEMORY.md and the MCP resource list until the file is renamed
+    (`memdir index` names it); a link to it that a person wrote into MEMORY.md is kept, as
+    everything a person wrote there is, and named here. In a name, `-` and `_` part words:
+    `feedback_gh_ghp_…md` holds a GitHub token. Rename the file and rotate the key: it has been on
+    disk, and in git if the folder is committed.""",
+    example="feedback_notes sk-ant-api03-Xk2….md",
+    instead="feedback_staging-key.md, whose body says where the key is kept",
+)  # fmt: skip
+def secret_in_file_name(ctx: LintContext) -> Iterator[Hit]:
+    from memdir.core.sensitive import path_secrets
+
+    paths = [m.path for m in ctx.scan.memories] + [p.path for p in ctx.scan.problems]
+    for path in dict.fromkeys(paths):
+        for found in path_secrets(path):
+            message = f"the file name holds {found.label} {found.masked}: rename the file, and rotate the key"
+            yield Hit(path, None, message)
+    if ctx.index_text is None:
+        return
+    for link in find_links(ctx.index_text):  # a hand-written line memdir keeps as it is
+        for found in path_secrets(link.raw_target):
+            message = f"a link's target holds {found.label} {found.masked}: rename the file, then the link"
+            yield Hit(INDEX_NAME, link.line, message)
+
+
+@rule(
     "S003", "personal-data", Severity.WARNING,
     "Finds e-mail addresses and phone numbers in memory files.",
     why="""Personal data in a memory folder is copied into every session and every clone, usually
