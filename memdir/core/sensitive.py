@@ -3,7 +3,8 @@
 A memory folder is committed to git and loaded into every session, so three things matter:
 credentials (`find_secrets`, and `redact` to strip them before a memory is written), personal
 data (`find_pii`: e-mail addresses and phone numbers), and text that tries to give the agent
-orders (`find_instructions`, meant for memories whose `source` is a tool or the agent itself).
+orders (`find_instructions`) or to break out of the block a memory is given to it in
+(`find_prompt_tags`: `</memory><system>`).
 Every detector is a pure function over a string that returns exact spans; `Hit.masked` never
 shows more of a secret than the public prefix that names its kind.
 
@@ -37,7 +38,17 @@ from urllib.parse import unquote
 
 from memdir.core.lazyre import LazyPattern
 
-__all__ = ["Hit", "find_instructions", "find_pii", "find_secrets", "mask", "mask_secrets", "path_secrets", "redact"]
+__all__ = [
+    "Hit",
+    "find_instructions",
+    "find_pii",
+    "find_prompt_tags",
+    "find_secrets",
+    "mask",
+    "mask_secrets",
+    "path_secrets",
+    "redact",
+]
 
 
 @dataclass(frozen=True)
@@ -961,3 +972,21 @@ def find_instructions(text: str) -> list[Hit]:
                 phrase = " ".join(text[start:end].split())[:80]
                 found.setdefault(start, Hit("instruction", start, end, phrase, "Instruction-like text"))
     return [found[start] for start in sorted(found)]
+
+
+# The tags prompts and the harnesses around models mark their blocks with: a system prompt, a system
+# reminder (Claude Code's wrapper for hook output), a turn, a memory, a tool's result. A memory
+# holding one opens or closes such a block (`</memory><system>…`); HTML and a placeholder such as
+# `<user>` or `<path>` are not among them.
+_PROMPT_TAG = LazyPattern(
+    r"</?(?:system(?:[-_](?:reminder|prompt|message|instructions?))?|memor(?:y|ies)|instructions?|human|assistant"
+    r"|tool_(?:use|result)|function_(?:calls|results)|antml:[a-z_]+)(?:\s[^<>\n]{0,200})?/?>",
+    re.IGNORECASE,
+)
+
+
+def find_prompt_tags(text: str) -> list[Hit]:
+    """Tags that open or close a block of an agent's prompt: `<system>`, `</memory>`, `</system-reminder>`."""
+    if "<" not in text:
+        return []
+    return [Hit("prompt-tag", m.start(), m.end(), m.group(), "Prompt markup") for m in _PROMPT_TAG.finditer(text)]
