@@ -128,6 +128,7 @@ _WARM_INDEX_MODULES = {
     "memdir.core.reports",  # the run's summary, as text or JSON; no imports of its own beyond the above
     "memdir.core.lazyre",  # model's patterns, compiled on first use: what keeps a warm index from compiling them
     "memdir.core.claude_code",  # where Claude Code keeps its folder: config.py's last resort; the standard library only
+    "memdir.core.inputs",  # files read only when regular, JSON only so deep (claude_code, logs); standard library only
 }  # fmt: skip
 # The secret scanner and the masking (each cached row carries its masked line), YAML (nothing is
 # parsed), the temporary files of a write with the compressors shutil brings (nothing is written),

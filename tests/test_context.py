@@ -302,7 +302,8 @@ def test_markdown_and_json_carry_hostile_text(folder: Path) -> None:
     # Carried as text, control characters escaped (memdir.core.outward): the context reaches the agent.
     name = " ".join(HOSTILE.split()).replace("\x01", "\\x01").replace("\x1b", "\\x1b")
     assert data["entries"][0]["name"] == name and data["entries"][0]["body"] == "B ]]> <x> \\x01"
-    assert "B ]]> <x> \\x01" in render_context(_folder(folder)).text
+    # In markdown, a `<` that starts a tag is written `&lt;`: the text cannot end its block (outward.inert_tags).
+    assert "B ]]> &lt;x> \\x01" in render_context(_folder(folder)).text
 
 
 def test_empty_folder(folder: Path) -> None:

@@ -15,6 +15,7 @@ from memdir.cli.state import OutputFormat, State, fail
 from memdir.cli.typer_app import FormatOption, QuarantinedNames, app, state
 from memdir.core.model import plural
 from memdir.folder import IndexWrite, MemoryDir
+from memdir.write.transcripts import MAX_TRANSCRIPT_BYTES
 
 review_app = typer.Typer(
     help="List the quarantined memories (the default), or accept or reject one. "
@@ -31,9 +32,13 @@ def _interactive() -> bool:
 
 def _hook_request(st: State) -> tuple[MemoryDir, Path]:
     """The folder and transcript named by Stop-hook JSON on stdin."""
-    from memdir.integrations.claude_runtime import hook_folder, parse_hook_input
+    from memdir.cli.fast import read_stdin
+    from memdir.integrations.claude_runtime import HOOK_INPUT_LIMIT, hook_folder, parse_hook_input
 
-    payload, note = parse_hook_input(sys.stdin.read())
+    text = read_stdin(HOOK_INPUT_LIMIT)
+    if text is None:
+        fail(f"--hook: the hook input is over {HOOK_INPUT_LIMIT:,} bytes")
+    payload, note = parse_hook_input(text)
     if note is not None:
         fail(f"--hook: {note.split(';')[0]}")
     transcript = payload.get("transcript_path")
@@ -162,6 +167,11 @@ def _print_results(st: State, results: list[Any], *, dry_run: bool, asked: bool,
             st.say(f"{result.request.path}:")
         if result.plan is not None and result.plan.session.broken_lines:
             st.warn(f"{result.plan.session.path}: {result.plan.session.broken_lines} broken lines skipped")
+        if result.plan is not None and result.plan.session.skipped_bytes:
+            st.warn(
+                f"{result.plan.session.path}: over {MAX_TRANSCRIPT_BYTES:,} bytes; read from byte "
+                f"{result.plan.session.skipped_bytes:,} on, its newest whole lines"
+            )
         if result.plan is not None and (dry_run or not asked) and result.plan.verdicts:
             print_plan(st, result.plan)
         prefix = "dry run, nothing written: " if result.status == "dry-run" else ""
@@ -188,6 +198,7 @@ def result_json(result: Any) -> dict[str, Any]:
         "session": plan.session.key if plan else None,
         "new_messages": plan.new_messages if plan else 0,
         "broken_lines": plan.session.broken_lines if plan else 0,
+        "skipped_bytes": plan.session.skipped_bytes if plan else 0,
         "decisions": [verdict_entry(v) for v in plan.verdicts] if plan else [],
         "judged": plan.judged if plan else [],
         "written": result.written,

@@ -132,6 +132,7 @@ def run_hook(event: str, st: State) -> int:
     """
     from memdir.cli import command_started
     from memdir.core.outward import dumps, for_terminal
+    from memdir.integrations.claude_runtime import HOOK_INPUT_LIMIT
     from memdir.integrations.claude_runtime import run_hook as handle
 
     command_started()
@@ -142,7 +143,10 @@ def run_hook(event: str, st: State) -> int:
             today = st.today
         except Exception as exc:  # a bad MEMDIR_TODAY: index against the real date
             notes.append(str(exc))
-        stdin_text = _read_stdin()
+        stdin_text = read_stdin(HOOK_INPUT_LIMIT)
+        if stdin_text is None:
+            notes.append(f"hook input is over {HOOK_INPUT_LIMIT:,} bytes; going on without it")
+            stdin_text = ""
         outcome = handle(event, stdin_text, dir_option=st.dir_option, env=os.environ, cwd=st.cwd, today=today,
                          cache=not st.no_cache)  # fmt: skip
         notes += outcome.notes
@@ -172,10 +176,12 @@ def run_hook(event: str, st: State) -> int:
     return 0
 
 
-def _read_stdin() -> str:
-    """The hook's input; nothing when a person runs the command at a terminal."""
+def read_stdin(limit: int) -> str | None:
+    """A hook's input on stdin, None when it runs past `limit` bytes (read no further: `/dev/zero`
+    never ends); nothing when a person runs the command at a terminal."""
     stream = sys.stdin
     if stream is None or stream.isatty():
         return ""
     raw = getattr(stream, "buffer", None)
-    return raw.read().decode("utf-8", "replace") if raw is not None else stream.read()
+    data = raw.read(limit + 1) if raw is not None else stream.read(limit + 1).encode("utf-8")
+    return data.decode("utf-8", "replace") if len(data) <= limit else None

@@ -56,6 +56,18 @@ def report_index(st: State, write: IndexWrite, verb: str, done: str | None = Non
         if len(result.left_out) > LEFT_OUT_SHOWN:
             more = len(result.left_out) - LEFT_OUT_SHOWN
             st.say(f"  ... and {more:,} more (`memdir index --check --format json` lists them all)")
+    if result.withheld:
+        # Printed masked, as every path is: the file name is the leak.
+        st.warn(
+            f"left {plural(len(result.withheld), 'memory', 'memories')} out of MEMORY.md: "
+            f"{'its file name holds' if len(result.withheld) == 1 else 'their file names hold'} a secret, which a link "
+            "would copy into every session; rename the file, and rotate the key (lint S009):"
+        )
+        for withheld in result.withheld[:LEFT_OUT_SHOWN]:
+            st.say(f"  {withheld.memory.path}")
+        if len(result.withheld) > LEFT_OUT_SHOWN:
+            more = len(result.withheld) - LEFT_OUT_SHOWN
+            st.say(f"  ... and {more:,} more (`memdir lint --select S009` lists them all)")
     if result.excluded and not st.quiet:
         reasons = ", ".join(sorted({e.reason.split(" ")[0] for e in result.excluded}))
         st.say(f"Not indexed by policy: {len(result.excluded)} ({reasons}).")

@@ -3,20 +3,21 @@ project root it keys a folder on (a worktree's main checkout), the folder's name
 that may set `autoMemoryDirectory` and in which order, and the switches that turn auto memory off.
 docs/configuration.md gives the evidence for each rule.
 
-Reads files only: no git, no writes. Nothing here imports more than the standard library.
+Reads files only: no git, no writes. Nothing here imports more than the standard library (and
+core/inputs.py, which reads a file only when it is a regular one and is standard library only too).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from memdir.core.inputs import InputTooLarge, NotRegularInput, parse_json, read_regular
 
 AUTO_MEMORY_KEY = "autoMemoryDirectory"
 # Where an organisation's managed settings live (Claude Code reads them first; drop-in files and
@@ -218,8 +219,8 @@ def read_settings(path: Path) -> dict[str, Any] | None:
     JSON object (Claude Code ignores such a file too)."""
     try:
         text = _read_small(path, _SETTINGS_MAX_BYTES)
-        data = json.loads(text) if text is not None else None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        data = parse_json(text) if text is not None else None
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -228,16 +229,9 @@ def _read_small(path: Path, limit: int) -> str | None:
     """The text of a small regular file, following links; None when it is missing, not a regular
     file (a named pipe is never waited on) or over `limit` bytes."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (FileNotFoundError, NotADirectoryError):
+        return read_regular(path, limit).decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError, NotRegularInput, InputTooLarge):
         return None
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
-            return None
-        return os.read(fd, limit + 1)[:limit].decode("utf-8")
-    finally:
-        os.close(fd)
 
 
 def memory_dir_value(value: object, env: Mapping[str, str], *, tilde: bool) -> Path | None:

@@ -208,6 +208,8 @@ def _parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except ValueError as exc:  # an integer past Python's digit limit for int(text)
         raise ConfigError(f"{path}: invalid TOML: {str(exc).split(';')[0]}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables by recursion
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deep") from None
 
 
 def _labels(path: Path, table: Mapping[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:

@@ -102,6 +102,9 @@ class IndexRow:
     # None until drawn (see line()); not compared or hashed: it is drawn from the fields above, and a
     # row must stay the same row when it is drawn.
     entry: str | None = field(compare=False)
+    # Why the memory is withheld from MEMORY.md (see withheld_reason), "" for not; None until drawn,
+    # with the line: a warm index reads it from the parse cache and never loads the secret scanner.
+    withheld: str | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, memory: Memory) -> IndexRow:
@@ -119,6 +122,12 @@ class IndexRow:
         object.__setattr__(self, "entry", drawn)  # frozen, but the line is what it would have been at birth
         return drawn
 
+    def withheld_reason(self) -> str | None:
+        """withheld_reason(self), drawn once as the line is."""
+        if self.withheld is None:
+            object.__setattr__(self, "withheld", _secret_in_path(self.path) or "")
+        return self.withheld or None
+
     def exclusion(self, today: dt.date) -> str | None:
         return exclusion(self.status, self.superseded, self.expires, today)
 
@@ -128,19 +137,20 @@ class IndexRow:
         until = self.expires.isoformat() if self.expires else None
         kind = self.type.value if self.type else None
         return [
-            kind, self.title, self.description, self.importance, day, self.status, self.superseded, until, self.line(),
+            kind, self.title, self.description, self.importance, day, self.status, self.superseded, until,
+            self.withheld_reason() or "", self.line(),
         ]  # fmt: skip
 
     @classmethod
     def from_json(cls, path: str, row: list[Any]) -> IndexRow:
         """Raises ValueError or TypeError for a row that is not what to_json wrote."""
-        kind, title, description, importance, day, status, superseded, until, entry = row
-        if not all(isinstance(text, str) for text in (title, description, status, entry)):
+        kind, title, description, importance, day, status, superseded, until, withheld, entry = row
+        if not all(isinstance(text, str) for text in (title, description, status, entry, withheld)):
             raise TypeError("not a cached index row")
         return cls(
             path, MemoryType(kind) if kind is not None else None, title, description, float(importance),
             dt.date.fromisoformat(day) if day else None, status, bool(superseded),
-            dt.date.fromisoformat(until) if until else None, entry,
+            dt.date.fromisoformat(until) if until else None, entry, withheld,
         )  # fmt: skip
 
 
@@ -170,6 +180,20 @@ class Excluded:
     reason: str
 
 
+def withheld_reason(memory: Indexable) -> str | None:
+    """Why a live memory is never written into MEMORY.md: its file name holds a secret
+    (sensitive.path_secrets), which the link to it would copy into every session and every clone.
+    None for a memory whose path holds none. Renaming the file ends it."""
+    return memory.withheld_reason() if isinstance(memory, IndexRow) else _secret_in_path(memory.path)
+
+
+def _secret_in_path(path: str) -> str | None:
+    from memdir.core.sensitive import path_secrets  # drawn once per row: see IndexRow.withheld
+
+    found = path_secrets(path)
+    return f"its file name holds a secret ({found[0].label} {found[0].masked}); rename the file" if found else None
+
+
 @dataclass
 class IndexResult:
     """MEMORY.md as rendered, and what went into it, what did not, and why."""
@@ -178,6 +202,7 @@ class IndexResult:
     entries: list[Indexable] = field(default_factory=list)  # indexed, in file order
     left_out: list[LeftOut] = field(default_factory=list)
     excluded: list[Excluded] = field(default_factory=list)
+    withheld: list[Excluded] = field(default_factory=list)  # live, but named with a secret: withheld_reason
     hand_lines: int = 0
     rewritten: list[str] = field(default_factory=list)  # existing entry lines replaced by new text
     refused: str | None = None  # why the hand-written text alone cannot fit; then nothing is written
@@ -643,6 +668,7 @@ def _build_index(
     newline = "\r\n" if existing.count("\r\n") * 2 > existing.count("\n") else "\n"
     valid: dict[str, Indexable] = {}
     excluded: list[Excluded] = []
+    withheld: list[Excluded] = []
     indexable: list[Indexable] = []
     for memory in memories:
         if memory.type is None:
@@ -650,6 +676,8 @@ def _build_index(
         reason = memory.exclusion(today)
         if reason is not None:
             excluded.append(Excluded(memory, reason))
+        elif (secret := withheld_reason(memory)) is not None:
+            withheld.append(Excluded(memory, secret))
         else:
             indexable.append(memory)
         valid[memory.path] = memory
@@ -686,6 +714,7 @@ def _build_index(
             entries=rendered.shown,
             left_out=left_out,
             excluded=excluded,
+            withheld=withheld,
             hand_lines=hand_lines,
             rewritten=parsed.duplicates + rendered.rewritten,
             linked=linked(rendered.shown),
@@ -718,6 +747,7 @@ def _build_index(
             text=bom + existing,
             left_out=[LeftOut(m, "hand-written text fills the index") for m in reversed(candidates)],
             excluded=excluded,
+            withheld=withheld,
             hand_lines=hand_lines,
             refused=refused,
             linked=linked(m for m in ranked if m.path in slotted),

@@ -20,6 +20,11 @@ a forged `::error` line) is printed as text, never obeyed:
   which JSON escapes itself, do.
 - `as_written(text, terminal=...)`: a file for `memdir show`, as it is on disk, but with control and
   invisible characters escaped on a terminal.
+- `inert_tags(text)` and `fence_for(text)`: a memory's text in an agent's context (the markdown the
+  hooks and `memdir context` give), which must not end the block it sits in or open another. Each
+  `<` that would start a tag (`</memory>`, `<system>`, `</system-reminder>`, `<!--`) is written
+  `&lt;`, and a body goes inside a code fence longer than any run of backticks in it, where a
+  heading, a fence or a rule it holds is text.
 
 The escapes are for reading, not a reversible encoding (a literal backslash is left as it is).
 """
@@ -38,9 +43,11 @@ __all__ = [
     "defuse_commands",
     "dumps",
     "escape_controls",
+    "fence_for",
     "find_control",
     "for_terminal",
     "has_control",
+    "inert_tags",
     "masked",
     "one_field",
 ]
@@ -185,3 +192,22 @@ _ONE_LINE = json.JSONEncoder(ensure_ascii=False)
 
 def _unicode_escape(m: re.Match[str]) -> str:
     return m.group() if m.group() > "\xff" and _needed(m) else f"\\u{ord(m.group()):04x}"
+
+
+# What a model, or the harness around it, reads as markup: a tag opening or closing (`<system>`,
+# `</memory>`, `<x>`), a comment or a declaration (`<!--`, `<!DOCTYPE`, `<?xml`).
+_TAG_START = re.compile(r"<(?=/?[A-Za-z]|[!?])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def inert_tags(text: str) -> str:
+    """`text` with every `<` that starts a tag written `&lt;`, so that in an agent's context it can
+    neither close the block it is in nor open one (a rendered page still shows `<` outside code)."""
+    return _TAG_START.sub("&lt;", text)
+
+
+def fence_for(text: str) -> str:
+    """A backtick code fence that no line of `text` can close: a fence ends only at a run of
+    backticks at least as long, so one longer than any run in `text` (and at least three)."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    return "`" * max(3, longest + 1)

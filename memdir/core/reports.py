@@ -29,6 +29,7 @@ def index_summary(result: IndexResult) -> dict[str, Any]:
             for left in result.left_out
         ],
         "excluded": [{"path": e.memory.path, "reason": e.reason} for e in result.excluded],
+        "withheld": [{"path": e.memory.path, "reason": e.reason} for e in result.withheld],
         "rewritten": result.rewritten,
         "linked_in_text": [memory.path for memory in result.linked],
         "dead_entries": result.dead,

@@ -3,7 +3,8 @@
 A memory folder is committed to git and loaded into every session, so three things matter:
 credentials (`find_secrets`, and `redact` to strip them before a memory is written), personal
 data (`find_pii`: e-mail addresses and phone numbers), and text that tries to give the agent
-orders (`find_instructions`, meant for memories whose `source` is a tool or the agent itself).
+orders (`find_instructions`) or to break out of the block a memory is given to it in
+(`find_prompt_tags`: `</memory><system>`).
 Every detector is a pure function over a string that returns exact spans; `Hit.masked` never
 shows more of a secret than the public prefix that names its kind.
 
@@ -37,7 +38,17 @@ from urllib.parse import unquote
 
 from memdir.core.lazyre import LazyPattern
 
-__all__ = ["Hit", "find_instructions", "find_pii", "find_secrets", "mask", "mask_secrets", "redact"]
+__all__ = [
+    "Hit",
+    "find_instructions",
+    "find_pii",
+    "find_prompt_tags",
+    "find_secrets",
+    "mask",
+    "mask_secrets",
+    "path_secrets",
+    "redact",
+]
 
 
 @dataclass(frozen=True)
@@ -559,10 +570,46 @@ def _replaced(text: str, hits: list[Hit], replacement: Callable[[Hit], str]) -> 
     return "".join(parts)
 
 
+def path_secrets(path: str) -> list[Hit]:
+    """Credentials in a file's path: each part of it read as a memory's name is, with `-` and `_`
+    parting words as spaces and `/` do (`feedback_gh_ghp_…md`, `team-sk-ant-…/x.md`). The one test of
+    "this path holds a secret": MEMORY.md, MCP's resource list and lint S009 go by it, and every
+    masked output reads the memory paths in it so (mask_secrets)."""
+    return find_secrets(path, name=True)
+
+
 def mask_secrets(text: str) -> str:
     """`text` with every secret in it replaced by its masked form (`sk-ant-api03-…(108 chars)`): for
-    messages that quote a value a person wrote, such as a lint finding or an error."""
-    return _replaced(text, find_secrets(text), lambda hit: hit.masked)
+    messages that quote a value a person wrote, such as a lint finding or an error. A word that ends
+    in `.md` is a memory's path, and is read as path_secrets reads one."""
+    hits = find_secrets(text)
+    if _PATH_END in text:
+        hits = _with_path_hits(text, hits)
+    return _replaced(text, hits, lambda hit: hit.masked)
+
+
+_PATH_END = ".md"
+_PATH_STOP = LazyPattern(r"[\s\"'`<>()\[\]{}|,;]")  # what ends a path written in running text
+
+
+def _with_path_hits(text: str, hits: list[Hit]) -> list[Hit]:
+    """`hits` and the secrets of the memory paths in `text`, in order: what path_secrets finds that
+    lies in a word ending in `.md`. Read in one scan of the text, as a name, then kept where a path
+    holds it: a key glued into prose by `_` stays prose."""
+    extra: list[Hit] = []
+    i = 0
+    for hit in path_secrets(text):  # in order, as `hits` are: one walk finds the overlaps
+        while i < len(hits) and hits[i].end <= hit.start:
+            i += 1
+        if (i == len(hits) or hits[i].start >= hit.end) and _in_path(text, hit):
+            extra.append(hit)
+    return sorted([*hits, *extra], key=lambda h: h.start) if extra else hits
+
+
+def _in_path(text: str, hit: Hit) -> bool:
+    """Whether the word `hit` is in ends in `.md` after it (a memory's file or folder name)."""
+    stop = _PATH_STOP.search(text, hit.end)
+    return text.find(_PATH_END, hit.end, stop.start() if stop else len(text)) >= 0
 
 
 def redact(text: str, *, name: bool = False) -> str:
@@ -925,3 +972,21 @@ def find_instructions(text: str) -> list[Hit]:
                 phrase = " ".join(text[start:end].split())[:80]
                 found.setdefault(start, Hit("instruction", start, end, phrase, "Instruction-like text"))
     return [found[start] for start in sorted(found)]
+
+
+# The tags prompts and the harnesses around models mark their blocks with: a system prompt, a system
+# reminder (Claude Code's wrapper for hook output), a turn, a memory, a tool's result. A memory
+# holding one opens or closes such a block (`</memory><system>…`); HTML and a placeholder such as
+# `<user>` or `<path>` are not among them.
+_PROMPT_TAG = LazyPattern(
+    r"</?(?:system(?:[-_](?:reminder|prompt|message|instructions?))?|memor(?:y|ies)|instructions?|human|assistant"
+    r"|tool_(?:use|result)|function_(?:calls|results)|antml:[a-z_]+)(?:\s[^<>\n]{0,200})?/?>",
+    re.IGNORECASE,
+)
+
+
+def find_prompt_tags(text: str) -> list[Hit]:
+    """Tags that open or close a block of an agent's prompt: `<system>`, `</memory>`, `</system-reminder>`."""
+    if "<" not in text:
+        return []
+    return [Hit("prompt-tag", m.start(), m.end(), m.group(), "Prompt markup") for m in _PROMPT_TAG.finditer(text)]

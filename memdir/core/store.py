@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import json
 import os
 import stat
 import time
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from memdir.core.cache import ParseCache, file_key
 from memdir.core.errors import FolderNotFound, InvalidMemory, LockTimeout, StateRefused
 from memdir.core.index import Indexable, IndexRow, split_lines
+from memdir.core.inputs import parse_json
 from memdir.core.model import INDEX_NAME, Document, FrontmatterError, Memory, parse_document
 
 if TYPE_CHECKING:
@@ -834,8 +834,8 @@ def _entries(handle: BinaryIO) -> Iterator[dict[str, Any]]:
     # value as they are.
     for line in handle:
         try:
-            entry = json.loads(line.decode("utf-8", errors="replace"))
-        except ValueError:
+            entry = parse_json(line.decode("utf-8", errors="replace"))
+        except ValueError:  # torn, foreign, or nested too deep to be memdir's
             continue
         if isinstance(entry, dict):
             yield entry

@@ -7,13 +7,17 @@ None prints: they return what the CLI should write, and notes for stderr. Instal
 claude_settings.py.
 
 Nothing here imports typer or rich: the hooks run before every session (see cli/fast.py).
+
+Over 500 lines: three hooks, each short, that share reading the hook's input and finding the
+session's folder; one module keeps what runs before every session in one import.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +28,7 @@ from memdir.core.claude_code import find_repo_root
 from memdir.core.config import load_config, locate
 from memdir.core.errors import LockTimeout, MemdirError
 from memdir.core.index import Caps, Indexable, build_index
+from memdir.core.inputs import JsonTooDeep, kind_of, parse_json
 from memdir.core.model import INDEX_NAME, plural
 from memdir.core.outward import for_terminal
 from memdir.core.store import (
@@ -49,6 +54,9 @@ PROMPT_QUERY_LIMIT = 4_000
 # The plugin's slash commands (/memdir:recall, /memdir:lint, /memdir:review) run memdir themselves;
 # Claude Code hands the prompt hook their command line, which is not a task to recall for.
 OWN_COMMANDS = "/memdir:"
+# A hook's JSON on stdin: a prompt with a paste in it is a few hundred kilobytes. Read no further
+# than this (past it the hook goes on without its input): a stream that never ends must not fill memory.
+HOOK_INPUT_LIMIT = 16 * 1024 * 1024
 LOCK_WAIT_SECONDS = 2.0  # a hook must not sit behind a long `memdir lint --fix`; show the plan instead
 
 
@@ -65,7 +73,9 @@ def parse_hook_input(text: str) -> tuple[dict[str, Any], str | None]:
     if not text.strip():
         return {}, None
     try:
-        payload = json.loads(text)
+        payload = parse_json(text)
+    except JsonTooDeep as exc:
+        return {}, f"hook input is JSON {exc}; going on without it"
     except ValueError as exc:
         return {}, f"hook input is not JSON ({exc}); going on without it"
     if not isinstance(payload, dict):
@@ -170,6 +180,9 @@ def _reindex(folder: MemoryDir, notes: list[str]) -> IndexWrite:
         notes.append(f"{write.unreadable_note()} (`memdir lint` explains)")
     if write.result.refused is not None:
         notes.append(f"MEMORY.md not rewritten: {write.result.refused}")
+    if write.result.withheld:
+        left = plural(len(write.result.withheld), "memory", "memories")
+        notes.append(f"{left} left out of MEMORY.md: a secret in the file name (`memdir lint --select S009`)")
     return write
 
 
@@ -391,6 +404,10 @@ def record_stop(
     if transcript is None:
         outcome.notes.append("hook input has no transcript_path; nothing recorded")
         return outcome
+    kind = _not_a_file(transcript, _string(payload, "cwd"))
+    if kind is not None:  # an extraction would wait on a named pipe forever, or read /dev/zero
+        outcome.notes.append(f"transcript_path {transcript} is {kind}, not a regular file; nothing recorded")
+        return outcome
     entry = {
         "session_id": _string(payload, "session_id"),
         "transcript_path": transcript,
@@ -410,6 +427,20 @@ def record_stop(
             "staged session."
         }
     return outcome
+
+
+def _not_a_file(transcript: str, cwd: str | None) -> str | None:
+    """What stands at a transcript path when it is something other than a regular file ("a named
+    pipe"), else None (a regular file, or nothing: the extraction says that it is missing). Looked at
+    without opening it, which could wait."""
+    from memdir.write.pending import transcript_of
+
+    path = transcript_of({"transcript_path": transcript, "cwd": cwd})
+    try:
+        mode = os.stat(path).st_mode if path is not None else stat.S_IFREG
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) else kind_of(mode)
 
 
 EXTRACT_HOOK_LOG = "extract-hook.log"

@@ -20,10 +20,8 @@ from typing import Any
 
 from memdir.core.claude_code import claude_home, find_repo_root
 from memdir.core.errors import ConfigError, MemdirError
-from memdir.core.store import (
-    atomic_write,
-    read_text_if_exists,
-)
+from memdir.core.inputs import InputTooLarge, NotRegularInput, parse_json, read_regular
+from memdir.core.store import atomic_write
 from memdir.integrations.claude_runtime import SESSION_START, STOP, USER_PROMPT_SUBMIT
 
 # --- what memdir installs ------------------------------------------------------------------
@@ -36,6 +34,7 @@ SESSION_START_MATCHER = "startup|clear|compact"
 # Seconds Claude Code waits before it kills the command. A warm index takes a fraction of a
 # second; the lock wait below is bounded by LOCK_WAIT_SECONDS; a cold 10,000-file folder ~3 s.
 HOOK_TIMEOUT_SECONDS = 10
+SETTINGS_MAX_BYTES = 1024 * 1024  # a settings file is a few kilobytes; more is not one
 DEFAULT_COMMAND = "memdir"
 AUTO_MEMORY_KEY = "autoMemoryDirectory"
 
@@ -83,7 +82,8 @@ def installed_plugins(env: Mapping[str, str], project: Path) -> list[str]:
     their hooks run beside those of the settings files, so a session would get everything twice.
     Read from Claude Code's own `plugins/installed_plugins.json`; [] when it cannot tell."""
     try:
-        data = json.loads((claude_home(env) / "plugins" / "installed_plugins.json").read_text(encoding="utf-8"))
+        raw = read_regular(claude_home(env) / "plugins" / "installed_plugins.json", SETTINGS_MAX_BYTES)
+        data = parse_json(raw.decode("utf-8"))
         plugins = data["plugins"]
         found = []
         for plugin_id, installs in plugins.items():
@@ -94,7 +94,7 @@ def installed_plugins(env: Mapping[str, str], project: Path) -> list[str]:
                 if where is None or Path(where).resolve() == project.resolve():  # user scope, or this project's
                     found.append(f"{plugin_id} ({install.get('scope', 'user')} scope)")
         return found
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # UnicodeDecodeError is a ValueError
         return []
 
 
@@ -187,7 +187,7 @@ def _parse_settings(path: Path, text: str | None) -> _Settings:
     if text is None or not text.strip():  # absent, or an empty file someone touched
         return _Settings({}, 2, True, True)
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates(path), parse_constant=_reject_constant)
+        data = parse_json(text, object_pairs_hook=_no_duplicates(path), parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); memdir did not "
@@ -218,12 +218,18 @@ def _dump(data: dict[str, Any], indent: str | int, final_newline: bool) -> str:
 
 
 def _read(path: Path) -> str | None:
+    """The settings file's text, None when there is none. Only a regular file is read, and only up
+    to SETTINGS_MAX_BYTES: a named pipe in its place would hold `hooks install` forever."""
     try:
-        return read_text_if_exists(path)
+        return read_regular(path, SETTINGS_MAX_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        return None
     except UnicodeDecodeError:
         raise SettingsError(f"{path} is not UTF-8 text; memdir did not change it") from None
-    except IsADirectoryError:
-        raise SettingsError(f"{path} is a directory, not a settings file") from None
+    except NotRegularInput as exc:
+        raise SettingsError(f"{path} is {exc.strerror}; memdir did not change it") from None
+    except InputTooLarge as exc:
+        raise SettingsError(f"{path} is {exc.strerror}: not a settings file; memdir did not change it") from None
 
 
 # --- merging and removing memdir's hooks ---------------------------------------------------

@@ -27,6 +27,7 @@ from urllib.request import url2pathname
 from memdir.core.cache import ParseCache
 from memdir.core.config import Location, load_config, locate
 from memdir.core.errors import FolderNotFound, MemdirError, os_error_text
+from memdir.core.index import withheld_reason
 from memdir.core.model import INDEX_NAME, Memory, MemoryType
 from memdir.core.outward import dumps, for_terminal
 from memdir.core.reports import index_summary, memory_list
@@ -275,7 +276,8 @@ class MemoryServer:
 
 
 def _readable(memories: Sequence[Memory]) -> Sequence[Memory]:
-    return [m for m in memories if m.status != "quarantined" and "/." not in f"/{m.path}"]
+    # Not one named with a secret: its URI is percent-encoded, where no mask finds the key.
+    return [m for m in memories if m.status != "quarantined" and "/." not in f"/{m.path}" and not withheld_reason(m)]
 
 
 def _json_answer(data: dict[str, Any]) -> Answer:

@@ -160,7 +160,8 @@ def render_sarif(report: LintReport, rules: Iterable[Rule], show_path: ShowPath 
     index = {r.code: i for i, r in enumerate(catalogue)}
     results: list[dict[str, Any]] = []
     for f in report.findings:
-        location: dict[str, Any] = {"artifactLocation": {"uri": _sarif_uri(show_path(f.path))}}
+        # Masked before it is percent-encoded: `%20sk-ant-…` is glued to `%20`, and no mask finds it after.
+        location: dict[str, Any] = {"artifactLocation": {"uri": _sarif_uri(mask_secrets(show_path(f.path)))}}
         if f.line:
             location["region"] = {"startLine": f.line}
         result: dict[str, Any] = {

@@ -27,7 +27,7 @@ from memdir.core.age import Age
 from memdir.core.errors import MemdirError
 from memdir.core.index import entry_target, render_entry, split_lines, value_key
 from memdir.core.model import Memory, plural
-from memdir.core.outward import dumps, for_terminal, masked
+from memdir.core.outward import dumps, fence_for, for_terminal, inert_tags, masked, one_field
 
 if TYPE_CHECKING:
     from memdir.core.store import Scan
@@ -427,10 +427,16 @@ class _Renderer:
 
 
 def _markdown_body(memory: Memory, loaded: LoadedMemory | None) -> str:
-    meta = f"{memory.raw_type or 'memory'} · {loaded.reason if loaded else None} · {memory.path}"
+    """A memory in full as a section of its own: the title as its heading and the text inside a
+    code fence. Neither can end the section or start another (outward.inert_tags, fence_for): a
+    line of the text that reads `## other` or `</memory><system>` is text, which the name, on one
+    line with its line breaks escaped, cannot hold either."""
+    meta = one_field(f"{memory.raw_type or 'memory'} · {loaded.reason if loaded else None} · {memory.path}")
     if loaded is not None and loaded.age_note:
         meta += f"\n\n_{loaded.age_note}_"
-    return for_terminal(f"\n## {memory.title}\n\n{meta}\n\n{_body_text(memory)}\n")
+    body = inert_tags(for_terminal(_body_text(memory)))
+    fence = fence_for(body)
+    return f"\n## {inert_tags(one_field(memory.title))}\n\n{inert_tags(meta)}\n\n{fence}markdown\n{body}\n{fence}\n"
 
 
 def _xml_text(text: str) -> str:

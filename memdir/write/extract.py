@@ -38,6 +38,7 @@ from memdir.core.gauntlet import (
     screen,
     verdict_entry,
 )
+from memdir.core.inputs import parse_json
 from memdir.core.model import DESCRIPTION_MAX, Memory, MemoryType, NewMemory, name_key, plural, slugify
 from memdir.core.rejections import remembered
 from memdir.core.store import (
@@ -69,7 +70,11 @@ CURSOR_FILE = "extract-cursor.json"
 LOCK_FILE = "extract.lock"
 STAGED_DIR = "extract-staged"
 STAGING_DIR = "staging"
-LOCK_STALE_SECONDS = 3600.0
+# A run touches its lock before each step (reading the transcript, each API call, the write), so the
+# lock's time is its holder's last sign of life. No step takes this long: an API call is bounded by
+# the client's timeouts, three attempts of 5 s to connect and 120 s to read. A holder silent for
+# longer is hung (a transcript on a dead network mount, a stopped process) and its lock is taken over.
+LOCK_STALE_SECONDS = 900.0
 MAX_TRANSCRIPT_CHARS = 120_000  # the newest messages that fit; older ones were extracted before, or are stale
 MAX_TOKENS = 4096
 MANIFEST_MAX = 300
@@ -101,7 +106,7 @@ def load_cursors(root: Path) -> dict[str, dict[str, Any]]:
     """The cursors of every session extracted from. Raises NotRegularFile for a symlink or a named
     pipe in the cursor's place: a forged cursor could skip what a session said."""
     try:
-        data = json.loads(read_state_text(_state_file(root, CURSOR_FILE)) or "{}")
+        data = parse_json(read_state_text(_state_file(root, CURSOR_FILE)) or "{}")
     except (ValueError, UnicodeDecodeError):
         return {}
     return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
@@ -189,14 +194,14 @@ def _pid_alive(pid: int) -> bool:
 
 
 def lock_holder(root: Path, now: float | None = None) -> int | None:
-    """The pid holding `.memdir/extract.lock`, or None when it is free or stale (over an hour old,
-    or its holder is dead)."""
+    """The pid holding `.memdir/extract.lock`, or None when it is free or stale (its holder is dead,
+    or has not touched it for LOCK_STALE_SECONDS: see keep_lock)."""
     path = _state_file(root, LOCK_FILE)
     try:
         text = read_state_text(path)
         if text is None:
             return None
-        data = json.loads(text)
+        data = parse_json(text)
         started = os.stat(path, follow_symlinks=False).st_mtime
     except (ValueError, OSError, UnicodeDecodeError):
         return None  # torn or unreadable (a symlink, a pipe: not read): a crashed holder
@@ -226,14 +231,30 @@ def try_lock(root: Path) -> bool:
     return False
 
 
-def release_lock(root: Path) -> None:
-    """Remove the lock, if it is still this process's (a run past the hour may have lost it)."""
+def _own_lock(root: Path) -> Path | None:
+    """The lock's path when this process holds it, else None."""
     path = _state_file(root, LOCK_FILE)
     try:
-        data = json.loads(read_state_text(path) or "null")
+        data = parse_json(read_state_text(path) or "null")
     except (OSError, ValueError, UnicodeDecodeError):
-        return
-    if isinstance(data, dict) and data.get("pid") == os.getpid():
+        return None
+    return path if isinstance(data, dict) and data.get("pid") == os.getpid() else None
+
+
+def keep_lock(root: Path) -> None:
+    """Say that this run is alive: the lock's time becomes now, so it is not stale for another
+    LOCK_STALE_SECONDS. Nothing when this process does not hold the lock (a dry run, or a run silent
+    for so long that another took it over)."""
+    path = _own_lock(root)
+    if path is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)
+
+
+def release_lock(root: Path) -> None:
+    """Remove the lock, if it is still this process's (a run silent for too long may have lost it)."""
+    path = _own_lock(root)
+    if path is not None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 
@@ -264,7 +285,7 @@ def take_staged(root: Path) -> list[Request]:
     for name in names:
         path = folder / name
         try:
-            request = Request.from_json(json.loads(read_state_text(path) or "{}"))
+            request = Request.from_json(parse_json(read_state_text(path) or "{}"))
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
             request = None
         with contextlib.suppress(FileNotFoundError):
@@ -614,6 +635,7 @@ class Extractor:
 
     def run_one(self, request: Request, *, dry_run: bool = False, confirm: Confirm | None = None) -> RunResult:
         """One request, under the lock the caller holds (none for a dry run)."""
+        keep_lock(self.root)
         try:
             plan = self.plan(request)
         except ExtractError as exc:
@@ -629,6 +651,7 @@ class Extractor:
         if plan.writes and confirm is not None and not confirm(plan):
             self._log([{"decision": "declined", "path": str(request.path), "session": plan.session.key}])
             return RunResult(request, plan, "declined", "nothing written (declined); the cursor did not move")
+        keep_lock(self.root)  # a person may have taken their time to confirm
         try:
             written = self.apply(plan)
         except (OSError, MemdirError) as exc:
@@ -726,8 +749,8 @@ class Extractor:
         scan = self.folder.scan()
         live = live_memories(scan.memories, self.folder.today)
         model = request.model or self.model
-        data = _call_tool(
-            self.client, model, system.replace("{today}", anchor.isoformat()),
+        data = self._call_tool(
+            model, system.replace("{today}", anchor.isoformat()),
             f"Existing memories (name (type): description):\n{_manifest(live, scan.ages)}\n\n{content}",
             SAVE_TOOL, what, SAVE_SCHEMA,
         )  # fmt: skip
@@ -742,13 +765,19 @@ class Extractor:
                 self._judge(verdict, by_path, model, plan)
         return plan
 
+    def _call_tool(
+        self, model: str, system: str, content: str, tool: str, what: str, schema: dict[str, Any]
+    ) -> dict[str, Any]:
+        keep_lock(self.root)  # each call may take minutes: the lock says this run is still alive
+        return _call_tool(self.client, model, system, content, tool, what, schema)
+
     def _judge(self, verdict: Verdict, by_path: Mapping[str, Memory], model: str, plan: Plan) -> None:
         """Ask the model about each same-topic memory in the folder until one is decisive."""
         new = verdict.candidate.memory
         for neighbour in [n for n in verdict.same_topic if n.existing][:3]:
             old = by_path[neighbour.path]
-            data = _call_tool(
-                self.client, model, JUDGE_PROMPT,
+            data = self._call_tool(
+                model, JUDGE_PROMPT,
                 _memory_block("existing", old.name, old.raw_type, old.description, old.body) + "\n\n"
                 + _memory_block("new", new.name, new.type.value, new.description,
                                 "\n".join(p for p in (new.body, new.why, new.how) if p)),

@@ -46,6 +46,7 @@ from memdir.core.gauntlet import (
     verdict_entry,
 )
 from memdir.core.index import entry_target, split_lines
+from memdir.core.inputs import InputTooLarge, NotRegularInput, read_regular
 from memdir.core.model import INDEX_NAME, FrontmatterError, Memory, name_key, one_line, plural, set_fields
 from memdir.core.rejections import remembered
 from memdir.core.store import FileProblem, log_decisions, resolved
@@ -53,6 +54,7 @@ from memdir.folder import IndexWrite, MemoryDir
 from memdir.write.transcripts import ExtractError
 
 COMMAND = "import"
+NOTES_MAX_BYTES = 16 * 1024 * 1024  # notes kept by hand are kilobytes; one request takes 120,000 characters
 
 
 class ImportRefused(MemdirError):
@@ -406,12 +408,16 @@ def read_notes(path: Path, section: str | None = None, limit: int | None = None)
     """The notes in `path` (the part under the heading `section`, when given) without the lines that
     only index memory files beside it; raises NotesError when there are none, or more than `limit` characters."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, NOTES_MAX_BYTES)
         changed = dt.date.fromtimestamp(path.stat().st_mtime)
-    except IsADirectoryError:
-        raise NotesError(
-            f"{path} is a folder; `memdir import {path}` (without --llm) brings its memory files over"
-        ) from None
+    except NotRegularInput as exc:
+        if path.is_dir():
+            raise NotesError(
+                f"{path} is a folder; `memdir import {path}` (without --llm) brings its memory files over"
+            ) from None
+        raise NotesError(f"{path} is {exc.strerror}; memdir reads notes only from regular files") from None
+    except InputTooLarge as exc:
+        raise NotesError(f"{path} is {exc.strerror}: too long for notes kept by hand; split it") from None
     except OSError as exc:
         raise NotesError(f"{path}: {exc.strerror or exc}") from None
     try:
