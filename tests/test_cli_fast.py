@@ -222,6 +222,7 @@ _WARM_INDEX_MODULES = {
     "memdir.core.index", "memdir.core.cache", "memdir.core.store", "memdir.core.bulk", "memdir.folder",
     "memdir.core.reports",  # the run's summary, as text or JSON; no imports of its own beyond the above
     "memdir.core.lazyre",  # model's patterns, compiled on first use: what keeps a warm index from compiling them
+    "memdir.core.plainyaml",  # the plain frontmatter reader model.py uses; its patterns compile on first use too
     "memdir.core.claude_code",  # where Claude Code keeps its folder: config.py's last resort; the standard library only
 }  # fmt: skip
 # The secret scanner and the masking (each cached row carries its masked line), YAML (nothing is

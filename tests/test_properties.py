@@ -31,7 +31,6 @@ from memdir.core.model import (
     MemoryType,
     NewMemory,
     _load_yaml,
-    _simple_yaml,
     control_problem,
     parse_document,
     set_fields,
@@ -39,6 +38,7 @@ from memdir.core.model import (
     strict_requoting,
     yaml_scalar,
 )
+from memdir.core.plainyaml import plain_frontmatter
 from memdir.core.store import FileProblem, load_file
 from memdir.core.templates import render_memory
 
@@ -207,7 +207,7 @@ def _parse_or_frontmatter_error(text: str) -> None:
 @example([("description", "'a\x85  b'")])
 @example([("description", "a\rb")])  # YAML reads a bare CR as a line break: here, an error
 def test_the_fast_frontmatter_path_reads_as_yaml_does(pairs: list[tuple[str, str]]) -> None:
-    """_simple_yaml answers only when it is sure; when it answers, YAML agrees (bug: it read
+    """plain_frontmatter answers only when it is sure; when it answers, YAML agrees (bug: it read
     `'a\x85  b'`, which YAML folds to 'a b', as 'a\x85  b')."""
     text = "".join(f"{key}: {value}\n" for key, value in pairs)
     both = _fast_and_yaml(text, yaml.safe_load)
@@ -217,9 +217,9 @@ def test_the_fast_frontmatter_path_reads_as_yaml_does(pairs: list[tuple[str, str
 
 
 def _fast_and_yaml(text: str, load: Callable[[str], Any]) -> tuple[dict[str, Any], Any] | None:
-    """What _simple_yaml and `load` read in `text`, or None when the fast path declines; fails when
+    """What plain_frontmatter and `load` read in `text`, or None when the fast path declines; fails when
     YAML rejects what the fast path read."""
-    fast = _simple_yaml(text)
+    fast = plain_frontmatter(text)
     if fast is None:
         return None
     try:
