@@ -281,6 +281,20 @@ def test_the_one_regex_reads_a_long_run_of_blanks_in_linear_time() -> None:
         assert ratio < 4, (tail, ratio)  # between 1 and 16, as far from each on a log scale
 
 
+@pytest.mark.parametrize(
+    "text", ["name: x\n\t\n", "a:\n  b: 1\n  \t\n", "name: x\r\n\t\r\n", "\t\n", "name: x\n\t", "x: 1\n \n\t\n"]
+)
+def test_a_blank_line_holding_a_tab_goes_to_yaml(text: str) -> None:
+    """Bug: the fast path read a blank line holding a tab as blank, where memdir's YAML (libyaml)
+    refuses it; the file then read as plain YAML and lint never said it needs Claude Code's retry."""
+    from memdir.core.model import _load_yaml
+    from memdir.core.plainyaml import plain_frontmatter
+
+    with pytest.raises(FrontmatterError):
+        _load_yaml(text)
+    assert plain_frontmatter(text) is None
+
+
 def test_simple_frontmatter_agrees_on_every_corpus_file() -> None:
     import yaml
 

@@ -248,6 +248,54 @@ def test_the_fast_path_reads_number_like_values_as_memdirs_yaml_does(values: lis
         assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()], text
 
 
+_plain_value = st.one_of(
+    st.sampled_from(["x", "a b", "it's", "'q'", '"d"', "2026-01-02", "0.5", "7", "yes", "-", "a: b", "a #b", "[a, b]"]),
+    _number_like, tricky_text, st.text(max_size=12),
+)  # fmt: skip
+
+
+@st.composite
+def plain_blocks(draw: st.DrawFn) -> str:
+    """Whole frontmatter blocks of the shapes the one-regex reading takes: `key: value` lines, a
+    `key:` with indented lines under it, comments, blank lines, trailing blanks, LF or CRLF."""
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        key = draw(st.one_of(st.sampled_from(_KEYS), st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,5}", fullmatch=True)))
+        shape = draw(st.sampled_from(["pair", "pair", "block", "comment", "blank"]))
+        if shape == "pair":
+            lines.append(f"{key}:{draw(st.sampled_from([' ', '  ', chr(9)]))}{draw(_plain_value)}")
+        elif shape == "block":
+            indent = draw(st.sampled_from(["  ", "    ", " ", chr(9)]))
+            lines.append(f"{key}:")
+            lines += [
+                f"{indent}{draw(st.sampled_from(_KEYS))}: {draw(_plain_value)}" for _ in range(draw(st.integers(0, 3)))
+            ]
+        elif shape == "comment":
+            lines.append("# " + draw(st.text(max_size=10)))
+        else:
+            lines.append(draw(st.sampled_from(["", " ", "\t"])))
+    return end.join(line + draw(st.sampled_from(["", " ", "\t"])) for line in lines) + end
+
+
+@settings(PROFILE, max_examples=PROFILE.max_examples * 5)
+@given(plain_blocks())
+@example("metadata:\n  type: user\n  originSessionId: 402cd569-4fc4-4620-a8b9-5620a565c476\nname: x\n")
+def test_the_fast_path_reads_whole_frontmatter_blocks_as_memdirs_yaml_does(text: str) -> None:
+    """Whole blocks, nested ones among them: whatever the fast path reads, YAML (with memdir's
+    loaders) reads the same, and the one-regex reading agrees with the line-by-line one."""
+    from memdir.core.plainyaml import plain_lines
+
+    both = _fast_and_yaml(text, _load_yaml)
+    if both is not None:
+        fast, slow = both
+        assert fast == (slow or {}), text
+        assert [type(v) for v in fast.values()] == [type(v) for v in (slow or {}).values()], text
+    lines = plain_lines(text)
+    if lines is not None and both is not None:
+        assert lines == both[0], text
+
+
 @settings(PROFILE, max_examples=PROFILE.max_examples * 5)
 @given(st.text(alphabet="\\\"'ntxu0aN_ #:\t/é", max_size=12))
 @example('say \\"no\\"')

@@ -163,7 +163,7 @@ _COMMON_LINES = LazyPattern(
       | (?P<day>[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})
       | (?P<other>[{_OK}]*+)  # anything else, blanks at its end too: _simple_value decides
     ))?[ \t]*\r?\n
-    | [ \t]*\r?\n  # a blank line
+    | \ *\r?\n  # a blank line (a tab in one: see plain_lines)
     | \#[{_OK}]*\r?\n  # a comment in the first column
     | (?P<bad>[^\n]*\n)
     """,
@@ -237,6 +237,8 @@ def plain_lines(yaml_text: str) -> dict[str, Any] | None:
     for raw in yaml_text.split("\n"):
         line = raw.rstrip("\r")
         if not line.strip():
+            if "\t" in line:  # libyaml refuses a tab where a blank line's indentation would be
+                return None
             continue
         if line.lstrip().startswith("#"):
             if line[0] in " \t":
