@@ -119,10 +119,10 @@ _GLOBALS = [
 _COMMANDS = [
     ["index"], ["index", "--check"], ["index", "--stdout", "--drop-missing", "--check"], ["index", "--format", "json"],
     ["index", "-f", "text", "--check"], ["index", "--format=json"], ["index", "--format", "xml"], ["index", "--format"],
-    ["index", "-f=json"], ["index", "-fjson"], ["index", "--check", "--check"], ["index", "--format=json", "-f", "text"],
-    ["index", "--"], ["index", "-h"], ["index", "--chec"], ["index", "extra"], ["hook", "session-start"],
-    ["hook", "user-prompt-submit"], ["hook", "stop"], ["hook", "stop", "extra"], ["hook"], ["hook", "--", "stop"],
-    ["hook", "start"], ["hook", "stop", "-h"], ["hooks", "install"], ["lint"],
+    ["index", "-f=json"], ["index", "-fjson"], ["index", "--check", "--check"],
+    ["index", "--format=json", "-f", "text"], ["index", "--"], ["index", "-h"], ["index", "--chec"], ["index", "extra"],
+    ["hook", "session-start"], ["hook", "user-prompt-submit"], ["hook", "stop"], ["hook", "stop", "extra"], ["hook"],
+    ["hook", "--", "stop"], ["hook", "start"], ["hook", "stop", "-h"], ["hooks", "install"], ["lint"],
 ]  # fmt: skip
 
 
