@@ -125,23 +125,32 @@ def _next_event(events: queue.Queue[Event | None], wanted: Any, timeout: float, 
             return item
 
 
+_TOKEN_BYTES = 32  # a description shorter than this would grow in bytes with the token (_with_token)
+
+
 def _indexed_memories(folder: Path) -> list[str]:
-    """Memories MEMORY.md lists whose description can carry a token (plain, unquoted YAML)."""
+    """Memories MEMORY.md lists whose description can carry a token (plain, unquoted YAML, long
+    enough to take it without growing)."""
     found = []
     for rel in dict.fromkeys(_LINK.findall((folder / "MEMORY.md").read_text(encoding="utf-8"))):
         path = folder / rel
-        if path.is_file() and re.search(r"^description: [^'\"\s]", path.read_text(encoding="utf-8"), re.MULTILINE):
+        if not path.is_file():
+            continue
+        described = re.search(r"^description: ([^'\"\s].*)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+        if described and len(described.group(1).encode("utf-8")) >= _TOKEN_BYTES:
             found.append(rel)
     return found
 
 
 def _with_token(text: str, token: str) -> str:
-    """The memory with `token` at the start of its description, which keeps its length, so the
-    entry takes the same bytes in MEMORY.md and stays in it when the index is at its caps."""
+    """The memory with `token` at the start of its description, which keeps its length in bytes, so
+    the entry takes the same bytes in MEMORY.md and stays in it when the index is at its caps (a
+    short CJK description made longer in bytes could push this very entry out of a full index)."""
 
     def retag(match: re.Match[str]) -> str:
         value = match.group(1)
-        return "description: " + (token + " " + value)[: max(len(value), len(token))]
+        size = max(len(value.encode("utf-8")), len(token))
+        return "description: " + (token + " " + value).encode("utf-8")[:size].decode("utf-8", "ignore")
 
     return re.sub(r"^description: (.*)$", retag, text, count=1, flags=re.MULTILINE)
 

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import invoke_memdir
@@ -104,6 +105,100 @@ def test_no_cache_environment_is_read_as_click_reads_it(
     assert (None if parsed is None else parsed[0]["no_cache"]) == fast
 
 
+def _folder_values() -> list[str]:
+    return ["memory", "-q", "a=b"]
+
+
+# The pieces the fast path reads, and near misses of them: every command line made of these is read
+# by both parsers below. Global options go before the command, after it, or after its options.
+_GLOBALS = [
+    [], ["-q"], ["--quiet"], ["--no-cache"], ["--dir", "{d}"], ["-C", "{d}"], ["--dir={d}"], ["-C", "{d}", "-q"],
+    ["--no-cache", "--dir={d}", "--quiet"], ["--dir", "{d}", "-C", "other"], ["-qC", "{d}"], ["-C{d}"], ["--di", "{d}"],
+    ["--dir="], ["--no-cache=1"], ["--", "-q"], ["--version"],
+]  # fmt: skip
+_COMMANDS = [
+    ["index"], ["index", "--check"], ["index", "--stdout", "--drop-missing", "--check"], ["index", "--format", "json"],
+    ["index", "-f", "text", "--check"], ["index", "--format=json"], ["index", "--format", "xml"], ["index", "--format"],
+    ["index", "-f=json"], ["index", "-fjson"], ["index", "--check", "--check"],
+    ["index", "--format=json", "-f", "text"], ["index", "--"], ["index", "-h"], ["index", "--chec"], ["index", "extra"],
+    ["hook", "session-start"], ["hook", "user-prompt-submit"], ["hook", "stop"], ["hook", "stop", "extra"], ["hook"],
+    ["hook", "--", "stop"], ["hook", "start"], ["hook", "stop", "-h"], ["hooks", "install"], ["lint"],
+]  # fmt: skip
+
+
+def _command_lines() -> list[list[str]]:
+    lines = []
+    for before in _GLOBALS:
+        for command in _COMMANDS:
+            for value in _folder_values():
+                given = [word.replace("{d}", value) for word in before]
+                lines += [given + command, command[:1] + given + command[1:], command + given]
+    return [list(line) for line in dict.fromkeys(tuple(line) for line in lines)]
+
+
+def _readings(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> tuple[object, object]:
+    """What the fast path and the typer command each hand to the runner of `index` or of a hook for
+    `argv` (None from the fast path: it declined, and typer decides)."""
+    import memdir.cli.fast as fast
+    import memdir.cli.folder as folder_commands
+    import memdir.cli.hooks as hook_commands
+    import memdir.cli.index as index_module
+
+    seen: list[object] = []
+
+    def index(st: Any, *, format: Any, check: bool, stdout: bool, drop_missing: bool) -> int:
+        seen.append(("index", st.dir_option, st.quiet, st.no_cache, str(format), st.output_format, check, stdout,
+                     drop_missing))  # fmt: skip
+        return 0
+
+    def hook(event: str, st: Any) -> int:
+        seen.append(("hook", event, st.dir_option, st.quiet, st.no_cache))
+        return 0
+
+    for module, name, fake in ((index_module, "run_index", index), (folder_commands, "run_index", index),
+                               (fast, "run_hook", hook), (hook_commands, "run_hook", hook)):  # fmt: skip
+        monkeypatch.setattr(module, name, fake)
+    if run_fast(list(argv)) is None:
+        return None, None
+    fast_reading = seen.pop()
+    invoke_memdir(*argv)
+    return fast_reading, seen.pop() if seen else "typer did not run the command"
+
+
+def test_the_fast_path_reads_every_command_line_it_takes_as_typer_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path cannot disagree with the real command: over every command line made of the
+    pieces it reads and near misses of them, each it takes is one typer reads the same."""
+    taken = 0
+    for argv in _command_lines():
+        fast, typer = _readings(monkeypatch, argv)
+        if fast is not None:
+            taken += 1
+            assert fast == typer, argv
+    assert taken > 500  # the plain forms really are taken: the comparison is not empty
+
+
+@pytest.mark.parametrize("no_cache", ["", "1", " TRUE ", "yes", "on", "t", "0", "off", "No", "f", "maybe", "2"])
+@pytest.mark.parametrize("output_format", ["", "json", " JSON ", "sarif", "bogus"])
+def test_the_fast_path_reads_the_environment_as_typer_does(
+    monkeypatch: pytest.MonkeyPatch, no_cache: str, output_format: str
+) -> None:
+    """MEMDIR_NO_CACHE (a boolean to click) and MEMDIR_OUTPUT_FORMAT, read as typer reads them."""
+    monkeypatch.setenv("MEMDIR_NO_CACHE", no_cache)
+    monkeypatch.setenv("MEMDIR_OUTPUT_FORMAT", output_format)
+    for argv in (["index"], ["-q", "index", "--check"], ["index", "-f", "text"], ["--no-cache", "index"]):
+        fast, typer = _readings(monkeypatch, argv)
+        if fast is not None:
+            assert fast == typer, argv
+    assert (run_fast(["index", "--help"]) is None) and _parse_hook_taken(["hook", "stop"])
+
+
+def _parse_hook_taken(argv: list[str]) -> bool:
+    """A hook is never sent to typer over the environment: typer's exit 2 would stop a session's hook."""
+    from memdir.cli.fast import _parse_hook
+
+    return _parse_hook(argv) is not None
+
+
 def test_fast_path_imports_neither_typer_nor_rich_nor_yaml(tmp_path: Path) -> None:
     folder = _folder(tmp_path, "memory")
     (folder / "broken.md").unlink()
@@ -127,6 +222,7 @@ _WARM_INDEX_MODULES = {
     "memdir.core.index", "memdir.core.cache", "memdir.core.store", "memdir.core.bulk", "memdir.folder",
     "memdir.core.reports",  # the run's summary, as text or JSON; no imports of its own beyond the above
     "memdir.core.lazyre",  # model's patterns, compiled on first use: what keeps a warm index from compiling them
+    "memdir.core.plainyaml",  # the plain frontmatter reader model.py uses; its patterns compile on first use too
     "memdir.core.claude_code",  # where Claude Code keeps its folder: config.py's last resort; the standard library only
     "memdir.core.inputs",  # files read only when regular, JSON only so deep (claude_code, logs); standard library only
 }  # fmt: skip

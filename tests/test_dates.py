@@ -691,9 +691,9 @@ def test_masking_single_backticks_agrees_with_the_general_scan(text: str) -> Non
 def test_a_literal_that_whitespace_follows_is_found_after_any_whitespace(space: str) -> None:
     """The prefilter looks for "il " (il, then whitespace) rather than "il" for "il y a 3 jours":
     every whitespace character the pattern's \\s accepts must count as that space."""
-    from memdir.core.dates import _RULES, _needs
+    from memdir.core.dates import _RULES
 
-    il = next(needs for rule, needs in zip(_RULES, _needs(), strict=True) if rule.pattern.pattern.startswith(r"\bil"))
+    il = next(rule.needs for rule in _RULES if rule.pattern.pattern.startswith(r"\bil"))
     assert il == frozenset({"il "})
     spans = find_relative_dates(f"Fusionné il{space}y a 3 jours.", date(2026, 11, 22))
     assert [s.resolved for s in spans] == [date(2026, 11, 19)]
@@ -731,11 +731,11 @@ def test_www_is_found_where_a_case_blind_search_finds_it(text: str) -> None:
 def test_the_prefilter_finds_every_place_of_every_literal() -> None:
     """The literals are found in one pass (a trie over the one-byte copy; the characters beyond
     ASCII in the text): every place a search for each literal on its own finds, no other."""
-    from memdir.core.dates import _in_one_byte, _mask, _needs, _Prefilter
+    from memdir.core.dates import _RULES, _in_one_byte, _mask, _Prefilter
 
     lowered = [_mask(text).lower() for text in _MIXED_TEXTS * 3]
     prefilter = _Prefilter(lowered)
-    for literal in sorted({lit for needs in _needs() if needs for lit in needs}):
+    for literal in sorted({lit for rule in _RULES for lit in rule.needs}):
         text, needle = (
             (prefilter.ascii, literal.encode("ascii")) if _in_one_byte(literal) else (prefilter.joined, literal)
         )
@@ -746,6 +746,91 @@ def test_the_prefilter_finds_every_place_of_every_literal() -> None:
             expected.setdefault(which, []).append(at - prefilter.starts[which])
             at = text.find(needle, at + 1)  # type: ignore[arg-type]
         assert prefilter.places(frozenset({literal})) == expected, literal
+
+
+# Every rule's phrases, a few spellings each: the generated half of the texts the rules' `needs` and
+# the break characters are checked on (below), beside the dev set and the real corpus.
+_EVERY_RULE = [
+    "the day after tomorrow", "this morning", "last night", "today", "tonight", "day before yesterday",
+    "next week", "last month", "this quarter", "the week after next", "next monday", "this past friday",
+    "tuesday of next week", "friday this week", "end of the month", "the end of next quarter", "end of year",
+    "month-end", "quarter-end", "in 3 days", "in a couple of weeks", "in two months' time", "in a fortnight",
+    "3 days ago", "a couple of years ago", "two weeks from now", "5 days from today",
+    "heute", "übermorgen", "vorgestern", "morgen", "nächste Woche", "im kommenden Monat", "letztes Jahr",
+    "nächsten Dienstag", "letzten Freitag", "Ende des Monats", "Ende nächster Woche", "Monatsende",
+    "Jahresende", "in 3 Tagen", "in zwei Wochen", "vor 3 Tagen", "vor einem Monat",
+    "hoy", "ayer", "esta mañana", "pasado mañana", "antes de ayer", "anoche", "mañana", "la próxima semana",
+    "el pasado mes", "la semana que viene", "el mes pasado", "esta semana", "este año", "el próximo lunes",
+    "pasado viernes", "el lunes que viene", "el martes próximo", "este miércoles", "este sábado",
+    "fin de mes", "final del trimestre", "en 3 días", "dentro de dos semanas", "hace 3 días",
+    "hace un par de meses", "aujourd'hui", "aujourd’hui", "demain", "après-demain", "ce soir",
+    "cet après-midi", "avant-hier", "nous avons fini hier", "la semaine prochaine", "le mois dernier",
+    "l'année passée", "cette semaine", "ce mois-ci", "lundi prochain", "vendredi dernier", "fin du mois",
+    "la fin de l'année", "fin de ce trimestre", "dans 3 jours", "dans deux semaines", "il y a 3 jours",
+    "il y a deux mois", "明天", "昨晚", "大后天", "今年", "明年", "下周三", "上个星期五", "这礼拜天", "下周",
+    "上个星期", "下个月", "上季度", "月底", "下个月底", "年末", "3天后", "两周以后", "三个月之後", "3天前",
+    "两个星期前", "明日は", "一昨日から", "来週から", "先月の", "再来年", "来週の水曜日", "先週金曜",
+    "오늘", "내일", "그저께", "올해", "내년", "다음 주 월요일", "지난주금요일", "다음 주", "지난달", "이번 주",
+    "월말", "연말",
+]  # fmt: skip
+_SPACES = [" ", "\t", "\n", "\xa0", "\u3000", "  "]
+
+
+def _generated_texts() -> list[str]:
+    """Each phrase in prose, in capitals, quoted, in brackets, and with each kind of whitespace."""
+    texts = []
+    for k, phrase in enumerate(_EVERY_RULE):
+        space = _SPACES[k % len(_SPACES)]
+        for variant in (phrase, phrase.upper(), phrase.replace(" ", space)):
+            texts += [f"We spoke of it {variant}, then moved on.", f'("{variant}") {variant}; [{variant}]']
+    return texts
+
+
+def _real_texts() -> list[str]:
+    """The dev set's sentences and every file of the real corpus, where ../shared is beside the checkout."""
+    texts = []
+    if DEV_SET.is_file():
+        texts += [json.loads(line)["text"] for line in DEV_SET.read_text(encoding="utf-8").splitlines() if line]
+    corpus = DEV_SET.parents[2] / "corpus" / "real"
+    texts += [path.read_text(encoding="utf-8", errors="replace") for path in sorted(corpus.rglob("*.md"))]
+    return texts
+
+
+@pytest.mark.parametrize("source", ["generated", "real"])
+def test_every_match_of_every_rule_holds_one_of_its_needs_and_no_break(source: str) -> None:
+    """Each rule declares `needs`, words one of which every match contains, and `_BREAKS`, characters
+    no match holds: the prefilter skips a text without the words and runs a rule only between the
+    breaks around them. Checked on every match of every rule: a rule whose declaration is wrong
+    would silently miss phrases."""
+    from memdir.core.dates import _BREAKS, _RULES, _mask
+
+    texts = _generated_texts() if source == "generated" else _real_texts()
+    if not texts:
+        pytest.skip("no ../shared/eval/dev/dates.jsonl nor ../shared/corpus/real beside this checkout")
+    matched = [0] * len(_RULES)
+    for text in texts:
+        masked = _mask(text)
+        for k, rule in enumerate(_RULES):
+            for found in rule.pattern.finditer(masked):
+                phrase = found.group().lower()
+                spaced = re.sub(r"\s", " ", phrase)  # an ASCII word's space stands for any whitespace
+                assert any(need in (spaced if need.isascii() else phrase) for need in rule.needs), (phrase, rule)
+                assert _BREAKS.search(phrase) is None, (phrase, rule)
+                matched[k] += 1
+    if source == "generated":  # not vacuous: every rule was put to the test
+        assert [rule.pattern.pattern for rule, n in zip(_RULES, matched, strict=True) if not n] == []
+
+
+@pytest.mark.parametrize("source", ["generated", "real"])
+def test_the_prefilter_changes_nothing_but_the_time(source: str) -> None:
+    """Every rule run over every whole text finds what the prefilter and the stretches let through."""
+    from memdir.core.dates import _find_in_batch
+
+    texts = _generated_texts() if source == "generated" else _real_texts()
+    if not texts:
+        pytest.skip("no ../shared/eval/dev/dates.jsonl nor ../shared/corpus/real beside this checkout")
+    anchors = [THU] * len(texts)
+    assert _find_in_batch(texts, anchors) == _find_in_batch(texts, anchors, prefiltered=False)
 
 
 # --- periods: what lint's fix writes for "last quarter" -------------------------------------------

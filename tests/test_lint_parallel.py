@@ -1,5 +1,5 @@
 """A big folder's lint runs the near-duplicate family and the other rules in two processes at once
-(memdir.lint._run_in_two): the report is the same as one process's, and a child that fails costs
+(memdir/lint/parallel.py): the report is the same as one process's, and a child that fails costs
 nothing but the time."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 import pytest
 from conftest import TODAY
 
-import memdir.lint as linter
+import memdir.lint.parallel as linter
 from memdir import MemoryDir
 from memdir.lint import RULES, LintReport
 

@@ -231,10 +231,10 @@ TRICKY_VALUES = [
 def test_simple_frontmatter_reads_as_yaml_does(value: str) -> None:
     import yaml
 
-    from memdir.core.model import _simple_yaml
+    from memdir.core.plainyaml import plain_frontmatter
 
     for text in (f"name: x\ndescription: {value}\n", f"{value.split(':')[0] or 'k'}: v\n", f"a: 1\r\nb: {value}\r\n"):
-        fast = _simple_yaml(text)
+        fast = plain_frontmatter(text)
         if fast is None:
             continue  # declined: YAML decides
         assert fast == yaml.safe_load(text), text
@@ -250,16 +250,16 @@ _VALUE_PIECES = [
 
 
 def test_the_one_regex_reads_every_frontmatter_as_the_line_by_line_reading_does() -> None:
-    """_simple_yaml reads the usual frontmatter with one regex and hands the rest to _simple_lines:
+    """plain_frontmatter reads the usual frontmatter with one regex and hands the rest to plain_lines:
     where both answer they agree (a colon first once made `k: : x` the text ': x', which YAML rejects)."""
-    from memdir.core.model import _simple_lines, _simple_yaml
+    from memdir.core.plainyaml import plain_frontmatter, plain_lines
 
     shapes = ("name: x\ndescription: {}\ntype: user\n", "metadata:\n  type: {}\n", "a: 1\r\nb: {}  \r\n")
     values = [*TRICKY_VALUES, *(a + b for a in _VALUE_PIECES for b in _VALUE_PIECES)]
     for value in values:
         for shape in shapes:
             text = shape.format(value)
-            assert _simple_yaml(text) == _simple_lines(text), text
+            assert plain_frontmatter(text) == plain_lines(text), text
 
 
 def test_the_one_regex_reads_a_long_run_of_blanks_in_linear_time() -> None:
@@ -268,23 +268,38 @@ def test_the_one_regex_reads_a_long_run_of_blanks_in_linear_time() -> None:
     of 2,000 blanks took 20 s of CPU. The regex engine's steps cannot be counted, so its CPU time is
     compared in the same test, of equal amounts of text: 600 blanks once against 150 four times,
     about 1 when linear and 16 when cubic."""
-    from memdir.core.model import _simple_lines, _simple_yaml
+    from memdir.core.plainyaml import plain_frontmatter, plain_lines
 
     def read(text: str) -> None:  # as many blanks in all, whichever the size
         for _ in range(4 if len(text) < 600 else 1):
-            _simple_yaml(text)
+            plain_frontmatter(text)
 
     for tail in ("\x01", "\rx", "x  \x01"):
         small, large = (f"name: n\ndescription:{' ' * blanks}{tail}\n" for blanks in (150, 600))
-        assert _simple_yaml(large) == _simple_lines(large) is None
+        assert plain_frontmatter(large) == plain_lines(large) is None
         ratio = cpu_growth(read, small, large)
         assert ratio < 4, (tail, ratio)  # between 1 and 16, as far from each on a log scale
+
+
+@pytest.mark.parametrize(
+    "text", ["name: x\n\t\n", "a:\n  b: 1\n  \t\n", "name: x\r\n\t\r\n", "\t\n", "name: x\n\t", "x: 1\n \n\t\n"]
+)
+def test_a_blank_line_holding_a_tab_goes_to_yaml(text: str) -> None:
+    """Bug: the fast path read a blank line holding a tab as blank, where memdir's YAML (libyaml)
+    refuses it; the file then read as plain YAML and lint never said it needs Claude Code's retry."""
+    from memdir.core.model import _load_yaml
+    from memdir.core.plainyaml import plain_frontmatter
+
+    with pytest.raises(FrontmatterError):
+        _load_yaml(text)
+    assert plain_frontmatter(text) is None
 
 
 def test_simple_frontmatter_agrees_on_every_corpus_file() -> None:
     import yaml
 
-    from memdir.core.model import _OPEN, _load_yaml, _simple_yaml
+    from memdir.core.model import _OPEN, _load_yaml
+    from memdir.core.plainyaml import plain_frontmatter
 
     corpus = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
     if not corpus.is_dir():
@@ -296,7 +311,7 @@ def test_simple_frontmatter_agrees_on_every_corpus_file() -> None:
         if not opened or "\n---" not in text[opened.end() - 1 :]:
             continue
         yaml_text = text[opened.end() : text.index("\n---", opened.end() - 1) + 1]
-        fast = _simple_yaml(yaml_text)
+        fast = plain_frontmatter(yaml_text)
         checked += 1
         if fast is None:
             continue
@@ -323,9 +338,9 @@ def test_simple_frontmatter_agrees_on_every_corpus_file() -> None:
 def test_simple_frontmatter_nested_and_numbers_read_as_yaml_does(text: str) -> None:
     import yaml
 
-    from memdir.core.model import _simple_yaml
+    from memdir.core.plainyaml import plain_frontmatter
 
-    fast = _simple_yaml(text)
+    fast = plain_frontmatter(text)
     if fast is not None:
         assert fast == yaml.safe_load(text)
 
@@ -335,46 +350,46 @@ def test_the_fast_path_copies_yamls_implicit_types_verbatim() -> None:
     its copy of them must be PyYAML's own, for every first character it does not decline outright."""
     import yaml
 
-    from memdir.core.model import _RISKY_START, _YAML_RESOLVERS
+    from memdir.core.plainyaml import RISKY_START, YAML_RESOLVERS
 
     for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items():
-        if first and first in _RISKY_START:
+        if first and first in RISKY_START:
             continue
         for tag, regexp in resolvers:
-            assert regexp.pattern in _YAML_RESOLVERS, (first, tag)
+            assert regexp.pattern in YAML_RESOLVERS, (first, tag)
 
 
 def test_simple_frontmatter_reads_ids_and_versions_without_yaml() -> None:
     """Claude Code's `originSessionId` (a UUID, often opening with a digit) sent a third of the files
     of a realistic folder to the YAML parser."""
-    from memdir.core.model import _simple_yaml
+    from memdir.core.plainyaml import plain_frontmatter
 
     text = "name: x\noriginSessionId: 568edca0-76b3-46af-bdbd-79f6729b768c\nv: 1.2.3\nflag: -x\n"
     expected = {"name": "x", "originSessionId": "568edca0-76b3-46af-bdbd-79f6729b768c", "v": "1.2.3", "flag": "-x"}
-    assert _simple_yaml(text) == expected
-    assert _simple_yaml("id: 12:30\n") is None  # sexagesimal: YAML 1.1 reads 750
-    assert _simple_yaml("a: - item\n") is None
-    assert _simple_yaml('description: "say \\"no\\" to C:\\\\dev"\n') == {"description": 'say "no" to C:\\dev'}
-    assert _simple_yaml('description: "tab\\there"\n') is None  # other escapes: YAML decides
+    assert plain_frontmatter(text) == expected
+    assert plain_frontmatter("id: 12:30\n") is None  # sexagesimal: YAML 1.1 reads 750
+    assert plain_frontmatter("a: - item\n") is None
+    assert plain_frontmatter('description: "say \\"no\\" to C:\\\\dev"\n') == {"description": 'say "no" to C:\\dev'}
+    assert plain_frontmatter('description: "tab\\there"\n') is None  # other escapes: YAML decides
 
 
 def test_simple_frontmatter_takes_the_usual_shapes() -> None:
-    from memdir.core.model import _simple_yaml
+    from memdir.core.plainyaml import plain_frontmatter
 
     # A session id starting with a digit: once declined as numberish, which loaded YAML for nearly
     # every file Claude Code writes (a fifth of a cold `memdir index` on a small folder).
     session = "originSessionId: 402cd569-4fc4-4620-a8b9-5620a565c476\n"
-    assert _simple_yaml(session) == {"originSessionId": "402cd569-4fc4-4620-a8b9-5620a565c476"}
+    assert plain_frontmatter(session) == {"originSessionId": "402cd569-4fc4-4620-a8b9-5620a565c476"}
 
-    assert _simple_yaml("tags: [review, team]\n") == {"tags": ["review", "team"]}
+    assert plain_frontmatter("tags: [review, team]\n") == {"tags": ["review", "team"]}
 
-    assert _simple_yaml("name: x\ndescription: 'it''s: fine'\nmetadata:\n  type: user\n") == {
+    assert plain_frontmatter("name: x\ndescription: 'it''s: fine'\nmetadata:\n  type: user\n") == {
         "name": "x",
         "description": "it's: fine",
         "metadata": {"type": "user"},
     }
     expected = {"created": dt.date(2026, 11, 22), "importance": 0.8}
-    assert _simple_yaml("created: 2026-11-22\nimportance: 0.8\n") == expected
+    assert plain_frontmatter("created: 2026-11-22\nimportance: 0.8\n") == expected
 
 
 def test_the_make_memory_helper_quotes_what_plain_yaml_would_misread(make_memory) -> None:  # type: ignore[no-untyped-def]

@@ -31,7 +31,6 @@ from memdir.core.model import (
     MemoryType,
     NewMemory,
     _load_yaml,
-    _simple_yaml,
     control_problem,
     parse_document,
     set_fields,
@@ -39,6 +38,7 @@ from memdir.core.model import (
     strict_requoting,
     yaml_scalar,
 )
+from memdir.core.plainyaml import plain_frontmatter
 from memdir.core.store import FileProblem, load_file
 from memdir.core.templates import render_memory
 
@@ -207,7 +207,7 @@ def _parse_or_frontmatter_error(text: str) -> None:
 @example([("description", "'a\x85  b'")])
 @example([("description", "a\rb")])  # YAML reads a bare CR as a line break: here, an error
 def test_the_fast_frontmatter_path_reads_as_yaml_does(pairs: list[tuple[str, str]]) -> None:
-    """_simple_yaml answers only when it is sure; when it answers, YAML agrees (bug: it read
+    """plain_frontmatter answers only when it is sure; when it answers, YAML agrees (bug: it read
     `'a\x85  b'`, which YAML folds to 'a b', as 'a\x85  b')."""
     text = "".join(f"{key}: {value}\n" for key, value in pairs)
     both = _fast_and_yaml(text, yaml.safe_load)
@@ -217,9 +217,9 @@ def test_the_fast_frontmatter_path_reads_as_yaml_does(pairs: list[tuple[str, str
 
 
 def _fast_and_yaml(text: str, load: Callable[[str], Any]) -> tuple[dict[str, Any], Any] | None:
-    """What _simple_yaml and `load` read in `text`, or None when the fast path declines; fails when
+    """What plain_frontmatter and `load` read in `text`, or None when the fast path declines; fails when
     YAML rejects what the fast path read."""
-    fast = _simple_yaml(text)
+    fast = plain_frontmatter(text)
     if fast is None:
         return None
     try:
@@ -246,6 +246,54 @@ def test_the_fast_path_reads_number_like_values_as_memdirs_yaml_does(values: lis
         fast, slow = both
         assert fast == slow, text
         assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()], text
+
+
+_plain_value = st.one_of(
+    st.sampled_from(["x", "a b", "it's", "'q'", '"d"', "2026-01-02", "0.5", "7", "yes", "-", "a: b", "a #b", "[a, b]"]),
+    _number_like, tricky_text, st.text(max_size=12),
+)  # fmt: skip
+
+
+@st.composite
+def plain_blocks(draw: st.DrawFn) -> str:
+    """Whole frontmatter blocks of the shapes the one-regex reading takes: `key: value` lines, a
+    `key:` with indented lines under it, comments, blank lines, trailing blanks, LF or CRLF."""
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        key = draw(st.one_of(st.sampled_from(_KEYS), st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,5}", fullmatch=True)))
+        shape = draw(st.sampled_from(["pair", "pair", "block", "comment", "blank"]))
+        if shape == "pair":
+            lines.append(f"{key}:{draw(st.sampled_from([' ', '  ', chr(9)]))}{draw(_plain_value)}")
+        elif shape == "block":
+            indent = draw(st.sampled_from(["  ", "    ", " ", chr(9)]))
+            lines.append(f"{key}:")
+            lines += [
+                f"{indent}{draw(st.sampled_from(_KEYS))}: {draw(_plain_value)}" for _ in range(draw(st.integers(0, 3)))
+            ]
+        elif shape == "comment":
+            lines.append("# " + draw(st.text(max_size=10)))
+        else:
+            lines.append(draw(st.sampled_from(["", " ", "\t"])))
+    return end.join(line + draw(st.sampled_from(["", " ", "\t"])) for line in lines) + end
+
+
+@settings(PROFILE, max_examples=PROFILE.max_examples * 5)
+@given(plain_blocks())
+@example("metadata:\n  type: user\n  originSessionId: 402cd569-4fc4-4620-a8b9-5620a565c476\nname: x\n")
+def test_the_fast_path_reads_whole_frontmatter_blocks_as_memdirs_yaml_does(text: str) -> None:
+    """Whole blocks, nested ones among them: whatever the fast path reads, YAML (with memdir's
+    loaders) reads the same, and the one-regex reading agrees with the line-by-line one."""
+    from memdir.core.plainyaml import plain_lines
+
+    both = _fast_and_yaml(text, _load_yaml)
+    if both is not None:
+        fast, slow = both
+        assert fast == (slow or {}), text
+        assert [type(v) for v in fast.values()] == [type(v) for v in (slow or {}).values()], text
+    lines = plain_lines(text)
+    if lines is not None and both is not None:
+        assert lines == both[0], text
 
 
 @settings(PROFILE, max_examples=PROFILE.max_examples * 5)

@@ -1,16 +1,17 @@
-"""`memdir index` without typer: the command a session-start hook runs before every session.
+"""`memdir index` and `memdir hook EVENT` without typer: what a session-start hook runs, and what
+Claude Code runs before every prompt and after every reply.
 
-Building the typer app costs more than the index itself (typer imports pydantic to coerce options:
-about 0.1 s on a 2-core machine), so `main` first offers the command line to `run_fast`, which
-accepts only the plain forms of `memdir [--dir D] [-q] [--no-cache] index [--check] [--stdout]
-[--drop-missing] [--format text|json]` (MEMDIR_OUTPUT_FORMAT too) and runs the same `run_index` as the
-typer command. Anything else (help, a typo, another command, an unusual spelling) returns None and goes to typer, which
-owns every message about usage.
+Building the typer app costs about as much as the index itself (typer and every command module), so
+`main` first offers the command line to `run_fast`. It takes only the plainest forms of those two
+commands: the global options (`--dir D`, `-C D`, `--dir=D`, `-q`, `--quiet`, `--no-cache`) before or
+after the command (moved as cli/errors.hoist_global_options moves them for typer), `hook` with one
+event, and `index` with `--check`, `--stdout`, `--drop-missing` and `--format`/`-f text|json`. Any
+other command line (help, a typo, another command, `--`, an option glued to its value) returns None
+and goes to typer, which owns every message about usage. tests/test_cli_fast.py parses every command
+line made of those pieces, and near misses of them, with the typer command too: the two read the same.
 
-`memdir [--dir D] [-q] [--no-cache] hook session-start|user-prompt-submit|stop`, what Claude Code
-runs at every session start, before every prompt and after every reply, takes the same road. Its
-runner, `run_hook`, lives here because it must not import typer either; the typer commands in
-cli/hooks.py call it too.
+`run_hook`, the hooks' runner, lives here because it must not import typer either; the typer commands
+in cli/hooks.py call it too.
 """
 
 from __future__ import annotations
@@ -23,13 +24,11 @@ from typing import TYPE_CHECKING
 from memdir.cli.errors import GLOBAL_FLAGS, GLOBAL_WITH_VALUE, hoist_global_options, report_failure
 from memdir.core.errors import MemdirError, os_error_text
 
-_FLAGS = {"--check": "check", "--stdout": "stdout", "--drop-missing": "drop_missing"}
+_INDEX_FLAGS = {"--check": "check", "--stdout": "stdout", "--drop-missing": "drop_missing"}
 _FORMAT = ("--format", "-f")
-_FORMATS = ("text", "json")  # cli/state.OutputFormat, without importing it for a hook
-# What click reads as a boolean in an environment variable (case-insensitive).
+# What click reads in a boolean environment variable such as MEMDIR_NO_CACHE (case and blanks aside);
+# tests/test_cli_fast.py holds these to click's own reading.
 _TRUE, _FALSE = {"1", "true", "t", "yes", "y", "on"}, {"0", "false", "f", "no", "n", "off"}
-# memdir.integrations.claude_settings.EVENTS, without importing it for every command
-_HOOKS = ("session-start", "user-prompt-submit", "stop")
 
 if TYPE_CHECKING:
     from memdir.cli.state import State
@@ -62,16 +61,15 @@ def run_fast(argv: list[str]) -> int | None:
         return code
 
 
-def _parse_globals(argv: list[str], strict: bool = True) -> tuple[dict[str, object], str, list[str]] | None:
+def _parse_globals(argv: list[str]) -> tuple[dict[str, object], str, list[str]] | None:
     """The global options, the command and the words after it; None for anything unusual.
 
-    Not `strict`: a MEMDIR_NO_CACHE typer would reject counts as unset, where typer would exit 2.
+    MEMDIR_NO_CACHE is read as True or False; a value click reads as neither counts as False here,
+    and `_parse` gives such a command line to typer, which rejects it (a hook keeps it: see below).
     """
     args = hoist_global_options(argv, lambda command, option: option in _FORMAT)
-    no_cache = os.environ.get("MEMDIR_NO_CACHE", "").strip().lower()
-    if strict and no_cache not in _TRUE | _FALSE | {""}:
-        return None
-    globals_: dict[str, object] = {"dir_option": None, "quiet": False, "no_cache": no_cache in _TRUE}
+    no_cache = os.environ.get("MEMDIR_NO_CACHE", "").strip().lower() in _TRUE
+    globals_: dict[str, object] = {"dir_option": None, "quiet": False, "no_cache": no_cache}
     words = iter(args)
     for word in words:
         if word in GLOBAL_WITH_VALUE or word.startswith("--dir="):
@@ -89,37 +87,45 @@ def _parse_globals(argv: list[str], strict: bool = True) -> tuple[dict[str, obje
 
 
 def _parse_hook(argv: list[str]) -> tuple[dict[str, object], str] | None:
-    """`memdir [globals] hook session-start|user-prompt-submit|stop`, nothing more (`--help` goes to typer)."""
-    # A hook must not exit 2 over a stray environment variable: from a Stop hook that would keep
-    # the agent going. So the hook command lines stay here whatever MEMDIR_NO_CACHE holds.
-    parsed = _parse_globals(argv, strict=False)
-    if parsed is None or parsed[1] != "hook" or len(parsed[2]) != 1 or parsed[2][0] not in _HOOKS:
+    """`memdir [globals] hook session-start|user-prompt-submit|stop`, nothing more (`--help` goes to typer).
+
+    A hook must not exit 2 over a stray environment variable: from a Stop hook that would keep the
+    agent going. So the hook command lines stay here whatever MEMDIR_NO_CACHE holds."""
+    parsed = _parse_globals(argv)
+    if parsed is None or parsed[1] != "hook" or len(parsed[2]) != 1:
         return None
-    return parsed[0], parsed[2][0]
+    # The events the typer commands are named after; the module runs every hook, so it is loaded anyway.
+    from memdir.integrations.claude_runtime import SESSION_START, STOP, USER_PROMPT_SUBMIT
+
+    event = parsed[2][0]
+    return (parsed[0], event) if event in (SESSION_START, USER_PROMPT_SUBMIT, STOP) else None
 
 
 def _parse(argv: list[str]) -> tuple[dict[str, object], dict[str, bool], str] | None:
+    """`memdir [globals] index [options]`: the global options, the index's flags and its format."""
+    if os.environ.get("MEMDIR_NO_CACHE", "").strip().lower() not in _TRUE | _FALSE | {""}:
+        return None  # typer says what is wrong with it
     parsed = _parse_globals(argv)
     if parsed is None or parsed[1] != "index":
         return None
+    from memdir.cli.state import OutputFormat, chosen_format  # the one rule typer's --format follows too
+    from memdir.core.errors import ConfigError
+
     globals_, _, rest = parsed
     words = iter(rest)
-    options = dict.fromkeys(_FLAGS.values(), False)
+    options = dict.fromkeys(_INDEX_FLAGS.values(), False)
     given = None
     for word in words:
-        if word in _FLAGS:
-            options[_FLAGS[word]] = True
+        if word in _INDEX_FLAGS:
+            options[_INDEX_FLAGS[word]] = True
         elif word in _FORMAT or word.startswith("--format="):
             given = word.partition("=")[2] if "=" in word else next(words, "")
-            if given not in _FORMATS:
+            if given not in tuple(OutputFormat):
                 return None
         else:
             return None
-    from memdir.cli.state import chosen_format  # the one rule typer's --format follows too
-    from memdir.core.errors import ConfigError
-
     try:
-        return globals_, options, chosen_format(given, _FORMATS, "text", os.environ)
+        return globals_, options, chosen_format(given, tuple(OutputFormat), "text", os.environ)
     except ConfigError:  # a MEMDIR_OUTPUT_FORMAT no command has: typer says so
         return None
 

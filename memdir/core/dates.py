@@ -52,7 +52,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache
-from typing import Any
 
 from memdir.core.datetext import date_in_place
 
@@ -415,92 +414,16 @@ class _Rule:
     after: re.Pattern[str] | None  # rejects when it matches the text just after the phrase
     guard: Guard | None
     period: Period | None  # what a match names when it is a period, not a day; None: always a day
-
-
-def _required_literals(pattern: str, flags: int) -> frozenset[str] | None:
-    """Strings one of which every match of `pattern` must contain, read off its parse tree.
-
-    A cheap `in` test on them spares running most of the ~50 patterns on most texts, which is
-    what made `find_relative_dates` cost a millisecond per memory. Sound by construction: only
-    parts every match must pass through are used. None when the tree has no usable literal.
-    """
-    try:
-        from re import _parser  # type: ignore[attr-defined]
-
-        tree = _parser.parse(pattern, flags)
-    except Exception:  # a private module: if it moves, run every pattern as before
-        return None
-    found = _sequence_literals(list(tree))
-    return frozenset(s.lower() for s in found) if found else None
-
-
-def _sequence_literals(items: list[Any]) -> set[str] | None:
-    options = _sequence_options(items)
-    if not options:
-        return None
-    # The most selective: the longest shortest string (its spaces not counted: "in " is no rarer
-    # than "day"), then the fewest alternatives.
-    return max(options, key=lambda o: (min(len(x.strip(" ")) for x in o), -len(o)))
-
-
-def _sequence_options(items: list[Any]) -> list[set[str]]:
-    """Every set of strings one of which each match of the sequence must contain. An ASCII literal
-    that whitespace (`\\s`, `\\s+`) must follow or precede gets a space on that side: the prefilter
-    searches a copy with every whitespace character made a space, and "il " is much rarer than "il"."""
-    from re import _constants as c  # type: ignore[attr-defined]
-
-    options: list[set[str]] = []
-    run: set[str] = set()  # the literal text being read, in each of its spellings: d[ií]a -> dia, día
-    spaced = False  # whether whitespace must come right before the run being read
-    for op, av in [*items, (None, None)]:
-        if op is c.LITERAL:
-            run = {r + chr(av) for r in run} if run else {(" " if spaced else "") + chr(av)}
-            continue
-        if op is c.IN and all(kind is c.LITERAL for kind, _ in av) and len(av) <= 4 and len(run) <= 16:
-            chars = [chr(value) for _, value in av]
-            run = {r + ch for r in run for ch in chars} if run else {(" " if spaced else "") + ch for ch in chars}
-            continue
-        space = _is_space(op, av, c)
-        if run:
-            if space:
-                run = {r + " " for r in run}
-            options.append({r.strip(" ") if not r.strip(" ").isascii() else r for r in run})
-            run = set()
-        spaced = space
-        if op is None:
-            break
-        literals = _item_literals(op, av, c)
-        if literals:
-            options.append(literals)
-    return options
-
-
-def _is_space(op: Any, av: Any, c: Any) -> bool:
-    """Whether an item is whitespace that must be there: `\\s`, or `\\s+` (at least once)."""
-    if op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1 and len(av[2]) == 1:
-        op, av = next(iter(av[2]))
-    return op is c.IN and list(av) == [(c.CATEGORY, c.CATEGORY_SPACE)]
-
-
-def _item_literals(op: Any, av: Any, c: Any) -> set[str] | None:
-    if op is c.SUBPATTERN:
-        return _sequence_literals(list(av[-1]))
-    if op is c.BRANCH:
-        alternatives = [_sequence_literals(list(branch)) for branch in av[1]]
-        if any(a is None for a in alternatives):
-            return None
-        return set().union(*alternatives)  # type: ignore[arg-type]
-    if op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
-        return _sequence_literals(list(av[2]))
-    if op is c.IN and all(kind is c.LITERAL for kind, _ in av):
-        return {chr(value) for _, value in av}
-    return None
+    # Words one of which every match contains, in lower case: a text, or a stretch of one, without
+    # any of them is not searched (_Prefilter). In an ASCII word a space stands for any whitespace.
+    needs: frozenset[str]
 
 
 def _rule(
     pattern: str,
     resolve: Resolver,
     *,
+    needs: Iterable[str],
     before: str | None = None,
     after: str | None = None,
     guard: Guard | None = None,
@@ -518,6 +441,7 @@ def _rule(
         re.compile(after, flags) if after else None,
         guard,
         period,
+        frozenset(needs),
     )
 
 
@@ -525,12 +449,13 @@ def _cjk(
     pattern: str,
     resolve: Resolver,
     *,
+    needs: Iterable[str],
     before: str | None = None,
     after: str | None = None,
     guard: Guard | None = None,
     period: Period | None = None,
 ) -> _Rule:
-    return _rule(pattern, resolve, before=before, after=after, guard=guard, fold=False, period=period)
+    return _rule(pattern, resolve, needs=needs, before=before, after=after, guard=guard, fold=False, period=period)
 
 
 def _alt(words: Iterable[str]) -> str:
@@ -544,6 +469,18 @@ def _alt(words: Iterable[str]) -> str:
 
 def _words(table: Iterable[str]) -> str:
     return rf"\b(?:{_alt(table)})\b"
+
+
+def _last_words(table: Iterable[str]) -> list[str]:
+    """`needs` for `_alt(table)`: the last word of each phrase, in each spelling of its apostrophe,
+    after a space when other words come before it (`_alt` joins them with whitespace) and the word
+    is ASCII (only those are searched with their spaces standing for any whitespace: _Prefilter)."""
+    words = []
+    for phrase in table:
+        *before, last = phrase.lower().split()
+        word = (" " if before and last.isascii() else "") + last
+        words += [word, word.replace("'", "\u2019")]
+    return words
 
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -590,6 +527,7 @@ _DE_REL = r"(?:(?:über|ueber)?n(?:ä|ae)chst|kommend|letzt|vergangen|dies)e[nrs
 _DE_COUNT_UNIT = r"(?P<unit>tag(?:en?)?|wochen?|monat(?:en?)?|jahr(?:en?)?)"
 _DE_N = rf"(?P<n>\d{{1,3}}|{_alt(_DE_NUMBERS)})"
 _ES_WD = "lunes|martes|mi[eé]rcoles|jueves|viernes|s[aá]bado|domingo"
+_ES_WEEKDAYS = ("lunes", "martes", "miercoles", "miércoles", "jueves", "viernes", "sabado", "sábado", "domingo")
 _ES_UNIT = "semana|mes|año|trimestre"
 _ES_COUNT_UNIT = r"(?P<unit>d[ií]as?|semanas?|mes(?:es)?|años?)"
 _ES_N = rf"(?P<n>\d{{1,3}}|{_alt(_ES_NUMBERS)})"
@@ -597,7 +535,8 @@ _FR_WD = "lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche"
 _FR_COUNT_UNIT = r"(?P<unit>jours?|semaines?|mois|ans?|ann[ée]es?)"
 _FR_N = rf"(?P<n>\d{{1,3}}|{_alt(_FR_NUMBERS)})"
 _ZH_REL = "(?P<rel>下下|下|上|本|这|這)(?:个|個)?"
-_ZH_WEEK = "(?:周|週|星期|礼拜|禮拜)"
+_ZH_WEEK_WORDS = ("周", "週", "星期", "礼拜", "禮拜")
+_ZH_WEEK = f"(?:{'|'.join(_ZH_WEEK_WORDS)})"
 _ZH_NUM = r"\d{1,3}|[一二两三四五六七八九十]{1,3}"
 _KO_BEFORE = r"\w"
 # Korean particles may follow a date word (내일은, 다음 주부터); any other syllable makes it
@@ -622,22 +561,42 @@ _ADJECTIVE_USE = (
 
 _RULES: tuple[_Rule, ...] = (
     # English
-    _rule(_words(_EN_DAYS), _day_table(_EN_DAYS), before=r"\bthe\s+", after=r"^\s+of\b"),
-    _rule(rf"\b(?P<rel>next|last|this)\s+(?P<unit>{_EN_UNIT})\b", _rel_start, before=r"\bthe\s+", after=r"^\s+of\b"),
-    _rule(rf"\bthe\s+(?P<unit>{_EN_UNIT})\s+after\s+next\b", _after_next),
+    _rule(_words(_EN_DAYS), _day_table(_EN_DAYS), needs=_last_words(_EN_DAYS), before=r"\bthe\s+", after=r"^\s+of\b"),
     _rule(
-        rf"\b(?P<rel>next|last|this(?:\s+past)?)\s+(?P<wd>{_EN_WD})\b",
-        _weekday(True),
+        rf"\b(?P<rel>next|last|this)\s+(?P<unit>{_EN_UNIT})\b",
+        _rel_start,
+        needs=("next", "last", "this"),
         before=r"\bthe\s+",
         after=r"^\s+of\b",
     ),
-    _rule(rf"\b(?P<wd>{_EN_WD})\s+(?:of\s+)?(?P<rel>next|last|this)\s+week\b", _weekday(False)),
-    _rule(rf"\b(?:the\s+)?end\s+of\s+(?P<rel>the|this|next|last)\s+(?P<unit>{_EN_UNIT})\b", _rel_end),
-    _rule(rf"\b(?:the\s+)?end\s+of\s+(?P<unit>{_EN_UNIT})\b", _rel_end, after=_ADJECTIVE_USE),
-    _rule(r"\b(?P<unit>month|quarter|year)-end\b", _rel_end, before=r"\b(?:every|each|per|a)\s+", after=_ADJECTIVE_USE),
+    _rule(rf"\bthe\s+(?P<unit>{_EN_UNIT})\s+after\s+next\b", _after_next, needs=(" after ",)),
+    _rule(
+        rf"\b(?P<rel>next|last|this(?:\s+past)?)\s+(?P<wd>{_EN_WD})\b",
+        _weekday(True),
+        needs=_EN_WD.split("|"),
+        before=r"\bthe\s+",
+        after=r"^\s+of\b",
+    ),
+    _rule(rf"\b(?P<wd>{_EN_WD})\s+(?:of\s+)?(?P<rel>next|last|this)\s+week\b", _weekday(False), needs=(" week",)),
+    _rule(
+        rf"\b(?:the\s+)?end\s+of\s+(?P<rel>the|this|next|last)\s+(?P<unit>{_EN_UNIT})\b",
+        _rel_end,
+        needs=_EN_UNIT.split("|"),
+    ),
+    _rule(
+        rf"\b(?:the\s+)?end\s+of\s+(?P<unit>{_EN_UNIT})\b", _rel_end, needs=_EN_UNIT.split("|"), after=_ADJECTIVE_USE
+    ),
+    _rule(
+        r"\b(?P<unit>month|quarter|year)-end\b",
+        _rel_end,
+        needs=("-end",),
+        before=r"\b(?:every|each|per|a)\s+",
+        after=_ADJECTIVE_USE,
+    ),
     _rule(
         rf"\bin\s+{_EN_N}\s+{_EN_COUNT_UNIT}(?:{_APOSTROPHE}s?\s+time)?\b",
         _count(+1),
+        needs=("day", "week", "fortnight", "month", "year"),
         after=_RANGE_AFTER + r"|^\s+of\b",
         # "once in a week", "the first time in 3 years", "highest in 10 years" are not dates,
         # nor is a duration in the past: "we built the MVP in two weeks".
@@ -645,29 +604,38 @@ _RULES: tuple[_Rule, ...] = (
         r"|\b(?:took|built|did|finished|completed|wrote|managed|learned|was|were)\b"
         r"[^.;:!?,\n]*",
     ),
-    _rule(rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+ago\b", _count(-1), before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}"),
+    _rule(
+        rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+ago\b",
+        _count(-1),
+        needs=(" ago",),
+        before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}",
+    ),
     _rule(
         rf"\b{_EN_N}\s+{_EN_COUNT_UNIT}\s+from\s+(?:now|today)\b",
         _count(+1),
+        needs=(" from ",),
         before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}",
     ),
     # German; "von heute auf morgen" is an idiom for "overnight"
-    _rule(_words(_DE_DAYS), _day_table(_DE_DAYS), after=r"^\s+auf\s+morgen\b"),
+    _rule(_words(_DE_DAYS), _day_table(_DE_DAYS), needs=_last_words(_DE_DAYS), after=r"^\s+auf\s+morgen\b"),
     _rule(
         r"\b(?-i:morgen)\b",
         _day_table({"morgen": 1}),  # "Morgen" is the noun
+        needs=("morgen",),
         before=r"\b(?:am|guten|gute|jeden|heute|gestern|vorgestern|auf|der|den|dem|des|ein|"
         r"einen|einem|eines|diesen|diesem|dieser|schönen|frühen|nächsten)\s+",
     ),
     _rule(
         rf"\b(?:im\s+|in\s+der\s+)?(?P<rel>{_DE_REL})\s+(?P<unit>woche|monat|quartal|jahr)\b",
         _rel_start,
+        needs=("woche", "monat", "quartal", "jahr"),
         before=_ARTICLE_DE,
         after=r"^\s+(?:des|der)\b",
     ),
     _rule(
         rf"\b(?P<rel>{_DE_REL})\s+(?P<wd>{_DE_WD})\b",
         _weekday(True),
+        needs=_DE_WD.split("|"),
         before=_ARTICLE_DE,
         after=r"^\s+(?:des|der|im\s+(?:monat|quartal|jahr))\b",
     ),
@@ -675,85 +643,152 @@ _RULES: tuple[_Rule, ...] = (
         rf"\bende\s+(?:(?P<rel>des|der|{_DE_REL})\s+)?"
         r"(?P<unit>woche|monats?|quartals?|jahr(?:es|s)?)\b",
         _rel_end,
+        needs=("ende ",),
     ),
-    _rule(r"\b(?P<unit>monats|quartals|jahres)ende\b", _rel_end, before=r"\bjede[nsm]?\s+"),
-    _rule(rf"\bin\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(+1), after=_RANGE_AFTER),
-    _rule(rf"\bvor\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER),
+    _rule(
+        r"\b(?P<unit>monats|quartals|jahres)ende\b",
+        _rel_end,
+        needs=("monatsende", "quartalsende", "jahresende"),
+        before=r"\bjede[nsm]?\s+",
+    ),
+    _rule(
+        rf"\bin\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(+1), needs=("tag", "woche", "monat", "jahr"), after=_RANGE_AFTER
+    ),
+    _rule(rf"\bvor\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(-1), needs=("vor ",), after=_RANGE_AFTER),
     # Spanish; "hoy en día" means "nowadays"
-    _rule(_words(_ES_DAYS), _day_table(_ES_DAYS), after=r"^\s+(?:en\s+)?d[ií]a\b"),
+    _rule(_words(_ES_DAYS), _day_table(_ES_DAYS), needs=_last_words(_ES_DAYS), after=r"^\s+(?:en\s+)?d[ií]a\b"),
     _rule(
         r"\bmañana\b",
         _day_table({"mañana": 1}),
+        needs=("mañana",),
         before=r"\b(?:la|esta|una|cada|toda|media|misma|buena|buenas|otra|esa|aquella|el|un|"
         r"muy\s+de|a|por|pasado)\s+",
     ),
-    _rule(rf"\b(?:la|el)\s+(?P<rel>pr[oó]xim[oa]|pasad[oa])\s+(?P<unit>{_ES_UNIT})\b", _rel_start),
-    _rule(rf"\b(?:la|el)\s+(?P<unit>{_ES_UNIT})\s+(?P<rel>que\s+viene|pr[oó]xim[oa]|pasad[oa])\b", _rel_start),
-    _rule(rf"\b(?P<rel>est[ea])\s+(?P<unit>{_ES_UNIT})\b", _rel_start),
-    _rule(rf"\b(?:el\s+)?(?P<rel>pr[oó]ximo|pasado)\s+(?P<wd>{_ES_WD})\b", _weekday(True)),
-    _rule(rf"\b(?:el\s+)?(?P<wd>{_ES_WD})\s+(?P<rel>que\s+viene|pr[oó]ximo|pasado)\b", _weekday(True)),
-    _rule(rf"\b(?P<rel>este)\s+(?P<wd>{_ES_WD})\b", _weekday(True)),
     _rule(
-        r"\bfin(?:al)?\s+(?:del|de\s+este|de)\s+(?P<unit>mes|trimestre|año)\b", _rel_end, before=r"\bde\s+"
+        rf"\b(?:la|el)\s+(?P<rel>pr[oó]xim[oa]|pasad[oa])\s+(?P<unit>{_ES_UNIT})\b",
+        _rel_start,
+        needs=("proxim", "próxim", "pasad"),
+    ),
+    _rule(
+        rf"\b(?:la|el)\s+(?P<unit>{_ES_UNIT})\s+(?P<rel>que\s+viene|pr[oó]xim[oa]|pasad[oa])\b",
+        _rel_start,
+        needs=(" viene", "proxim", "próxim", "pasad"),
+    ),
+    _rule(rf"\b(?P<rel>est[ea])\s+(?P<unit>{_ES_UNIT})\b", _rel_start, needs=("esta", "este")),
+    _rule(
+        rf"\b(?:el\s+)?(?P<rel>pr[oó]ximo|pasado)\s+(?P<wd>{_ES_WD})\b",
+        _weekday(True),
+        needs=("proximo", "próximo", "pasado"),
+    ),
+    _rule(
+        rf"\b(?:el\s+)?(?P<wd>{_ES_WD})\s+(?P<rel>que\s+viene|pr[oó]ximo|pasado)\b",
+        _weekday(True),
+        needs=(" viene", "proximo", "próximo", "pasado"),
+    ),
+    _rule(rf"\b(?P<rel>este)\s+(?P<wd>{_ES_WD})\b", _weekday(True), needs=_ES_WEEKDAYS),
+    _rule(
+        r"\bfin(?:al)?\s+(?:del|de\s+este|de)\s+(?P<unit>mes|trimestre|año)\b",
+        _rel_end,
+        needs=("fin",),
+        before=r"\bde\s+",
     ),  # "cierre de fin de mes" is the month-end close
-    _rule(rf"\b(?:en|dentro\s+de)\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(+1), after=_RANGE_AFTER + r"|^\s+de\b"),
-    _rule(rf"\bhace\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER),
+    _rule(
+        rf"\b(?:en|dentro\s+de)\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b",
+        _count(+1),
+        needs=("dia", "día", "semana", "mes", "año"),
+        after=_RANGE_AFTER + r"|^\s+de\b",
+    ),
+    _rule(rf"\bhace\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(-1), needs=("hace ",), after=_RANGE_AFTER),
     # French
-    _rule(_words(_FR_DAYS), _day_table(_FR_DAYS)),
-    _rule(r"\bhier\b", _day_table({"hier": -1}), guard=_not_french),
+    _rule(_words(_FR_DAYS), _day_table(_FR_DAYS), needs=_last_words(_FR_DAYS)),
+    _rule(r"\bhier\b", _day_table({"hier": -1}), needs=("hier",), guard=_not_french),
     _rule(
         rf"\b(?:la\s+|le\s+|l{_APOSTROPHE})(?P<unit>semaine|mois|ann[ée]e|an|trimestre)\s+"
         r"(?P<rel>prochaine?|derni[eè]re?|pass[ée]e?)\b",
         _rel_start,
+        needs=("prochain", "dernier", "dernièr", "passe", "passé"),
     ),
-    _rule(r"\b(?P<rel>cette|cet|ce)\s+(?P<unit>semaine|mois|ann[ée]e|trimestre)(?:-ci)?\b", _rel_start),
-    _rule(rf"\b(?P<wd>{_FR_WD})\s+(?P<rel>prochain|dernier)\b", _weekday(True)),
+    _rule(
+        r"\b(?P<rel>cette|cet|ce)\s+(?P<unit>semaine|mois|ann[ée]e|trimestre)(?:-ci)?\b",
+        _rel_start,
+        needs=("semaine", "mois", "annee", "année", "trimestre"),
+    ),
+    _rule(rf"\b(?P<wd>{_FR_WD})\s+(?P<rel>prochain|dernier)\b", _weekday(True), needs=("prochain", "dernier")),
     _rule(
         rf"\b(?:la\s+)?fin\s+(?:du\s+|de\s+l{_APOSTROPHE}|d{_APOSTROPHE}|de\s+cette\s+|"
         r"de\s+ce\s+|de\s+)(?P<unit>mois|trimestre|ann[ée]e)\b",
         _rel_end,
+        needs=("mois", "trimestre", "annee", "année"),
         before=r"\bde\s+",
     ),
-    _rule(rf"\bdans\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(+1), after=_RANGE_AFTER + r"|^\s+de\b"),
-    _rule(rf"\bil\s+y\s+a\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(-1), after=_RANGE_AFTER + r"|^\s+de\b"),
+    _rule(rf"\bdans\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(+1), needs=("dans ",), after=_RANGE_AFTER + r"|^\s+de\b"),
+    _rule(
+        rf"\bil\s+y\s+a\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(-1), needs=("il ",), after=_RANGE_AFTER + r"|^\s+de\b"
+    ),
     # Chinese (CJK has no word boundaries: guards look at the neighbouring characters instead)
-    _cjk(_alt(_ZH_DAYS), _day_table(_ZH_DAYS), guard=_zh_compound),
-    _cjk(_alt(_ZH_PERIODS), _period_table(_ZH_PERIODS), guard=_zh_compound, period=_table_unit(_ZH_PERIODS)),
+    _cjk(_alt(_ZH_DAYS), _day_table(_ZH_DAYS), needs=_ZH_DAYS, guard=_zh_compound),
     _cjk(
-        f"{_ZH_REL}{_ZH_WEEK}(?P<wd>[一二三四五六日天])(?![天个個日周週年月号號])", _weekday(False), guard=_zh_compound
+        _alt(_ZH_PERIODS),
+        _period_table(_ZH_PERIODS),
+        needs=_ZH_PERIODS,
+        guard=_zh_compound,
+        period=_table_unit(_ZH_PERIODS),
     ),
     _cjk(
-        f"{_ZH_REL}(?P<unit>{_ZH_WEEK})(?![一二三四五六日天末期年围圍边邊报報刊长長到])", _rel_start, guard=_zh_compound
+        f"{_ZH_REL}{_ZH_WEEK}(?P<wd>[一二三四五六日天])(?![天个個日周週年月号號])",
+        _weekday(False),
+        needs=_ZH_WEEK_WORDS,
+        guard=_zh_compound,
     ),
-    _cjk(f"{_ZH_REL}(?P<unit>月|季度)(?![球亮光饼餅份底末初])", _rel_start, guard=_zh_compound),
+    _cjk(
+        f"{_ZH_REL}(?P<unit>{_ZH_WEEK})(?![一二三四五六日天末期年围圍边邊报報刊长長到])",
+        _rel_start,
+        needs=_ZH_WEEK_WORDS,
+        guard=_zh_compound,
+    ),
+    _cjk(f"{_ZH_REL}(?P<unit>月|季度)(?![球亮光饼餅份底末初])", _rel_start, needs=("月", "季度"), guard=_zh_compound),
     # 月底/年底 after a number is a named month or year ("3月底", "2025年底"), 每月底 is recurring
     _cjk(
         "(?:(?P<rel>下下|下|上|本|这|這|今|明|去|来|先)(?:个|個)?)?(?P<unit>月|年)[底末]",
         _rel_end,
+        needs=("月底", "月末", "年底", "年末"),
         before=r"[0-9\u3007一二三四五六七八九十两每第]",
         guard=_zh_compound,
     ),
     _cjk(
         rf"(?P<n>{_ZH_NUM})\s*(?P<unit>天|个?星期|個?星期|周|週|个月|個月|年)(?:以|之)?[后後]",
         _count(+1),
+        needs=("后", "後"),
         before=r"[0-9第]",
     ),
     _cjk(
         rf"(?P<n>{_ZH_NUM})\s*(?P<unit>天|个?星期|個?星期|周|週|个月|個月|年)(?:以|之)?前",
         _count(-1),
+        needs=("前",),
         before=r"[0-9第]",
     ),
     # Japanese
-    _cjk(_alt(_JA_DAYS), _day_table(_JA_DAYS), guard=_needs_kana),
+    _cjk(_alt(_JA_DAYS), _day_table(_JA_DAYS), needs=_JA_DAYS, guard=_needs_kana),
     _cjk(
-        _alt(_JA_PERIODS), _period_table(_JA_PERIODS), after="^末", guard=_needs_kana, period=_table_unit(_JA_PERIODS)
+        _alt(_JA_PERIODS),
+        _period_table(_JA_PERIODS),
+        needs=_JA_PERIODS,
+        after="^末",
+        guard=_needs_kana,
+        period=_table_unit(_JA_PERIODS),
     ),
-    _cjk("(?P<rel>再来週|来週|先週|今週)の?(?P<wd>[月火水木金土日])曜日?", _weekday(False), guard=_needs_kana),
+    _cjk(
+        "(?P<rel>再来週|来週|先週|今週)の?(?P<wd>[月火水木金土日])曜日?",
+        _weekday(False),
+        needs=("曜",),
+        guard=_needs_kana,
+    ),
     # Korean
-    _cjk(_alt(_KO_DAYS), _day_table(_KO_DAYS), before=_KO_BEFORE, after=_KO_AFTER),
+    _cjk(_alt(_KO_DAYS), _day_table(_KO_DAYS), needs=_KO_DAYS, before=_KO_BEFORE, after=_KO_AFTER),
     _cjk(
         _alt(_KO_PERIODS),
         _period_table(_KO_PERIODS),
+        needs=_KO_PERIODS,
         before=_KO_BEFORE,
         after=_KO_AFTER,
         period=_table_unit(_KO_PERIODS),
@@ -761,11 +796,18 @@ _RULES: tuple[_Rule, ...] = (
     _cjk(
         r"(?P<rel>다음|지난|이번)\s?주\s?(?P<wd>[월화수목금토일])요일",
         _weekday(False),
+        needs=("요일",),
         before=_KO_BEFORE,
         after=_KO_AFTER,
     ),
-    _cjk(r"(?P<rel>다음|지난|이번)\s?(?P<unit>주|달)", _rel_start, before=_KO_BEFORE, after=_KO_AFTER),
-    _cjk("(?P<unit>월|연)말", _rel_end, before=_KO_BEFORE, after=_KO_AFTER),
+    _cjk(
+        r"(?P<rel>다음|지난|이번)\s?(?P<unit>주|달)",
+        _rel_start,
+        needs=("다음", "지난", "이번"),
+        before=_KO_BEFORE,
+        after=_KO_AFTER,
+    ),
+    _cjk("(?P<unit>월|연)말", _rel_end, needs=("월말", "연말"), before=_KO_BEFORE, after=_KO_AFTER),
 )
 
 # Applies to every rule: possessives (today's, 明天的, 今日の, 오늘의), hyphenated compounds
@@ -965,86 +1007,14 @@ def _accepted(rule: _Rule, text: str, start: int, end: int) -> bool:
     )
 
 
-@cache
-def _needs() -> tuple[frozenset[str] | None, ...]:
-    """Per rule, literals one of which every match contains (lower-cased); a text with none of them
-    is skipped without running the regex. Worked out on first use: only linting needs it."""
-    return tuple(_required_literals(r.pattern.pattern, r.pattern.flags) for r in _RULES)
-
-
-@cache
-def _breaks() -> re.Pattern[str] | None:
-    """Characters no rule's match can hold, nor any rule's pattern look at beyond `\b` (punctuation
-    such as . , ; | ( ) and the code mask), as a character class; None if that cannot be worked out.
-
-    A match lies between two of them, so a rule need only be run on the stretch of text between the
-    breaks around each place its literals occur, instead of the whole text: a long memory is scanned
-    sentence by sentence where a literal of the rule occurs, not ~50 times whole. Only non-word
-    characters qualify, so `\b` at the end of a stretch reads as it does in the whole text."""
-    candidates = frozenset('\x00!"#$%&()*+,./:;<=>?@[\\]^`{|}~')
-    try:
-        from re import _parser  # type: ignore[attr-defined]
-
-        seen: set[str] = set()
-        for r in _RULES:
-            seen |= _seen(
-                list(_parser.parse(r.pattern.pattern, r.pattern.flags)), candidates, bool(r.pattern.flags & re.I)
-            )
-    except Exception:  # a private module: if it moves, scan whole texts as before
-        return None
-    breaks = "".join(sorted(candidates - seen))
-    return re.compile("[" + re.escape(breaks) + "]") if breaks else None
-
-
-_CATEGORIES = {
-    name: re.compile(pattern)
-    for name, pattern in (
-        ("CATEGORY_DIGIT", r"\d"), ("CATEGORY_NOT_DIGIT", r"\D"), ("CATEGORY_SPACE", r"\s"),
-        ("CATEGORY_NOT_SPACE", r"\S"), ("CATEGORY_WORD", r"\w"), ("CATEGORY_NOT_WORD", r"\W"),
-    )
-}  # fmt: skip
-
-
-def _seen(items: list[Any], chars: frozenset[str], fold: bool) -> set[str]:
-    """Those of `chars` that a parsed pattern may match or look at (all of them, where unsure)."""
-    from re import _constants as c  # type: ignore[attr-defined]
-
-    def same(value: int) -> set[str]:
-        return {ch for ch in chars if chr(value) == ch or (fold and chr(value).lower() == ch.lower())}
-
-    out: set[str] = set()
-    for op, av in items:
-        if op is c.LITERAL:
-            out |= same(av)
-        elif op is c.IN:
-            hit: set[str] = set()
-            for kind, value in av:
-                if kind is c.LITERAL:
-                    hit |= same(value)
-                elif kind is c.RANGE:
-                    hit |= {
-                        ch for ch in chars if any(value[0] <= ord(x) <= value[1] for x in {ch, ch.lower(), ch.upper()})
-                    }
-                elif kind is c.CATEGORY and str(value) in _CATEGORIES:
-                    hit |= {ch for ch in chars if _CATEGORIES[str(value)].match(ch)}
-                elif kind is not c.NEGATE:
-                    return set(chars)
-            out |= (set(chars) - hit) if any(kind is c.NEGATE for kind, _ in av) else hit
-        elif op is c.SUBPATTERN:
-            out |= _seen(list(av[-1]), chars, fold or bool(av[1] or av[2]))
-        elif op is c.BRANCH:
-            for branch in av[1]:
-                out |= _seen(list(branch), chars, fold)
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
-            out |= _seen(list(av[2]), chars, fold)
-        elif op in (c.ASSERT, c.ASSERT_NOT):
-            out |= _seen(list(av[1]), chars, fold)
-        elif op is c.AT:
-            if av not in (c.AT_BOUNDARY, c.AT_NON_BOUNDARY, c.AT_BEGINNING_STRING):
-                return set(chars)  # $ and ^ would read the end of a stretch as the end of the text
-        elif op is not c.GROUPREF:
-            return set(chars)
-    return out
+# Characters no rule's match holds, nor any rule's pattern looks at beyond `\b`: ASCII punctuation
+# but - ' and _, and the code mask. A match lies between two of them, so a rule need only be run on
+# the stretch of text between the breaks around each place one of its `needs` occurs, instead of the
+# whole text: a long memory is scanned sentence by sentence where a word of the rule occurs, not ~50
+# times whole. Only non-word characters, so `\b` at the end of a stretch reads as in the whole text.
+# A rule whose pattern matches or looks at one of them must take it out of here: tests/test_dates.py
+# finds every rule's matches with and without the stretches, over real and generated text.
+_BREAKS = re.compile(r"[\x00!\"#$%&()*+,./:;<=>?@\[\\\]^`{|}~]")
 
 
 # What `\s` matches beyond the ASCII space (str.isspace), for the prefilter's one-byte copy.
@@ -1069,11 +1039,8 @@ class _Prefilter:
         self.starts = list(itertools.accumulate((len(t) + 1 for t in lowered), initial=0))
         self._hits: dict[str, dict[int, list[int]]] = {}
 
-    def places(self, literals: frozenset[str] | None) -> dict[int, list[int]] | None:
-        """Text index -> sorted offsets where one of `literals` starts, for the texts holding one
-        (None for None: every text, everywhere)."""
-        if literals is None:
-            return None
+    def places(self, literals: frozenset[str]) -> dict[int, list[int]]:
+        """Text index -> sorted offsets where one of `literals` starts, for the texts holding one."""
         if len(literals) == 1:
             return self._places_of(next(iter(literals)))
         found: dict[int, list[int]] = {}
@@ -1147,7 +1114,7 @@ def _in_one_byte(literal: str) -> bool:
 def _inner_literals() -> dict[str, str]:
     """A one-byte literal -> the longest other one inside it ("tomorrow" in " tomorrow", "tag" in
     "dienstag"): its places are found among the inner one's, not by another pass over the text."""
-    narrow = {lit for needs in _needs() if needs for lit in needs if _in_one_byte(lit)}
+    narrow = {lit for rule in _RULES for lit in rule.needs if _in_one_byte(lit)}
     inner: dict[str, str] = {}
     for literal in narrow:
         inside = [other for other in narrow if other != literal and other in literal]
@@ -1165,7 +1132,7 @@ def _narrow_literals() -> tuple[re.Pattern[bytes], dict[int, list[tuple[str, byt
     A literal opening with a space (" from ", " ago") is searched from its word on, the space
     checked after: every space in the text was a place to try the pattern, for a fifth of its time."""
     inner = _inner_literals()
-    narrow = sorted({lit for needs in _needs() if needs for lit in needs if _in_one_byte(lit) and lit not in inner})
+    narrow = sorted({lit for rule in _RULES for lit in rule.needs if _in_one_byte(lit) and lit not in inner})
     by_first: dict[int, list[tuple[str, bytes, int]]] = {}
     words: set[bytes] = set()
     for literal in narrow:
@@ -1195,7 +1162,7 @@ def _wide_literals() -> tuple[re.Pattern[str], dict[str, list[tuple[str, int]]]]
     """The rules' literals searched in the text itself: one pattern finding each character beyond
     ASCII that one of them holds (its anchor: the first such character), and the literals with
     the offset of their anchor, by anchor."""
-    wide = sorted({lit for needs in _needs() if needs for lit in needs if not _in_one_byte(lit)})
+    wide = sorted({lit for rule in _RULES for lit in rule.needs if not _in_one_byte(lit)})
     by_anchor: dict[str, list[tuple[str, int]]] = {}
     for literal in wide:
         offset = next((k for k, ch in enumerate(literal) if not _in_one_byte(ch)), 0)
@@ -1233,23 +1200,24 @@ def find_relative_dates_in(texts: Iterable[str], anchors: Iterable[date]) -> lis
     return found
 
 
-def _find_in_batch(texts: Sequence[str], anchors: Sequence[date]) -> list[list[DateSpan]]:
+def _find_in_batch(texts: Sequence[str], anchors: Sequence[date], prefiltered: bool = True) -> list[list[DateSpan]]:
+    """Each text's phrases. Not `prefiltered`: every rule run over every whole text, as the tests
+    compare against (the prefilter and the stretches must change nothing but the time)."""
     masked = [_mask(text) for text in texts]
     lowered = [m.lower() for m in masked]
-    prefilter = _Prefilter(lowered)
-    breaks = _breaks()
+    prefilter = _Prefilter(lowered) if prefiltered else None
     backwards: dict[int, str] = {}  # text index -> the masked text reversed, to find the break before a place
     found: list[list[DateSpan]] = [[] for _ in texts]
-    for rule, needs in zip(_RULES, _needs(), strict=True):
-        places = prefilter.places(needs)
+    for rule in _RULES:
+        places = None if prefilter is None else prefilter.places(rule.needs)
         for i in range(len(texts)) if places is None else places:
             text, hide = texts[i], masked[i]
-            if places is None or breaks is None or len(lowered[i]) != len(hide):  # lower() moved offsets
+            if places is None or len(lowered[i]) != len(hide):  # lower() moved offsets
                 stretches: Iterable[tuple[int, int]] = ((0, len(hide)),)
             else:
                 if i not in backwards:
                     backwards[i] = hide[::-1]
-                stretches = _stretches(places[i], hide, backwards[i], breaks)
+                stretches = _stretches(places[i], hide, backwards[i], _BREAKS)
             for lo, hi in stretches:
                 for m in rule.pattern.finditer(hide, lo, hi):
                     if not _accepted(rule, hide, m.start(), m.end()):

@@ -538,11 +538,13 @@ class _LintWorker:
 
 def _native_observer(on_overflow: Callable[[], None], on_limit: Callable[[str], None]) -> tuple[BaseObserver, str]:
     """The platform's observer. On Linux, an inotify observer that says when a sub-folder could
-    not be watched: watchdog skips such folders silently, and their changes would be lost."""
+    not be watched (watchdog skips such folders silently, and their changes would be lost) and when
+    the kernel's queue overflowed. Built on watchdog internals, hence the version range in
+    pyproject.toml (docs/architecture.md says why)."""
     try:
         from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
         from watchdog.observers.inotify_c import InotifyFD
-    except Exception:  # not Linux, or a watchdog without InotifyFD (< 6): its own choice
+    except Exception:  # not Linux: watchdog's own choice
         from watchdog.observers import Observer
 
         observer = Observer()
