@@ -120,12 +120,10 @@ def test_an_error_line_is_red_when_colour_is_on_and_plain_otherwise(
 
 @pytest.mark.parametrize("width", [80, 40])
 def test_help_shows_every_option_whole_and_flags_without_a_type(width: int) -> None:
-    from typer._click import Context
-
     for name, command in [("", typer.main.get_command(app)), *commands()]:
         if getattr(command, "hidden", False):
             continue
-        shown = command.get_help(Context(command, info_name=f"memdir {name}".strip(), terminal_width=width))
+        shown = command.get_help(typer.Context(command, info_name=f"memdir {name}".strip(), terminal_width=width))
         assert "<bool>" not in shown and "…" not in shown, name
         for param in command.params:
             for option in [*param.opts, *param.secondary_opts]:

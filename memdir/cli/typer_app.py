@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from typer._click.core import ParameterSource
-from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
 from memdir.cli import command_started
@@ -30,7 +28,8 @@ def resolve_format(ctx: typer.Context, param: typer.CallbackParam, value: AnyFor
     """Every command's --format goes through here: the flag, else MEMDIR_OUTPUT_FORMAT, else the
     default (state.chosen_format), remembered on the run's State so that an error is JSON too."""
     kind = type(value)
-    given = None if ctx.get_parameter_source(param.name or "") is ParameterSource.DEFAULT else value.value
+    source = ctx.get_parameter_source(param.name or "")
+    given = None if source is not None and source.name == "DEFAULT" else value.value
     chosen = kind(chosen_format(given, [member.value for member in kind], value.value, os.environ))
     state(ctx).output_format = chosen.value
     return chosen
@@ -58,6 +57,14 @@ AnyMemoryName = Annotated[  # archived ones too, for `history`
 ]
 
 
+def _is_help(exc: typer.TyperException) -> bool:
+    """Whether `exc` is the one typer raises to print a group's help when it is called with no
+    arguments (`memdir`, `memdir hooks`): no usage error. Its class lives in typer's private copy of
+    click, so it is known by what it carries, the command's help."""
+    command = getattr(exc, "ctx", None)
+    return command is not None and exc.format_message() == command.get_help()
+
+
 def _usage_failed(exc: typer.TyperException, ctx: Any) -> typer.Exit:
     """A usage error (typer's, or raised by a command) as one line on stderr, and JSON on stdout when
     the command's format is json; the bad value it quotes is masked and escaped by print_error."""
@@ -81,18 +88,20 @@ class MemdirGroup(TyperGroup):
 
         try:
             return super().parse_args(ctx, hoist_global_options(args, takes_value))
-        except NoArgsIsHelpError:
-            raise  # `memdir` alone prints the help
         except typer.TyperException as exc:
+            if _is_help(exc):
+                raise  # `memdir` alone prints the help
             raise _usage_failed(exc, ctx) from None
 
     def invoke(self, ctx: Any) -> Any:
         command_started()  # Ctrl-C is the command's KeyboardInterrupt from here (memdir/cli/__init__.py)
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, NoArgsIsHelpError):
+        except (typer.Exit, typer.Abort):
             raise
         except typer.TyperException as exc:
+            if _is_help(exc):
+                raise
             raise _usage_failed(exc, ctx) from None
         except (Exception, KeyboardInterrupt) as exc:
             found = ctx.find_object(State)
