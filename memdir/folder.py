@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from memdir.core.bulk import paused_gc
 from memdir.core.cache import ParseCache
 from memdir.core.config import Config
 from memdir.core.errors import (
@@ -72,6 +71,7 @@ from memdir.core.store import (
     unreadable_note,
     write_state_file,
 )
+from memdir.text.bulk import paused_gc
 
 if TYPE_CHECKING:
     from memdir.core.gauntlet import Candidate, Verdict
@@ -556,7 +556,7 @@ class MemoryDir:
         of a memory, every other byte kept, for `screen`. Relative dates in a new description or body
         become ISO dates counted from today, as `add` does. Raises InvalidMemory for a change that is
         not one (`name` or `type`, an empty update, a bad description or importance)."""
-        from memdir.core.dates import absolutize  # a large grammar; loaded only when writing
+        from memdir.text.dates import absolutize  # a large grammar; loaded only when writing
 
         fields = dict(fields)
         for key in ("name", "type"):

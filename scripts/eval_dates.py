@@ -1,4 +1,4 @@
-"""Score memdir.core.dates against labelled sentences: sentence accuracy, span precision and recall.
+"""Score memdir.text.dates against labelled sentences: sentence accuracy, span precision and recall.
 
 Usage: python scripts/eval_dates.py [PATH]   (default: ../shared/eval/dev/dates.jsonl)
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memdir.core.dates import absolutize  # noqa: E402
+from memdir.text.dates import absolutize  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "dates.jsonl"
 

@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from memdir.core.similarity import _CJK, is_cjk, term_sequence  # noqa: E402
 from memdir.folder import MemoryDir  # noqa: E402
 from memdir.read.recall import recall  # noqa: E402
+from memdir.text.words import CJK, is_cjk, term_sequence  # noqa: E402
 from scripts.eval_recall import DEFAULT as DEV  # noqa: E402
 from scripts.eval_recall import before_issue_31, bm25_baseline, lowest_fitting_floor, read_jsonl  # noqa: E402
 from scripts.realistic import CORPUS, write_folder  # noqa: E402
@@ -60,7 +60,7 @@ K = 5
 MIN_REAL = 10  # a real folder smaller than this has too few memories to ask anything of
 OWN_REAL, OWN_GENERATED = 15, 100  # own queries per real folder, per generated folder
 # A word as recall reads one: a run of letters and digits ("D505", "2xAA"), a CJK run apart.
-_WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_WORD = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+")
 Ranker = Callable[[str], list[str]]  # query -> memory paths, best first
 
 

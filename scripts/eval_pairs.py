@@ -1,4 +1,4 @@
-"""Score memdir.core.similarity on labelled memory pairs against a word-overlap baseline, and time find_pairs.
+"""Score memdir.text.similarity on labelled memory pairs against a word-overlap baseline, and time find_pairs.
 
 Usage: python scripts/eval_pairs.py [PATH] [--cv]   (default: ../shared/eval/dev/pairs.jsonl)
 
@@ -40,8 +40,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memdir.core import similarity as _similarity  # noqa: E402
-from memdir.core.similarity import MemoryText, PairVerdict, compare, find_pairs, similarity  # noqa: E402
+from memdir.text import similarity as _similarity  # noqa: E402
+from memdir.text.similarity import MemoryText, PairVerdict, compare, find_pairs, similarity  # noqa: E402
 from scripts.synthetic import synthetic_folder  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "pairs.jsonl"
@@ -49,7 +49,7 @@ GOLD = ("duplicate", "contradiction", "compatible", "unrelated")
 PREDICTED = ("duplicate", "contradiction", "none")
 PRECISION = 0.95  # --cv tunes for the best duplicate recall at this precision or more
 CV_SEED = 0
-# The thresholds --cv tunes on one half: module constant of memdir.core.similarity -> values tried.
+# The thresholds --cv tunes on one half: module constant of memdir.text.similarity -> values tried.
 TUNING: dict[str, tuple[float, ...]] = {
     "DUPLICATE_SCORE": (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6),
     "_FACTS_SCORE": (0.05, 0.1, 0.15, 0.2, 1.0),  # 1.0: the facts rule never applies
@@ -195,7 +195,7 @@ def evaluate(path: Path) -> None:
     threshold = best_threshold(overlap, gold)
     baseline = ["duplicate" if s >= threshold else "none" for s in overlap]
     print(f"{path}: {len(rows)} pairs, {Counter(gold)}")
-    table("memdir.core.similarity.compare", gold, ours)
+    table("memdir.text.similarity.compare", gold, ours)
     table(f"baseline: word-overlap Jaccard >= {threshold:.3f} (its best duplicate F1)", gold, baseline)
     print(f"\nmisclassified by compare ({len(misses)}; unrelated/compatible left unflagged are not listed):")
     print("\n".join(misses))

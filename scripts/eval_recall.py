@@ -66,13 +66,13 @@ from memdir.core.model import slugify, yaml_scalar  # noqa: E402
 from memdir.folder import MemoryDir  # noqa: E402
 from memdir.read import tables, terms  # noqa: E402
 from memdir.read.recall import _choose, recall  # noqa: E402
-from memdir.read.scoring import _score  # noqa: E402
+from memdir.read.scoring import score_query  # noqa: E402
 from memdir.read.termindex import load_index  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "recall"
 K = 5
 FI_TARGET = 0.10
-# Recall before issue 31, for side-by-side figures in one run: gate-chance 0.05, _score's passes=False
+# Recall before issue 31, for side-by-side figures in one run: gate-chance 0.05, score_query's passes=False
 # (no subject pass, look-ups of one word only), and the glossary with the groups issue 31's audit took
 # out (memdir/read/terms.py says why; only this script has them back).
 BEFORE = replace(RecallSettings(), gate_chance=0.05)
@@ -182,7 +182,7 @@ def before_issue_31(folder: MemoryDir) -> Callable[[str], list[str]]:
 
     def run(query: str) -> list[str]:
         with glossary_before_issue_31():
-            candidates, _, gate = _score(index, query, BEFORE, folder.today, passes=False)
+            candidates, _, gate = score_query(index, query, BEFORE, folder.today, passes=False)
         return [r.path for r in _choose(candidates, gate, BEFORE, K, BEFORE.min_score)[0]]
 
     return run
@@ -364,7 +364,7 @@ def main() -> int:
 
         def ablated(synonyms: bool = True, successors: bool = True, neighbours: bool = True) -> System:
             def run(q: str) -> list[str]:
-                candidates, _, gate = _score(index, q, default, today, synonyms, successors, neighbours)
+                candidates, _, gate = score_query(index, q, default, today, synonyms, successors, neighbours)
                 return [ids[r.path] for r in _choose(candidates, gate, default, K, default.min_score)[0]]
 
             return run
@@ -409,7 +409,7 @@ def main() -> int:
         print(row("without the glossary of synonyms and translations", evaluate(ablated(synonyms=False), queries)))
         print(row("without passing matches on to successors", evaluate(ablated(successors=False), queries)))
         print(row("without the names the best matches lend", evaluate(ablated(neighbours=False), queries)))
-        prior, tables.PRIOR = tables.PRIOR, {}  # every query word weighs 1 (terms._prior reads it at each call)
+        prior, tables.PRIOR = tables.PRIOR, {}  # every query word weighs 1 (terms.general_prior reads it at each call)
         print(row("without the general-language prior", evaluate(ablated(), queries)))
         tables.PRIOR = prior
         print(f"\n  in-process recall: {per_query_ms:.1f} ms a query on this folder")

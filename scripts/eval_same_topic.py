@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memdir.core.gauntlet import SAME_TOPIC_FLOOR  # noqa: E402
-from memdir.core.similarity import MemoryText, compare, similarity  # noqa: E402
+from memdir.text.similarity import MemoryText, compare, similarity  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "eval" / "dev" / "pairs.jsonl"
 GOLD = ("duplicate", "contradiction", "compatible", "unrelated")

@@ -4,7 +4,7 @@
     python scripts/secret_recall.py [--misses]
 
 Reads tests/data/gitleaks_samples.jsonl (what it holds and where it comes from: tests/data/README.md),
-runs `memdir.core.sensitive.find_secrets` over every sample and prints the table in docs/secrets.md.
+runs `memdir.text.sensitive.find_secrets` over every sample and prints the table in docs/secrets.md.
 A true-positive sample is *detected* when the hits cover at least 90% of its secret's characters
 (so `redact` removes it; a public prefix such as Slack's `xoxe.` may stay). *Bare* is the same for
 the secret alone, with no `key =` around it: what the token shapes catch without context, which is
@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memdir.core.sensitive import find_secrets, mask_secrets  # noqa: E402
+from memdir.text.sensitive import find_secrets, mask_secrets  # noqa: E402
 
 SAMPLES = ROOT / "tests" / "data" / "gitleaks_samples.jsonl"
 COVERED = 0.9

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from memdir.core.similarity import MemoryText
+from memdir.text.similarity import MemoryText
 
 # A generated folder stands in for a real one: the four types with their usual shapes (feedback and
 # project memories carry **Why:** and **How to apply:** lines), sentences of everyday words drawn with

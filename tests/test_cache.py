@@ -234,17 +234,18 @@ def test_a_warm_index_renders_no_line(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_the_cache_is_dropped_when_the_code_that_draws_lines_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A new secret pattern (core/sensitive.py) must mask every line at once, not only the lines of
+    """A new secret pattern (text/sensitive.py) must mask every line at once, not only the lines of
     files changed since: the cache is written for a checksum of that code and ignored under another."""
     code = tmp_path / "code"
-    code.mkdir()
+    package = Path(memdir.core.cache.__file__).parents[1]
     for name in memdir.core.cache._LINE_SOURCES:
-        (code / name).write_bytes((Path(memdir.core.cache.__file__).parent / name).read_bytes())
-    monkeypatch.setattr(memdir.core.cache, "__file__", str(code / "cache.py"))
+        (code / name).parent.mkdir(parents=True, exist_ok=True)
+        (code / name).write_bytes((package / name).read_bytes())
+    monkeypatch.setattr(memdir.core.cache, "__file__", str(code / "core" / "cache.py"))
     folder = make_folder(tmp_path / "memory")
     MemoryDir(folder).write_index()
     assert ParseCache.load(folder / STATE_DIR)._toc
-    with (code / "sensitive.py").open("a") as sensitive:
+    with (code / "text" / "sensitive.py").open("a") as sensitive:
         sensitive.write("# a new pattern\n")
     assert not ParseCache.load(folder / STATE_DIR)._toc
 

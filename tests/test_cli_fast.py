@@ -219,9 +219,9 @@ def test_fast_path_imports_neither_typer_nor_rich_nor_yaml(tmp_path: Path) -> No
 _WARM_INDEX_MODULES = {
     "memdir", "memdir.version", "memdir.cli", "memdir.cli.fast", "memdir.cli.errors", "memdir.cli.state",
     "memdir.cli.index", "memdir.core", "memdir.core.errors", "memdir.core.config", "memdir.core.model",
-    "memdir.core.index", "memdir.core.cache", "memdir.core.store", "memdir.core.bulk", "memdir.folder",
+    "memdir.core.index", "memdir.core.cache", "memdir.core.store", "memdir.text", "memdir.text.bulk", "memdir.folder",
     "memdir.core.reports",  # the run's summary, as text or JSON; no imports of its own beyond the above
-    "memdir.core.lazyre",  # model's patterns, compiled on first use: what keeps a warm index from compiling them
+    "memdir.text.lazyre",  # model's patterns, compiled on first use: what keeps a warm index from compiling them
     "memdir.core.plainyaml",  # the plain frontmatter reader model.py uses; its patterns compile on first use too
     "memdir.core.claude_code",  # where Claude Code keeps its folder: config.py's last resort; the standard library only
     "memdir.core.inputs",  # files read only when regular, JSON only so deep (claude_code, logs); standard library only
@@ -230,7 +230,7 @@ _WARM_INDEX_MODULES = {
 # parsed), the temporary files of a write with the compressors shutil brings (nothing is written),
 # OpenSSL, the memory templates.
 _NOT_AT_START = (
-    "memdir.core.sensitive", "memdir.core.outward", "yaml", "tempfile", "shutil", "bz2", "lzma", "hashlib",
+    "memdir.text.sensitive", "memdir.text.outward", "yaml", "tempfile", "shutil", "bz2", "lzma", "hashlib",
     "memdir.core.templates", "importlib.resources", "typer", "rich", "click", "pydantic",
 )  # fmt: skip
 _PROBE = (
@@ -281,7 +281,7 @@ def test_every_dataclass_on_the_start_up_path_says_what_it_is() -> None:
     import importlib
 
     undocumented = []
-    for name in sorted(_WARM_INDEX_MODULES | {"memdir.integrations.claude_runtime", "memdir.core.outward"}):
+    for name in sorted(_WARM_INDEX_MODULES | {"memdir.integrations.claude_runtime", "memdir.text.outward"}):
         module = importlib.import_module(name)
         for value in vars(module).values():
             ours = isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name
@@ -303,7 +303,7 @@ def test_an_index_that_rewrites_one_file_loads_no_yaml_and_no_tempfile(tmp_path:
     )
     code, _, heavy = _imported(tmp_path, "-q", "--dir", str(folder), "index")
     assert code == "0" and "Now " in (folder / "MEMORY.md").read_text(encoding="utf-8")
-    assert heavy - {"memdir.core.sensitive", "memdir.core.outward"} == set()
+    assert heavy - {"memdir.text.sensitive", "memdir.text.outward"} == set()
 
 
 def test_an_index_in_a_project_whose_pyproject_configures_other_tools_loads_no_toml_parser(tmp_path: Path) -> None:
@@ -333,8 +333,8 @@ def test_the_session_start_hook_imports_no_writer_and_no_parser(tmp_path: Path) 
     start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(folder)})
     code, _, heavy = _imported(tmp_path, "--dir", str(folder), "hook", "session-start", stdin=start)
     assert code == "0"
-    assert "memdir.core.sensitive" in heavy
-    assert heavy - {"memdir.core.sensitive", "memdir.core.outward"} == set()
+    assert "memdir.text.sensitive" in heavy
+    assert heavy - {"memdir.text.sensitive", "memdir.text.outward"} == set()
 
 
 def test_fast_path_json_is_the_typer_json(tmp_path: Path) -> None:

@@ -170,14 +170,14 @@ def test_members_joined_only_through_a_dated_one_are_not_merged(
 ) -> None:
     # Clusters grow through pairs: A ~ B and B ~ C make one cluster though A and C were never judged
     # duplicates. Set B apart for its date, and A and C have nothing joining them.
-    import memdir.core.similarity
+    import memdir.text.similarity
 
-    real = memdir.core.similarity.compare
+    real = memdir.text.similarity.compare
 
     def compare(a: Any, b: Any) -> Any:
         return None if {a.key, b.key} == set(UNDATED) else real(a, b)
 
-    monkeypatch.setattr(memdir.core.similarity, "compare", compare)
+    monkeypatch.setattr(memdir.text.similarity, "compare", compare)
     plan = plan_consolidate(_dir(one_dated))
     assert [c.refused is not None for c in plan.clusters] == [True]
     assert sorted(plan.clusters[0].members) == sorted([*UNDATED, DATED[0]])

@@ -299,7 +299,7 @@ def test_markdown_and_json_carry_hostile_text(folder: Path) -> None:
     text = "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nB ]]> <x> \x01\n"
     (folder / "user_h.md").write_text(text)
     data = json.loads(render_context(_folder(folder), ContextFormat.JSON).text)
-    # Carried as text, control characters escaped (memdir.core.outward): the context reaches the agent.
+    # Carried as text, control characters escaped (memdir.text.outward): the context reaches the agent.
     name = " ".join(HOSTILE.split()).replace("\x01", "\\x01").replace("\x1b", "\\x1b")
     assert data["entries"][0]["name"] == name and data["entries"][0]["body"] == "B ]]> <x> \\x01"
     # In markdown, a `<` that starts a tag is written `&lt;`: the text cannot end its block (outward.inert_tags).

@@ -1,4 +1,4 @@
-"""Tests for memdir.core.dates: relative date phrases found and resolved against an anchor day."""
+"""Tests for memdir.text.dates: relative date phrases found and resolved against an anchor day."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import cpu_growth
 
-from memdir.core.dates import DateSpan, absolutize, find_relative_dates, find_relative_dates_in
+from memdir.text.dates import DateSpan, absolutize, find_relative_dates, find_relative_dates_in
 
 DEV_SET = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev" / "dates.jsonl"
 
@@ -500,7 +500,7 @@ def test_a_count_after_an_unrelated_comparison_still_matches() -> None:
     ],
 )
 def test_parse_day_takes_an_iso_date_or_one_phrase(value: str, expected: date | None) -> None:
-    from memdir.core.dates import parse_day
+    from memdir.text.dates import parse_day
 
     assert parse_day(value, date(2026, 11, 22)) == expected
 
@@ -618,7 +618,7 @@ def test_a_date_is_spaced_from_a_letter_or_digit_it_would_touch(text: str, expec
 
 def _stretch_work(monkeypatch: pytest.MonkeyPatch, text: str) -> int:
     """Characters the rules' patterns are run over for `text`: the stretches around their literals."""
-    import memdir.core.dates as dates
+    import memdir.text.dates as dates
 
     work = 0
     stretches = dates._stretches
@@ -662,7 +662,7 @@ def test_masking_unpaired_backticks_is_linear() -> None:
     from each one, O(runs x text) on a memory full of them. The scan was the regex engine's, whose
     steps cannot be counted, so the CPU time is compared in the same test: 13 times the text may
     cost at most 26 times (linear is 13; the old scan was ~64)."""
-    from memdir.core.dates import _mask
+    from memdir.text.codemask import mask_code as _mask
 
     def text(runs: int) -> str:  # every run of a length of its own, so none is closed
         return "".join("`" * k + " tomorrow " for k in range(1, runs))
@@ -679,7 +679,7 @@ def test_masking_unpaired_backticks_is_linear() -> None:
 def test_masking_single_backticks_agrees_with_the_general_scan(text: str) -> None:
     """The split that masks a text whose backtick runs are all single blots out what the run table
     does, and a text with a longer run still takes the table."""
-    from memdir.core.dates import _mask_inline_code, _mask_single_ticks
+    from memdir.text.codemask import _mask_inline_code, _mask_single_ticks
 
     masked = _mask_inline_code(text + " ``")[: len(text)]  # an unpaired double run: the run table
     assert len(masked) == len(text)
@@ -691,7 +691,7 @@ def test_masking_single_backticks_agrees_with_the_general_scan(text: str) -> Non
 def test_a_literal_that_whitespace_follows_is_found_after_any_whitespace(space: str) -> None:
     """The prefilter looks for "il " (il, then whitespace) rather than "il" for "il y a 3 jours":
     every whitespace character the pattern's \\s accepts must count as that space."""
-    from memdir.core.dates import _RULES
+    from memdir.text.dates import _RULES
 
     il = next(rule.needs for rule in _RULES if rule.pattern.pattern.startswith(r"\bil"))
     assert il == frozenset({"il "})
@@ -714,14 +714,15 @@ _MIXED_TEXTS = [
 def test_masking_urls_agrees_with_the_pattern_tried_at_every_offset(text: str) -> None:
     """URLs are looked for only a few characters before each "://" and at each "www."; what is
     blotted out is what `_URL.sub`, tried at every offset, blots out."""
-    from memdir.core.dates import _MASK, _URL, _mask_urls
+    from memdir.text.codemask import _URL, _mask_urls
+    from memdir.text.codemask import MASK as _MASK
 
     assert _mask_urls(text) == _URL.sub(lambda m: _MASK * len(m[0]), text)
 
 
 @pytest.mark.parametrize("text", [*_MIXED_TEXTS, "wwww. WwW.x ww. www www.www. .www. ẇww. wWw.", ""])
 def test_www_is_found_where_a_case_blind_search_finds_it(text: str) -> None:
-    from memdir.core.dates import _WWW, _has_www
+    from memdir.text.codemask import _WWW, _has_www
 
     case_blind = [m.start() for m in re.finditer(r"www\.", text, re.IGNORECASE)]
     assert [m.start() - 3 for m in _WWW.finditer(text)] == case_blind
@@ -731,7 +732,8 @@ def test_www_is_found_where_a_case_blind_search_finds_it(text: str) -> None:
 def test_the_prefilter_finds_every_place_of_every_literal() -> None:
     """The literals are found in one pass (a trie over the one-byte copy; the characters beyond
     ASCII in the text): every place a search for each literal on its own finds, no other."""
-    from memdir.core.dates import _RULES, _in_one_byte, _mask, _Prefilter
+    from memdir.text.codemask import mask_code as _mask
+    from memdir.text.dates import _RULES, _in_one_byte, _Prefilter
 
     lowered = [_mask(text).lower() for text in _MIXED_TEXTS * 3]
     prefilter = _Prefilter(lowered)
@@ -802,7 +804,8 @@ def test_every_match_of_every_rule_holds_one_of_its_needs_and_no_break(source: s
     no match holds: the prefilter skips a text without the words and runs a rule only between the
     breaks around them. Checked on every match of every rule: a rule whose declaration is wrong
     would silently miss phrases."""
-    from memdir.core.dates import _BREAKS, _RULES, _mask
+    from memdir.text.codemask import mask_code as _mask
+    from memdir.text.dates import _BREAKS, _RULES
 
     texts = _generated_texts() if source == "generated" else _real_texts()
     if not texts:
@@ -824,7 +827,7 @@ def test_every_match_of_every_rule_holds_one_of_its_needs_and_no_break(source: s
 @pytest.mark.parametrize("source", ["generated", "real"])
 def test_the_prefilter_changes_nothing_but_the_time(source: str) -> None:
     """Every rule run over every whole text finds what the prefilter and the stretches let through."""
-    from memdir.core.dates import _find_in_batch
+    from memdir.text.dates import _find_in_batch
 
     texts = _generated_texts() if source == "generated" else _real_texts()
     if not texts:
@@ -855,7 +858,7 @@ def test_the_prefilter_changes_nothing_but_the_time(source: str) -> None:
     ],
 )
 def test_a_period_is_written_as_a_period(text: str, period: str, written: str) -> None:
-    from memdir.core.datetext import period_in_place
+    from memdir.text.datetext import period_in_place
 
     [span] = find_relative_dates(text, THU)
     assert span.period == period

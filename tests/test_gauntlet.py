@@ -463,7 +463,7 @@ def test_a_batch_works_out_each_memorys_terms_once(
 ) -> None:
     """Screening n candidates against m memories reads each text once, not once a pair: an import
     brings hundreds of memories into a folder of hundreds (counted, as tests count growth)."""
-    from memdir.core import similarity
+    from memdir.text import similarity
 
     for i in range(30):
         make_memory(f"project_topic-{i}.md", description=f"Service {i} runs on host-{i} in rack {i % 7}")
@@ -471,13 +471,13 @@ def test_a_batch_works_out_each_memorys_terms_once(
     candidates = [
         Candidate(_new(f"note-{i}", f"Service {i} moved to host-{i + 40} in rack {i % 5}"), "user") for i in range(20)
     ]
-    real, calls = similarity._term_keys, []
+    real, calls = similarity.term_keys, []
 
     def counted(*args: Any) -> Any:
         calls.append(1)
         return real(*args)
 
-    monkeypatch.setattr(similarity, "_term_keys", counted)
+    monkeypatch.setattr(similarity, "term_keys", counted)  # as similarity calls it
     screen(candidates, existing, TODAY)
     assert 0 < len(calls) <= 2 * (len(existing) + len(candidates))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from memdir.core.lazyre import LazyPattern
+from memdir.text.lazyre import LazyPattern
 
 
 def test_a_lazy_pattern_compiles_on_first_use_and_answers_as_re_does() -> None:

@@ -8,11 +8,11 @@ import pytest
 from conftest import TODAY, MakeMemory, invoke_memdir
 
 from memdir import MemoryDir
-from memdir.core import similarity
 from memdir.core.claude_code import claude_project_of, sanitise_project_path
 from memdir.core.config import Config, LintSettings, load_config
 from memdir.core.errors import ConfigError
 from memdir.lint.duplicates import repeat_keys
+from memdir.text import words as text_words
 
 RULE = "Run `npm run lint` before every commit; CI rejects unlinted code."
 CLAUDE_MD = f"# Project\n\n## Rules\n\n- {RULE}\n- Use pnpm.\n"
@@ -169,14 +169,14 @@ def test_one_pass_the_work_grows_with_the_text(
     rules = "".join(f"Rule number {i} of this project says something long.\n" for i in range(200))
     (project / "CLAUDE.md").write_text(rules)
     calls = 0
-    words = similarity.plain_words
+    words = text_words.plain_words
 
     def counting(text: str) -> list[str]:
         nonlocal calls
         calls += 1
         return words(text)
 
-    monkeypatch.setattr(similarity, "plain_words", counting)
+    monkeypatch.setattr(text_words, "plain_words", counting)  # imported where it is used
 
     def work(memories: int) -> int:
         nonlocal calls

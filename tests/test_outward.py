@@ -1,5 +1,5 @@
 """Nothing leaks, nothing forges output: a key in a memory stays in its file, and a control sequence in a
-name, description or file name is shown as text, at every boundary (memdir/core/outward.py; the "Leaks" and
+name, description or file name is shown as text, at every boundary (memdir/text/outward.py; the "Leaks" and
 "Forged output" tables in docs/reliability.md name these tests)."""
 
 from __future__ import annotations
@@ -61,20 +61,20 @@ def _no_controls(text: str) -> None:
 
 
 def test_for_terminal_masks_and_escapes_but_keeps_lines_and_tabs() -> None:
-    from memdir.core.outward import for_terminal
+    from memdir.text.outward import for_terminal
 
     shown = for_terminal(f"a\tb\n{KEY}{CLEAR}{CSI}\r\x00")
     assert shown == "a\tb\nsk-ant-api03-…(109 chars)\\x1b[2J\\x9b31m\\r\\x00"
 
 
 def test_one_field_escapes_line_breaks_too() -> None:
-    from memdir.core.outward import one_field
+    from memdir.text.outward import one_field
 
     assert one_field("x\n::error file=a::pwned\t") == "x\\n::error file=a::pwned\\t"
 
 
 def test_dumps_masks_and_leaves_no_raw_c1_in_json() -> None:
-    from memdir.core.outward import dumps
+    from memdir.text.outward import dumps
 
     text = dumps({"k": f"{KEY} {CSI} {CLEAR}"})
     _no_key(text)
@@ -105,7 +105,7 @@ INVISIBLES = (RLO, LRI, PDI, ZWSP, "\u202a", "\u2060")
 def test_invisible_characters_are_escaped_where_they_hide_and_kept_where_a_script_needs_them(
     text: str, shown: str
 ) -> None:
-    from memdir.core.outward import dumps, escape_controls, for_terminal, has_control, one_field
+    from memdir.text.outward import dumps, escape_controls, for_terminal, has_control, one_field
 
     assert escape_controls(text) == for_terminal(text) == one_field(text) == shown
     assert has_control(text) is (shown != text)
@@ -230,7 +230,7 @@ def _no_secret(text: str) -> None:
 
 
 def test_a_path_is_read_as_a_name_and_masked_wherever_it_is_written() -> None:
-    from memdir.core.sensitive import mask_secrets, path_secrets
+    from memdir.text.sensitive import mask_secrets, path_secrets
 
     for path in NAMED_WITH_KEYS:
         assert path_secrets(path), path
@@ -642,7 +642,7 @@ def test_a_name_cannot_start_a_line_of_its_own_in_the_markdown(folder: Path) -> 
 
 
 def test_the_fence_is_longer_than_any_run_of_backticks_and_tags_are_inert() -> None:
-    from memdir.core.outward import fence_for, inert_tags
+    from memdir.text.outward import fence_for, inert_tags
 
     assert fence_for("no code") == "```" and fence_for("`x` and ```py") == "````"
     assert fence_for("``````") == "```````"

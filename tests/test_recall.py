@@ -333,8 +333,8 @@ def test_a_word_finds_the_german_compounds_it_begins(folder: Path, make_memory: 
 
 def test_the_glossary_keeps_no_word_chosen_with_the_dev_set_in_view() -> None:
     """Issue 31's audit (memdir/read/terms.py): these named exactly the dev set's German answers."""
-    from memdir.core.similarity import term_list
     from memdir.read.terms import _glossary
+    from memdir.text.words import term_list
 
     table = _glossary(())
     for word in ("VAT", "Umsatzsteuer", "fällig", "Beleg", "Steuerberater", "Inhaber", "Stellenanzeige", "Brief"):
@@ -751,15 +751,15 @@ def test_a_query_restating_one_memorys_description_is_a_look_up(tmp_path: Path) 
 
 
 def test_names_are_words_capitalised_inside_a_sentence_or_in_capitals() -> None:
-    from memdir.read.terms import _named_words
+    from memdir.read.terms import named_words
 
-    assert _named_words("What did Maria say? Where NASA went. Then (Bob) and 'Ann' too") == {
+    assert named_words("What did Maria say? Where NASA went. Then (Bob) and 'Ann' too") == {
         "maria",
         "nasa",
         "bob",
         "ann",
     }
-    assert _named_words("Deploy the app. Check it") == frozenset()
+    assert named_words("Deploy the app. Check it") == frozenset()
 
 
 def test_the_log_says_why_recall_stayed_silent(folder: Path, deploys: None) -> None:
@@ -928,8 +928,8 @@ def test_common_chinese_words_meeting_say_nothing_about_a_subject(tmp_path: Path
 
 def test_the_cjk_prior_lists_words_as_recall_reads_them() -> None:
     """terms._cjk_prior reads the list without stemming: each word must be one pair term as it stands."""
-    from memdir.core.similarity import term_list
     from memdir.read.common_cjk import COMMON_CJK
+    from memdir.text.words import term_list
 
     words = [word for band in COMMON_CJK.values() for word in band.split()]
     assert len(words) == len(set(words)) > 5000

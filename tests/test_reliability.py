@@ -22,7 +22,7 @@ from conftest import MakeMemory, invoke_memdir, memdir_command, run_memdir
 from memdir import MemoryDir
 from memdir.core import store
 
-# Values the detector in memdir/core/sensitive.py recognises; never real keys.
+# Values the detector in memdir/text/sensitive.py recognises; never real keys.
 ANTHROPIC_KEY = "sk-ant-api03-Zq8vT2mXr4Lp9WnB6yKd3HfJ7sGc1VtE5uQa0OiRbNx-AAAA"
 GITHUB_TOKEN = "ghp_8fKq2ZpX7mWc4TnY1vLr9BdH3sJg6QeA5uNo"
 DB_PASSWORD = "Tr0ub4dor3xQ9zLm"

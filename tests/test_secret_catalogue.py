@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from memdir.core.sensitive import find_secrets
+from memdir.text.sensitive import find_secrets
 from scripts.secret_recall import SAMPLES, detected, detected_bare, flagged, load, score
 
 HEADER, ROWS = load()

@@ -1,4 +1,4 @@
-"""memdir.core.sensitive: secrets, personal data and injected instructions in memory text.
+"""memdir.text.sensitive: secrets, personal data and injected instructions in memory text.
 
 Every fake credential is built at run time from a seeded random generator, so the values look
 real to the detectors (length, entropy) while this file holds no string that a secret scanner
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from conftest import cpu_growth
 
-from memdir.core.sensitive import (
+from memdir.text.sensitive import (
     Hit,
     find_instructions,
     find_pii,
@@ -500,7 +500,7 @@ def test_the_split_anchor_search_finds_what_one_joined_pattern_does() -> None:
     (sensitive._anchors); read left to right without overlaps they must be what `finditer` of the
     ten joined as alternatives finds, which holds only while no two open with the same character.
     Texts packed with prefixes, separators and their overlaps (`sk-`, `----BEGIN `, `://`, `key=`)."""
-    from memdir.core import sensitive
+    from memdir.text import sensitive
 
     assert len(set(sensitive._ANCHOR_FIRST)) == len(sensitive._SECRET_ANCHORS)
     joined = re.compile("|".join(anchor.pattern for anchor in sensitive._SECRET_ANCHORS))
@@ -555,10 +555,10 @@ class _Counted:
 
 
 def _work(monkeypatch: pytest.MonkeyPatch, detector: Callable[[str], object], text: str) -> int:
-    """Characters `detector`'s patterns may look at for `text`: every pattern of memdir.core.sensitive,
+    """Characters `detector`'s patterns may look at for `text`: every pattern of memdir.text.sensitive,
     and for instructions the windows each rule runs over (the rules compile inside the scan)."""
-    from memdir.core import sensitive
-    from memdir.core.lazyre import LazyPattern
+    from memdir.text import sensitive
+    from memdir.text.lazyre import LazyPattern
 
     work = [0]
     for name, value in list(vars(sensitive).items()):

@@ -1,4 +1,4 @@
-"""memdir.core.similarity: duplicates, possible contradictions, and a folder scan that is not all-pairs."""
+"""memdir.text.similarity: duplicates, possible contradictions, and a folder scan that is not all-pairs."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from memdir.core import similarity
-from memdir.core.similarity import (
+from memdir.text import similarity, words
+from memdir.text.similarity import (
     MemoryText,
     compare,
     duplicate_groups,
     fact_differences,
     find_pairs,
-    term_list,
 )
+from memdir.text.words import term_list
 
 DEV_PAIRS = Path(__file__).parents[1].parent / "shared" / "eval" / "dev" / "pairs.jsonl"
 
@@ -43,11 +43,11 @@ def test_the_fold_skips_stripping_only_where_no_character_could_hold_an_accent()
 
     for code in range(0x110000):
         char = chr(code)
-        if similarity._ACCENTS.search(unicodedata.normalize("NFD", char)):
-            assert similarity._may_hold_accents().match(char), f"U+{code:04X}"
-    assert similarity._fold("Español — 日本語 ≠ Ångström") == "espanol — 日本語 = angstrom"
-    assert similarity._fold("会議 — 한국어") == "会議 — 한국어"
-    assert similarity._fold("\u1100\u1161") == "\uac00"  # conjoining jamo compose, as before
+        if words._ACCENTS.search(unicodedata.normalize("NFD", char)):
+            assert words._may_hold_accents().match(char), f"U+{code:04X}"
+    assert words.fold("Español — 日本語 ≠ Ångström") == "espanol — 日本語 = angstrom"
+    assert words.fold("会議 — 한국어") == "会議 — 한국어"
+    assert words.fold("\u1100\u1161") == "\uac00"  # conjoining jamo compose, as before
 
 
 # Hand-written pairs, none taken from the labelled dev set.
@@ -511,11 +511,11 @@ def _term_texts() -> list[str]:
 
 def test_a_texts_term_set_is_its_term_sequence_and_its_keys_say_the_same() -> None:
     for text in _term_texts():
-        terms = similarity._terms(text)
-        assert terms == {term for term, _ in similarity.term_sequence(text)}, repr(text)
-        keys = similarity._term_keys(text)
-        assert keys == set(map(similarity._key, terms)), repr(text)
-        assert similarity._terms_of_keys(keys) == terms, repr(text)
+        terms = words.terms(text)
+        assert terms == {term for term, _ in words.term_sequence(text)}, repr(text)
+        keys = words.term_keys(text)
+        assert keys == set(map(words.term_key, terms)), repr(text)
+        assert words.terms_of_keys(keys) == terms, repr(text)
 
 
 def test_a_folders_profiles_are_each_memorys_own_and_has_asks_the_whole_terms() -> None:
@@ -532,19 +532,19 @@ def test_a_folders_profiles_are_each_memorys_own_and_has_asks_the_whole_terms() 
     assert all(shared[key] is key for profile in profiles for key in profile.head)
     for item, profile in zip(items, profiles, strict=True):
         alone = similarity._Profile.of(item)
-        head = similarity._terms(f"{item.name}\n{item.description}")
-        assert set(profile.head) == set(alone.head) == set(map(similarity._key, head))
-        assert similarity._terms_of_keys(profile.head) == head
-        assert sorted(similarity._text_of_keys(profile.head)) == sorted(head)
-        assert profile.terms == similarity._terms(f"{item.name}\n{item.description}\n{item.body}")
-        for term in [*profile.terms, *similarity._terms(item.body + " zorblat 用户在"), "用户在", "x"]:
+        head = words.terms(f"{item.name}\n{item.description}")
+        assert set(profile.head) == set(alone.head) == set(map(words.term_key, head))
+        assert words.terms_of_keys(profile.head) == head
+        assert sorted(words.text_of_keys(profile.head)) == sorted(head)
+        assert profile.terms == words.terms(f"{item.name}\n{item.description}\n{item.body}")
+        for term in [*profile.terms, *words.terms(item.body + " zorblat 用户在"), "用户在", "x"]:
             assert profile.has(term) == (term in profile.terms), (repr(term), repr(item))
 
 
 def test_a_body_cut_at_ascii_whitespace_has_the_terms_of_its_parts() -> None:
     texts = _term_texts()
     for first, second, space in zip(texts, texts[1:], "\n \t\r\x0b\x0c" * 300, strict=False):
-        assert similarity._terms(first + space + second) == similarity._terms(first) | similarity._terms(second)
+        assert words.terms(first + space + second) == words.terms(first) | words.terms(second)
 
 
 def _candidate_folder() -> list[MemoryText]:
@@ -711,11 +711,11 @@ def test_a_memorys_words_are_those_of_its_whole_text() -> None:
     # Profile.words reads the words inside its name candidates, not the text again: the same set.
     body = "Ask 'Lena Díaz' at https://x.io/a_b or eu-west-1; 用户在 Zürich_2 said ﬁne, ｆｕｌｌ width. A.B. x--y"
     profile = similarity._Profile.of(mem("k.md", "Some-Name", "Über it", body))
-    text = similarity._fold(f"Some-Name\nÜber it\n{body}")
+    text = words.fold(f"Some-Name\nÜber it\n{body}")
     candidates = set(similarity._NAME_CANDIDATE.findall(text))
     squashed = {similarity._SQUASH.sub("", candidate) for candidate in candidates}
-    assert profile.words == set(similarity._TOKEN.findall(text)) | squashed
-    assert similarity._fold("ÀΣ\u0301") + "\n" + similarity._fold("\u0301b") == similarity._fold("ÀΣ\u0301\n\u0301b")
+    assert profile.words == set(words.TOKEN.findall(text)) | squashed
+    assert words.fold("ÀΣ\u0301") + "\n" + words.fold("\u0301b") == words.fold("ÀΣ\u0301\n\u0301b")
 
 
 @pytest.mark.parametrize("words_first", [False, True])
@@ -769,7 +769,7 @@ def test_name_candidates_read_a_long_run_of_marks_in_linear_time() -> None:
     characters taken by the attempts at every place, per character of text, stay near 40 whatever
     the run's length when linear (only the run's first 40 places start one); with the bug they
     grow with it, 750 for 1,500 marks and 6,000 for 12,000."""
-    from memdir.core.similarity import _NAME_CANDIDATE
+    from memdir.text.similarity import _NAME_CANDIDATE
 
     def taken_per_character(text: str) -> float:
         return sum(len(m[0]) for at in range(len(text)) if (m := _NAME_CANDIDATE.match(text, at))) / len(text)
@@ -797,7 +797,7 @@ def test_a_folder_scan_keeps_nothing_of_its_fact_checks_once_done() -> None:
     def sizes() -> dict[str, int]:
         held = {}
         for name, value in vars(similarity).items():
-            if name.startswith("__") or value is similarity._TERM_OF:
+            if name.startswith("__") or value is words.TERM_OF:
                 continue
             if isinstance(value, dict | set | list):
                 held[name] = len(value)

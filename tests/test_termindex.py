@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import memdir.read.termindex as termindex
-from memdir.core.similarity import is_cjk
 from memdir.read.termindex import _adjacent
+from memdir.text.words import is_cjk
 
 
 def _adjacent_by_filtering(terms: list[str], first: str, second: str) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from memdir.core.outward import one_field
+from memdir.text.outward import one_field
 
 
 class SafeConsole(Console):

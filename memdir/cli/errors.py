@@ -37,7 +37,7 @@ class CommandFailed(MemdirError):
 def print_error(message: str) -> None:
     """The one line of a failed command, in red where colour is on (NO_COLOR, FORCE_COLOR, a terminal)."""
     from memdir.cli.state import paint, use_colour  # here, not above: state imports this module
-    from memdir.core.outward import for_terminal  # an error can quote a name or value holding a key, or ESC
+    from memdir.text.outward import for_terminal  # an error can quote a name or value holding a key, or ESC
 
     line = f"memdir: error: {for_terminal(message)}"
     print(paint(line, "red") if use_colour(sys.stderr) else line, file=sys.stderr)

@@ -211,7 +211,7 @@ def review(ctx: typer.Context, format: FormatOption = OutputFormat.text) -> None
     """The quarantine: memories from tools or with instruction-like text, waiting for a person."""
     if ctx.invoked_subcommand is not None:
         return
-    from memdir.core.sensitive import find_instructions
+    from memdir.text.sensitive import find_instructions
     from memdir.write.review import quarantined, would_supersede
 
     st = state(ctx)

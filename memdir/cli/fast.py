@@ -137,9 +137,9 @@ def run_hook(event: str, st: State) -> int:
     and exit 2 from a Stop hook would even tell Claude Code to keep the agent going.
     """
     from memdir.cli import command_started
-    from memdir.core.outward import dumps, for_terminal
     from memdir.integrations.claude_runtime import HOOK_INPUT_LIMIT
     from memdir.integrations.claude_runtime import run_hook as handle
+    from memdir.text.outward import dumps, for_terminal
 
     command_started()
     notes: list[str] = []
@@ -158,7 +158,7 @@ def run_hook(event: str, st: State) -> int:
         notes += outcome.notes
         if outcome.output is not None:
             # UTF-8 whatever the locale says: Claude Code reads the bytes as UTF-8. The session's
-            # context is a boundary: no secret in it, no raw control character (memdir.core.outward).
+            # context is a boundary: no secret in it, no raw control character (memdir.text.outward).
             data = (dumps(outcome.output, indent=None) + "\n").encode("utf-8")
             out = getattr(sys.stdout, "buffer", None)
             if out is not None:

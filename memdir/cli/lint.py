@@ -153,7 +153,7 @@ def _unified_diff(changes: list[FileChange]) -> str:
     must not print them (the files themselves are written as the diff says, secrets and all)."""
     import difflib
 
-    from memdir.core.sensitive import redact
+    from memdir.text.sensitive import redact
 
     out: list[str] = []
     for change in changes:

@@ -24,13 +24,13 @@ from memdir.core.model import (
     parse_document,
     plural,
 )
-from memdir.core.outward import as_written, dumps
 from memdir.core.reports import memory_list
 from memdir.core.templates import editor_text, unfilled_hints
 from memdir.folder import IndexWrite, MemoryDir
+from memdir.text.outward import as_written, dumps
 
 if TYPE_CHECKING:
-    from memdir.core.dates import DateSpan
+    from memdir.text.dates import DateSpan
 
 
 def _interactive() -> bool:
@@ -39,7 +39,7 @@ def _interactive() -> bool:
 
 
 def _parse_day(value: str, option: str, today: dt.date) -> dt.date:
-    from memdir.core.dates import parse_day  # a large grammar; only `add` needs it
+    from memdir.text.dates import parse_day  # a large grammar; only `add` needs it
 
     day = parse_day(value, today)
     if day is not None:
@@ -345,8 +345,8 @@ def show(
     terminal it escapes control characters and invisible bidi and zero-width ones (`\x1b`,
     `\u202e`), which a terminal would obey or a reader not see. --format json escapes them as JSON does.
     """
-    from memdir.core.sensitive import find_secrets
-    from memdir.core.sensitive import redact as redacted
+    from memdir.text.sensitive import find_secrets
+    from memdir.text.sensitive import redact as redacted
 
     st = state(ctx)
     folder = st.folder()

@@ -151,7 +151,7 @@ class State:
         return MemoryDir(where.path, config=self.config, today=self.today, cache=not self.no_cache)
 
     def _stderr(self, message: str, style: str | None = None) -> None:
-        from memdir.core.outward import for_terminal  # not for a run that prints nothing (a warm, quiet index)
+        from memdir.text.outward import for_terminal  # not for a run that prints nothing (a warm, quiet index)
 
         message = for_terminal(message)  # a warning can quote a name, a file name or a value
         if style and self._colour:
@@ -188,13 +188,13 @@ class State:
     def write(self, text: str) -> None:
         """Text on stdout: no wrapping, no markup; secrets masked and control characters other than
         tab and newline escaped (`outward.for_terminal`), since any of it may quote a memory."""
-        from memdir.core.outward import for_terminal
+        from memdir.text.outward import for_terminal
 
         self.write_raw(for_terminal(text))
 
     def write_json(self, payload: object, indent: int | None = 2) -> None:
         """`payload` as JSON on stdout (one line when `indent` is None): secrets masked, no raw control character."""
-        from memdir.core.outward import dumps
+        from memdir.text.outward import dumps
 
         self.write_raw(dumps(payload, indent=indent) + "\n")
         self.json_written = True

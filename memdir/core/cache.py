@@ -17,8 +17,8 @@ It is JSON and text, not pickle: a cache committed to a repository by someone el
 able to run code when a hook loads it.
 
 Each index row carries the memory's index line as memdir renders it, secrets masked. Which
-secrets are masked, and how a line is drawn, is code (core/index.py, core/outward.py,
-core/sensitive.py); the cache records a checksum of those files and is ignored whole when it
+secrets are masked, and how a line is drawn, is code (core/index.py, text/outward.py,
+text/sensitive.py); the cache records a checksum of those files and is ignored whole when it
 differs, so a new secret pattern reaches every index line at once, not only the files changed since.
 """
 
@@ -40,7 +40,8 @@ from memdir.core.model import Document, LenientRead, Memory
 CACHE_FILE = "parse-cache"
 _MAGIC = b"memdir parse cache 4"  # bump the number when an entry's layout or what parsing produces changes
 RACY_SECONDS = 2.0
-_LINE_SOURCES = ("index.py", "outward.py", "sensitive.py")  # the code that draws and masks an index line
+# The code that draws and masks an index line, by path in the package.
+_LINE_SOURCES = ("core/index.py", "text/outward.py", "text/sensitive.py")
 
 Key = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 _ROW_ONLY = (b"", b"")  # a file whose frontmatter JSON cannot carry: its index row is cached, not its data
@@ -232,11 +233,11 @@ def code_version() -> str:
     the code that renders and masks an index line (see the module's doc)."""
     from memdir.version import __version__
 
-    here = os.path.dirname(__file__)
+    package = os.path.dirname(os.path.dirname(__file__))
     code = 0
     for name in _LINE_SOURCES:
         try:
-            with open(os.path.join(here, name), "rb") as source:
+            with open(os.path.join(package, name), "rb") as source:
                 code = zlib.crc32(source.read(), code)
         except OSError:  # no source beside the bytecode: the version alone tells the code apart
             code = zlib.crc32(name.encode(), code)

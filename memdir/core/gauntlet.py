@@ -27,12 +27,12 @@ from memdir.core.model import Memory, NewMemory, Status, name_key
 
 if TYPE_CHECKING:
     from memdir.core.rejections import Rejection
-    from memdir.core.similarity import Comparer, MemoryText, PairVerdict
+    from memdir.text.similarity import Comparer, MemoryText, PairVerdict
 
 SOURCES = ("user", "agent", "tool")
 SAME_TOPIC_FLOOR = 0.3
 """Similarity from which two memories are in the same-topic zone, besides the pairs that
-`memdir.core.similarity.compare` already flags as possible contradictions. Chosen on the dev pairs
+`memdir.text.similarity.compare` already flags as possible contradictions. Chosen on the dev pairs
 (scripts/eval_pairs.py; docs/extract.md has the figures): 32 of 50 contradictions reach it, and
 18 of the 100 compatible or unrelated pairs."""
 _REDACTION = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -131,7 +131,7 @@ def _texts(new: NewMemory) -> dict[str, str]:
 
 
 def _screen_secrets(verdict: Verdict) -> None:
-    from memdir.core.sensitive import find_placeholder_keys, find_secrets, redact
+    from memdir.text.sensitive import find_placeholder_keys, find_secrets, redact
 
     new = verdict.candidate.memory
     # A name's `-` and `_` part words (`prod-key-sk-ant-…`): it becomes the file name and the index
@@ -165,7 +165,7 @@ def _redacted(value: Any, kinds: list[str]) -> Any:
     """`value`, a field's value (text, or lists and mappings of it), with its secrets redacted; the
     kind of each added to `kinds`. The other fields of a memory composed elsewhere (a harness's
     `Post`, a file brought over by `import`) are screened like its text."""
-    from memdir.core.sensitive import find_secrets, redact
+    from memdir.text.sensitive import find_secrets, redact
 
     if isinstance(value, str):
         hits = find_secrets(value)
@@ -179,7 +179,7 @@ def _redacted(value: Any, kinds: list[str]) -> Any:
 
 
 def _screen_provenance(verdict: Verdict) -> None:
-    from memdir.core.sensitive import find_instructions
+    from memdir.text.sensitive import find_instructions
 
     source = verdict.candidate.source
     if source == "tool":
@@ -205,7 +205,7 @@ def _added_texts(candidate: Candidate) -> dict[str, str]:
 
 
 def memory_text(key: str, new: NewMemory) -> MemoryText:
-    from memdir.core.similarity import MemoryText
+    from memdir.text.similarity import MemoryText
 
     body = "\n".join(part for part in (new.body, new.why, new.how) if part.strip())
     return MemoryText(key=key, name=new.name, description=new.description, body=body, type=new.type.value)
@@ -242,8 +242,8 @@ def _rejection(
     keeps), or by `_says_the_same` with the rejected memory's text."""
     from memdir.core.model import parse_document
     from memdir.core.rejections import said_fingerprint
-    from memdir.core.similarity import MemoryText
     from memdir.core.templates import render_memory
+    from memdir.text.similarity import MemoryText
 
     body = parse_document(render_memory(new)).body  # as the file would say it, as the rejected one did
     digest = said_fingerprint(new.type.value, new.name, new.description, body)
@@ -270,7 +270,7 @@ def screen(
     """Run every candidate through the gauntlet, in order. `existing` is the folder's memories
     (quarantined ones included), `rejected` what people rejected in review there
     (`memdir.core.rejections.remembered`)."""
-    from memdir.core.similarity import Comparer, MemoryText
+    from memdir.text.similarity import Comparer, MemoryText
 
     pairs = Comparer()
     live = live_memories(existing, today)
@@ -363,7 +363,7 @@ def screened_text(text: str, verdict: Verdict) -> str:
 
     fields = {key: value for key, value in verdict.candidate.memory.extra.items() if key in ("source", "status")}
     if verdict.redacted:  # field by field: `key: [REDACTED:kind]` written as it is would read as a list
-        from memdir.core.sensitive import redact
+        from memdir.text.sensitive import redact
 
         doc = parse_document(text)
         fields |= {key: value for key, value in doc.data.items() if _redacted(value, []) != value}
@@ -434,7 +434,7 @@ def failed_entry(verdict: Verdict, error: str, **extra: Any) -> dict[str, Any]:
     """The log line for a verdict that writes whose write then failed: `failed`, with what the screen
     had decided (`screened`) and the error. The log never says `stored` for a file that is not there;
     the error may quote what a person wrote, so its secrets are masked, as on the terminal."""
-    from memdir.core.sensitive import mask_secrets
+    from memdir.text.sensitive import mask_secrets
 
     entry = verdict_entry(verdict, **extra)
     return entry | {"decision": "failed", "screened": entry["decision"], "error": mask_secrets(error)}

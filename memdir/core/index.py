@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
-from memdir.core.bulk import paused_gc
 from memdir.core.errors import InvalidMemory
 from memdir.core.model import TYPE_ORDER, Memory, MemoryType, exclusion, file_name_for, plural
+from memdir.text.bulk import paused_gc
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -188,7 +188,7 @@ def withheld_reason(memory: Indexable) -> str | None:
 
 
 def _secret_in_path(path: str) -> str | None:
-    from memdir.core.sensitive import path_secrets  # drawn once per row: see IndexRow.withheld
+    from memdir.text.sensitive import path_secrets  # drawn once per row: see IndexRow.withheld
 
     found = path_secrets(path)
     return f"its file name holds a secret ({found[0].label} {found[0].masked}); rename the file" if found else None
@@ -308,11 +308,11 @@ def render_entry(memory: Indexable) -> str:
     A long description is shortened on a word boundary (the file keeps it whole); a title so long
     that it leaves the description less than a few words is shortened too. Only a path longer than
     the limit makes a longer line, since the link must reach the file."""
-    from memdir.core.outward import one_field  # not for a warm index, whose rows carry their lines
+    from memdir.text.outward import one_field  # not for a warm index, whose rows carry their lines
 
     target = _link_target(memory.path)
     # MEMORY.md is committed and loaded into every session: a key in a memory never reaches it, nor
-    # an ESC or NUL byte from a hand-written file, nor a line break from a file name (memdir.core.outward).
+    # an ESC or NUL byte from a hand-written file, nor a line break from a file name (memdir.text.outward).
     title, description = one_field(memory.title), one_field(memory.description)
     line = _entry(title, target, description)
     if len(line) <= ENTRY_MAX:
@@ -364,7 +364,7 @@ def shorten(text: str, width: int) -> str:
 # finds the file instead of an escape, a fragment or a break, and sees every character of its name.
 @functools.cache
 def _link_unsafe() -> re.Pattern[str]:
-    from memdir.core.outward import INVISIBLE  # render_entry, the one caller, has loaded it
+    from memdir.text.outward import INVISIBLE  # render_entry, the one caller, has loaded it
 
     return re.compile(rf"[%#\\<>\x00-\x1f\x7f-\x9f{INVISIBLE}]")
 

@@ -20,11 +20,11 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from memdir.core.errors import InvalidMemory
-from memdir.core.lazyre import LazyPattern
 from memdir.core.plainyaml import INT_BOUND, plain_flow_list, plain_frontmatter
+from memdir.text.lazyre import LazyPattern
 
 if TYPE_CHECKING:
-    from memdir.core.dates import DateSpan
+    from memdir.text.dates import DateSpan
 
 _T = TypeVar("_T")
 
@@ -155,7 +155,7 @@ def parse_document(text: str) -> Document:
 # pattern `^` with the m flag follows any of those four. Claude Code parses with Bun's YAML 1.2
 # parser, memdir with PyYAML (1.1): the two differ on a few values (`yes`, `0o17`) and memdir keeps
 # its own reading of those; the retry is matched line for line. They compile on first use
-# (core/lazyre.py): few files need the retry, and compiling them cost every start-up a millisecond.
+# (text/lazyre.py): few files need the retry, and compiling them cost every start-up a millisecond.
 _JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _CC_KEY_VALUE = LazyPattern(f"([a-zA-Z_-]+):[{_JS_SPACE}]+([^\n\r\u2028\u2029]+)")
 _CC_SPECIAL = LazyPattern(r"[{}\[\]*&#!|>%@`]|: ")
@@ -705,7 +705,7 @@ def absolutize_text(text: str, anchor: dt.date) -> tuple[str, list[tuple[str, Da
 
     Raises FrontmatterError when the frontmatter does not parse.
     """
-    from memdir.core.dates import absolutize
+    from memdir.text.dates import absolutize
 
     doc = parse_document(text)
     body, spans = absolutize(doc.body, anchor)
@@ -783,7 +783,7 @@ class NewMemory:
 
         Returns (field, span) for each conversion, so a caller can show what changed.
         """
-        from memdir.core.dates import absolutize  # a large grammar; loaded only when writing
+        from memdir.text.dates import absolutize  # a large grammar; loaded only when writing
 
         done: list[tuple[str, DateSpan]] = []
         for key in ("description", "body", "why", "how"):
@@ -808,7 +808,7 @@ class NewMemory:
 
 
 # What a memory may not hold: NUL and ESC would reach MEMORY.md, terminals and the agent's context
-# (memdir.core.outward escapes them on the way out of a hand-written file; here they are refused at
+# (memdir.text.outward escapes them on the way out of a hand-written file; here they are refused at
 # write). Tab is text everywhere; newline and carriage return only in a body.
 _CONTROL_IN_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _CONTROL_IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

@@ -18,14 +18,14 @@ import datetime as dt
 import re
 from typing import Any
 
-from memdir.core.lazyre import LazyPattern
+from memdir.text.lazyre import LazyPattern
 
 __all__ = ["INT_BOUND", "INT_DIGITS_MAX", "RISKY_START", "YAML_RESOLVERS", "plain_flow_list", "plain_frontmatter",
            "plain_lines"]  # fmt: skip
 
 # Declined, for the YAML parser: quotes other than the plain ones, flow or block collections,
 # anchors, tags, `: ` or ` #` inside a value, numbers other than the simple ones, YAML 1.1 booleans,
-# characters YAML rejects. The patterns compile on first use (core/lazyre.py): a warm `memdir index`
+# characters YAML rejects. The patterns compile on first use (text/lazyre.py): a warm `memdir index`
 # or a hook reads every frontmatter from the parse cache.
 _SIMPLE_LINE = LazyPattern(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
 # YAML's indicators: a plain value cannot start with one. `-` only before a space, see _risky.

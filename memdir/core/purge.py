@@ -29,8 +29,8 @@ from pathlib import Path, PurePosixPath
 from memdir.core.cache import CACHE_FILE
 from memdir.core.index import entry_target
 from memdir.core.model import INDEX_NAME
-from memdir.core.sensitive import find_secrets
 from memdir.core.store import DECISION_LOG, MAX_FILE_BYTES, STATE_DIR, atomic_write, log_lock, older_generation
+from memdir.text.sensitive import find_secrets
 
 _RECALL_LOG = "recall.jsonl"  # read.recall_log.LOG_FILE, without importing recall for every `rm`
 _RECALL_INDEX = "recall-index"  # read.termindex.INDEX_FILE

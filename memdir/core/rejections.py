@@ -62,7 +62,7 @@ def rejection_of(memory: Memory, *, purged: bool) -> Rejection:
 def remember(root: Path, rejections: Iterable[Rejection], now: dt.datetime | None = None) -> None:
     """Append `rejections` to `.memdir/rejected.jsonl`, all in one write or none (OSError, the file as
     it was). Their texts pass the outward boundary, so a secret in them is masked."""
-    from memdir.core.outward import dumps
+    from memdir.text.outward import dumps
 
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
     lines = []

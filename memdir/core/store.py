@@ -859,8 +859,8 @@ DECISION_LOG = "log.jsonl"
 def log_decisions(root: Path, entries: Iterable[Mapping[str, Any]], now: dt.datetime | None = None) -> None:
     """Append decisions to `.memdir/log.jsonl`, one JSON object a line, in one O_APPEND write; past
     LOG_MAX_BYTES the log becomes `log.jsonl.1` (read too, by read_decisions) and starts afresh.
-    Names, reasons and errors are free text: their secrets are masked (memdir.core.outward)."""
-    from memdir.core.outward import dumps
+    Names, reasons and errors are free text: their secrets are masked (memdir.text.outward)."""
+    from memdir.text.outward import dumps
 
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
     lines = "".join(dumps({"at": stamp, **entry}, indent=None) + "\n" for entry in entries)

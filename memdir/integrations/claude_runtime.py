@@ -30,7 +30,6 @@ from memdir.core.errors import LockTimeout, MemdirError
 from memdir.core.index import Caps, Indexable, build_index
 from memdir.core.inputs import JsonTooDeep, kind_of, parse_json
 from memdir.core.model import INDEX_NAME, plural
-from memdir.core.outward import for_terminal
 from memdir.core.store import (
     ensure_state_dir,
     folder_lock,
@@ -39,6 +38,7 @@ from memdir.core.store import (
     state_dir,
 )
 from memdir.folder import IndexWrite, MemoryDir
+from memdir.text.outward import for_terminal
 
 # --- the hooks themselves -------------------------------------------------------------------
 

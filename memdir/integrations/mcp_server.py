@@ -9,7 +9,7 @@ tools hold it while they read, the writing ones write through MemoryDir, which t
 
 The write tools are the Python API's agent tools (memdir.integrations.tools): the same schemas and
 the same handler, so a memory an MCP client saves goes through the write path (secrets, quarantine,
-duplicates, supersede, log) with `source: agent`. Every text that leaves passes memdir.core.outward.
+duplicates, supersede, log) with `source: agent`. Every text that leaves passes memdir.text.outward.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from memdir.core.config import Location, load_config, locate
 from memdir.core.errors import FolderNotFound, MemdirError, os_error_text
 from memdir.core.index import withheld_reason
 from memdir.core.model import INDEX_NAME, Memory, MemoryType
-from memdir.core.outward import dumps, for_terminal
 from memdir.core.reports import index_summary, memory_list
 from memdir.core.store import folder_lock, load_file
 from memdir.folder import MemoryDir
 from memdir.integrations.claude_runtime import PROMPT_QUERY_LIMIT, prompt_query
 from memdir.integrations.tools import CREATE, MODIFY, MemoryTools, ToolInputError, create_definition, modify_definition
+from memdir.text.outward import dumps, for_terminal
 from memdir.version import __version__
 
 if TYPE_CHECKING:

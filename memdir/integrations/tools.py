@@ -507,7 +507,7 @@ class _Input:
         value = self.text(key).strip()
         if not value:
             return None
-        from memdir.core.dates import parse_day  # a large grammar; loaded only when a date is given
+        from memdir.text.dates import parse_day  # a large grammar; loaded only when a date is given
 
         day = parse_day(value, today)
         if day is None:

@@ -1,6 +1,6 @@
 """Consolidation: near-duplicate memories folded into one, without losing a word or changing a fact.
 
-Clusters come from memdir.core.similarity.duplicate_groups (the finder behind lint's D002), one memory
+Clusters come from memdir.text.similarity.duplicate_groups (the finder behind lint's D002), one memory
 type at a time. Only members that state exactly the same numbers and dates (times, weekdays and
 cadences count too) are merged, so a cluster is split into groups that agree and each group of two
 or more is proposed on its own: merging "Net 30" with "Net 45" would silently pick one. Offline, the
@@ -31,8 +31,8 @@ from memdir.folder import FieldChange, FileChange
 from memdir.write import llm
 
 if TYPE_CHECKING:
-    from memdir.core.similarity import MemoryText
     from memdir.folder import IndexWrite, MemoryDir
+    from memdir.text.similarity import MemoryText
 
 __all__ = [
     "Cluster",
@@ -146,7 +146,7 @@ def plan_consolidate(
     `client` is an `anthropic.Anthropic` (tests pass one with a mock transport); by default, with
     `llm`, one is made from ANTHROPIC_API_KEY. `model` defaults to the `extract.model` setting.
     """
-    from memdir.core.similarity import duplicate_groups
+    from memdir.text.similarity import duplicate_groups
 
     scan = folder.scan()
     live = [m for m in scan.memories if m.type is not None and m.exclusion(folder.today) is None]
@@ -177,7 +177,7 @@ def plan_consolidate(
 
 def fact_values(memory: Memory | str) -> frozenset[str]:
     """The numbers, dates, times, weekdays and cadences a memory (or text) states, normalised."""
-    from memdir.core.similarity import stated_values  # the same reading of facts the duplicate finder uses
+    from memdir.text.similarity import stated_values  # the same reading of facts the duplicate finder uses
 
     text = memory if isinstance(memory, str) else f"{memory.description}\n{memory.body}"
     return frozenset(stated_values(text))
@@ -218,7 +218,7 @@ def _still_joined(group: Sequence[Memory]) -> list[list[Memory]]:
     """`group` cut into the parts its own near-duplicate pairs hold together. A cluster grows through
     pairs, so A ~ B ~ C is one cluster though A and C were never judged duplicates: with B set apart
     for its date, nothing joins them any more."""
-    from memdir.core.similarity import compare
+    from memdir.text.similarity import compare
 
     texts = [_text(m) for m in group]
     part_of = list(range(len(group)))
@@ -234,7 +234,7 @@ def _still_joined(group: Sequence[Memory]) -> list[list[Memory]]:
 
 
 def _text(memory: Memory) -> MemoryText:
-    from memdir.core.similarity import MemoryText
+    from memdir.text.similarity import MemoryText
 
     return MemoryText(memory.path, memory.name, memory.description, memory.body, memory.raw_type)
 

@@ -9,8 +9,6 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from memdir.core.age import Age
-from memdir.core.dates import DateSpan, find_relative_dates_in
-from memdir.core.datetext import period_in_place
 from memdir.core.model import Memory
 from memdir.lint.registry import (
     Applicability,
@@ -24,6 +22,8 @@ from memdir.lint.registry import (
     newline_and_body,
     rule,
 )
+from memdir.text.dates import DateSpan, find_relative_dates_in
+from memdir.text.datetext import period_in_place
 
 
 def _alternation(labels: Sequence[str]) -> str:

@@ -15,7 +15,7 @@ from memdir.core.store import MAX_FILE_BYTES
 from memdir.lint.registry import Hit, LintContext, Severity, rule
 
 if TYPE_CHECKING:
-    from memdir.core.similarity import PairVerdict
+    from memdir.text.similarity import PairVerdict
 
 
 @rule(
@@ -43,7 +43,7 @@ CONTRADICTION_MAX_CHARS = 1500
 
 
 def _similar_pairs(ctx: LintContext) -> list[tuple[Memory, Memory, PairVerdict]]:
-    from memdir.core.similarity import MemoryText, find_pairs
+    from memdir.text.similarity import MemoryText, find_pairs
 
     class FileText(MemoryText):
         """A memory's text whose body is cut from the file's text when asked, not held: a folder's
@@ -164,7 +164,7 @@ def _shown(file: Path, base: Path | None) -> str:
 def repeat_keys(line: str) -> Iterator[str]:
     """The normalised sentences of a line long enough to count as repeated text (and the whole line,
     when it has several): case, accents, markdown and punctuation gone, words joined by one space."""
-    from memdir.core.similarity import plain_words
+    from memdir.text.words import plain_words
 
     text = _LINE_MARKER.sub("", line, count=1)
     parts = _SENTENCE_END.split(text)

@@ -20,8 +20,8 @@ from typing import Any, NamedTuple, TypeVar
 from memdir.core.config import Config
 from memdir.core.index import DEFAULT_CAPS, Caps, IndexResult
 from memdir.core.model import Memory
-from memdir.core.sensitive import mask_secrets
 from memdir.core.store import Scan
+from memdir.text.sensitive import mask_secrets
 
 T = TypeVar("T")
 

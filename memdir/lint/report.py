@@ -3,7 +3,7 @@
 Every reporter takes `show_path`, which turns a folder-relative path into the path the reader
 needs (relative to the working directory, where CI tools and editors resolve them). Rules mask
 secret values before they reach a message; the reporters still pass every path and message through
-memdir.core.outward, since a file name is content from the folder too: in the text formats no line can
+memdir.text.outward, since a file name is content from the folder too: in the text formats no line can
 start with it (a control character is escaped, a path that would start a line with `::` or `##[`,
 a CI workflow command, is written `./::...`), and the machine formats escape what their readers act on.
 """
@@ -17,10 +17,10 @@ from typing import Any
 from urllib.parse import quote
 
 from memdir.core.model import plural
-from memdir.core.outward import dumps, for_terminal, masked, one_field
-from memdir.core.sensitive import mask_secrets
 from memdir.lint import LintReport
 from memdir.lint.registry import Applicability, Finding, Rule, Severity
+from memdir.text.outward import dumps, for_terminal, masked, one_field
+from memdir.text.sensitive import mask_secrets
 from memdir.version import __version__
 
 ShowPath = Callable[[str], str]

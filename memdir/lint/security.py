@@ -76,7 +76,7 @@ def _line(text: str, offset: int) -> int:
     instead="The staging key is in 1Password, vault Engineering, item `anthropic-staging`.",
 )  # fmt: skip
 def secret(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.core.sensitive import find_secrets
+    from memdir.text.sensitive import find_secrets
 
     for path, text in _texts(ctx):
         for found in find_secrets(text):
@@ -99,7 +99,7 @@ def secret(ctx: LintContext) -> Iterator[Hit]:
     instead="feedback_staging-key.md, whose body says where the key is kept",
 )  # fmt: skip
 def secret_in_file_name(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.core.sensitive import path_secrets
+    from memdir.text.sensitive import path_secrets
 
     paths = [m.path for m in ctx.scan.memories] + [p.path for p in ctx.scan.problems]
     for path in dict.fromkeys(paths):
@@ -125,7 +125,7 @@ def secret_in_file_name(ctx: LintContext) -> Iterator[Hit]:
     instead="Send invoices to the billing contact listed in the CRM (client: Example Client).",
 )  # fmt: skip
 def personal_data(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.core.sensitive import find_pii
+    from memdir.text.sensitive import find_pii
 
     for path, text in _texts(ctx):
         for found in find_pii(text):
@@ -148,7 +148,7 @@ def personal_data(ctx: LintContext) -> Iterator[Hit]:
     instead="Delete the memory, or keep only the fact it recorded, reworded and checked by a person.",
 )  # fmt: skip
 def injected_instruction(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.core.sensitive import find_instructions, find_prompt_tags
+    from memdir.text.sensitive import find_instructions, find_prompt_tags
 
     for memory in ctx.scan.memories:
         source = str(memory.fields.get("source") or "").strip().lower()
@@ -230,7 +230,7 @@ def link_outside_folder(ctx: LintContext) -> Iterator[Hit]:
     instead="description: Deploy notes\nname: admin-notes",
 )  # fmt: skip
 def control_character(ctx: LintContext) -> Iterator[Hit]:
-    from memdir.core.outward import escape_controls, find_control
+    from memdir.text.outward import escape_controls, find_control
 
     paths = [m.path for m in ctx.scan.memories] + [p.path for p in ctx.scan.problems]
     for path in dict.fromkeys(paths):

@@ -8,7 +8,7 @@ A memory is never cut part-way: its entry or its body is in whole or left out, a
 is reported. An entry of MEMORY.md whose file is gone (a dead entry, which the index keeps by design)
 is left out, and one line says which: the agent must not be sent to read a file that is not there.
 
-The context goes into an agent's session, so it is a boundary (memdir.core.outward): a secret in a memory
+The context goes into an agent's session, so it is a boundary (memdir.text.outward): a secret in a memory
 is masked and a control character in one (ESC, NUL, a C1 CSI) is written as an escape, in every format.
 """
 
@@ -27,7 +27,7 @@ from memdir.core.age import Age
 from memdir.core.errors import MemdirError
 from memdir.core.index import entry_target, render_entry, split_lines, value_key
 from memdir.core.model import Memory, plural
-from memdir.core.outward import dumps, fence_for, for_terminal, inert_tags, masked, one_field
+from memdir.text.outward import dumps, fence_for, for_terminal, inert_tags, masked, one_field
 
 if TYPE_CHECKING:
     from memdir.core.store import Scan

@@ -20,7 +20,7 @@ from memdir.core.store import (
     load_file,
 )
 from memdir.read.recall_log import write_log
-from memdir.read.scoring import Gate, Recalled, RecallResult, _score
+from memdir.read.scoring import Gate, Recalled, RecallResult, score_query
 from memdir.read.termindex import load_index
 
 if TYPE_CHECKING:
@@ -55,17 +55,17 @@ def recall(
     settings = settings or folder.config.recall
     k = settings.k if k is None else k
     min_score = settings.min_score if min_score is None else min_score
-    _check(query, k)
+    check_request(query, k)
     index = load_index(folder)
-    candidates, excluded, gate = _score(index, query, settings, folder.today)
+    candidates, excluded, gate = score_query(index, query, settings, folder.today)
     skip = frozenset(already)
     chosen, top, passed = _choose(candidates, gate, settings, k, min_score, skip)
     result = RecallResult(query, chosen, candidates, excluded, top, passed, settings, "lexical", k, min_score,
                           unreadable=index.unreadable, already=skip, gate=gate)  # fmt: skip
-    return _logged(folder, result, settings.log if log is None else log)
+    return with_log(folder, result, settings.log if log is None else log)
 
 
-def _check(query: str, k: int) -> None:
+def check_request(query: str, k: int) -> None:
     if not query.strip():
         raise RecallError("the query is empty: say what the task is")
     if k < 1:
@@ -93,7 +93,7 @@ def _choose(
     return chosen[:k], top, True
 
 
-def _logged(folder: MemoryDir, result: RecallResult, log: bool) -> RecallResult:
+def with_log(folder: MemoryDir, result: RecallResult, log: bool) -> RecallResult:
     if not log:
         return result
     try:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.core.config import RecallSettings
 from memdir.core.model import name_key
-from memdir.read.recall import RecallError, _check, _logged
+from memdir.read.recall import RecallError, check_request, with_log
 from memdir.read.scoring import Recalled, RecallResult, recencies
-from memdir.read.termindex import _Doc, load_index
+from memdir.read.termindex import IndexedDoc, load_index
 from memdir.write import llm
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def recall_llm(
     """
     settings = settings or folder.config.recall
     k = settings.k if k is None else k
-    _check(query, k)
+    check_request(query, k)
     model = model or settings.model
     client = client if client is not None else _default_client()
     index = load_index(folder)
@@ -74,7 +74,7 @@ def recall_llm(
     picked: list[str] = []
     if shown:
         picked = _ask_model(client, model, query, shown, k)
-    by_name: dict[str, _Doc] = {}
+    by_name: dict[str, IndexedDoc] = {}
     for doc in shown:  # a model may answer with the path, the file name or the memory's name
         for key in (doc.path, Path(doc.path).name, doc.name, name_key(doc.name)):
             by_name.setdefault(key, doc)
@@ -96,10 +96,10 @@ def recall_llm(
            "left_out_of_manifest": max(left_out, 0)}  # fmt: skip
     result = RecallResult(query, chosen, list(chosen), [], 1.0 if chosen else 0.0, bool(chosen), settings, "llm", k,
                           settings.min_score, llm, index.unreadable)  # fmt: skip
-    return _logged(folder, result, settings.log if log is None else log)
+    return with_log(folder, result, settings.log if log is None else log)
 
 
-def _manifest(docs: Iterable[_Doc]) -> str:
+def _manifest(docs: Iterable[IndexedDoc]) -> str:
     return "\n".join(f"- {doc.path} ({doc.type}): {doc.description}" for doc in docs)
 
 
@@ -111,7 +111,7 @@ def _default_client() -> Any:
         raise RecallError(str(exc)) from None
 
 
-def _ask_model(client: Any, model: str, query: str, docs: Sequence[_Doc], k: int) -> list[str]:
+def _ask_model(client: Any, model: str, query: str, docs: Sequence[IndexedDoc], k: int) -> list[str]:
     tool = {
         "name": SELECT_TOOL,
         "description": "Select the memories that will clearly help with the request.",

@@ -6,9 +6,9 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from memdir.core.outward import dumps
 from memdir.core.store import append_lines, ensure_state_dir, read_generations, state_dir
 from memdir.read.scoring import RecallResult
+from memdir.text.outward import dumps
 
 LOG_FILE = "recall.jsonl"
 LOG_CANDIDATES = 50  # candidates written to the log per recall, best first (all chosen ones included)

@@ -10,7 +10,7 @@ the two gates that keep recall silent when the folder does not know the task.
 #   the candidates that have one, so Claude Code's undated memories are not ranked last. importance
 #   defaults to 0.5.
 # - Relevance is BM25F over two fields: the head (name + description, the memory's one-line claim, weighted
-#   twice) and the body. Terms are the ones duplicate detection uses (memdir.core.similarity): case- and
+#   twice) and the body. Terms are the ones duplicate detection uses (memdir.text.similarity): case- and
 #   accent-folded, stopwords of en/de/es/fr dropped, lightly stemmed, CJK runs as characters and bigrams.
 #   Pairs of adjacent terms are terms too, so "merge request" or "New York" count for more than the two
 #   words apart. Small numbers (one or two digits) in a query are ignored: they match by accident.
@@ -66,12 +66,12 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.core.age import NO_AGE, Age
 from memdir.core.config import RecallSettings
-from memdir.core.lazyre import LazyPattern
+from memdir.read.termindex import MIN_FOLDER, TermIndex, idf
+from memdir.read.terms import Slot, general_prior, named_words, query_slots
+from memdir.text.lazyre import LazyPattern
 
 # The terms duplicate detection uses, made the same way (and as fast).
-from memdir.core.similarity import is_cjk, term_sequence
-from memdir.read.termindex import _MIN_FOLDER, _idf, _Index
-from memdir.read.terms import _named_words, _prior, _query_slots, _Slot
+from memdir.text.words import is_cjk, term_sequence
 
 if TYPE_CHECKING:
     pass
@@ -210,16 +210,16 @@ class Gate:
     @classmethod
     def of(
         cls,
-        index: _Index,
+        index: TermIndex,
         evidence: Sequence[_Evidence],
         settings: RecallSettings,
-        slots: Sequence[_Slot],
+        slots: Sequence[Slot],
         query: str,
         passes: bool = True,
     ) -> Gate:
         """`passes=False` leaves out the subject pass and looks up one-word queries only, as the gate did
         before issue 31: for the evaluation scripts' side-by-side figures."""
-        size = max(index.n, _MIN_FOLDER)  # as for IDF: a folder of three is not a place where all is common
+        size = max(index.n, MIN_FOLDER)  # as for IDF: a folder of three is not a place where all is common
         particles = _particles(query)
         words = [e for e in evidence if not e.pair and not _fragment(e.shown, particles)]
         weighed = [e for e in words if len(e.values) <= _COMMON_SHARE * size]
@@ -227,7 +227,7 @@ class Gate:
         # A name the query gives (written with a capital inside a sentence, or in capitals) that most of the
         # folder's memories hold is what the folder is about: a person in a folder of their conversations,
         # a product in its team's folder. Another folder's question names someone else.
-        names = _named_words(query)
+        names = named_words(query)
         subject = tuple(e.shown for e in words if e.shown in names and len(e.values) >= _SUBJECT_SHARE * size)
         subject = subject if passes else ()
         # An uncommon query word that no memory holds says the query is (also) about something the folder
@@ -369,7 +369,7 @@ def _bounded(score: float) -> float:
 
 
 def _relevance(
-    index: _Index, slots: Sequence[_Slot], evidence: list[_Evidence] | None = None
+    index: TermIndex, slots: Sequence[Slot], evidence: list[_Evidence] | None = None
 ) -> tuple[dict[int, float], dict[int, list[str]]]:
     """Normalised BM25F score of every memory that matches, and the query words it matched. With
     `evidence`, appends what each slot tells the gate: how many memories it matched, and how much it
@@ -383,7 +383,7 @@ def _relevance(
             postings = index.postings(term)
             if not postings:
                 continue
-            factor = weight * _idf(len(postings), index.n) / index.idf_max
+            factor = weight * idf(len(postings), index.n) / index.idf_max
             for i, in_head, in_body in postings:
                 if slot.heads_only:
                     if not in_head or i in slot.lenders:
@@ -403,12 +403,12 @@ def _relevance(
     return scores, matched
 
 
-def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float]) -> list[_Slot]:
+def _neighbours(index: TermIndex, slots: Sequence[Slot], scores: dict[int, float]) -> list[Slot]:
     """Query slots for the names the best matches carry: the rare words in their heads ("Orion",
     "Design Weekly") that the query did not use. A task about the landing page redesign is about Orion
     when the redesign's memory says so, and Orion's style guide and release plan bear on it too."""
     used = {term for slot in slots for term in slot.alternatives}
-    prior, most = _prior(), min(_NEIGHBOUR_MOST, max(2, int(_NEIGHBOUR_SHARE * max(index.n, _MIN_FOLDER))))
+    prior, most = general_prior(), min(_NEIGHBOUR_MOST, max(2, int(_NEIGHBOUR_SHARE * max(index.n, MIN_FOLDER))))
     lent: dict[str, tuple[float, str]] = {}  # term -> (weight, the words it came from)
     lenders: dict[str, set[int]] = defaultdict(set)
     for i in heapq.nsmallest(_NEIGHBOUR_SOURCES, scores, key=lambda i: (-scores[i], i)):  # the best, in order
@@ -423,12 +423,12 @@ def _neighbours(index: _Index, slots: Sequence[_Slot], scores: dict[int, float])
                 lenders[term].add(i)
                 if share > lent.get(term, (0.0, ""))[0]:
                     lent[term] = (share, words.get(term, term))
-    return [_Slot(f"~{word}", {term: (_NEIGHBOUR_WEIGHT * share, f"~{word}")}, True, frozenset(lenders[term]))
+    return [Slot(f"~{word}", {term: (_NEIGHBOUR_WEIGHT * share, f"~{word}")}, True, frozenset(lenders[term]))
             for term, (share, word) in sorted(lent.items())]  # fmt: skip
 
 
-def _score(
-    index: _Index,
+def score_query(
+    index: TermIndex,
     query: str,
     settings: RecallSettings,
     today: dt.date,
@@ -439,7 +439,7 @@ def _score(
 ) -> tuple[list[Recalled], list[tuple[str, str]], Gate]:
     """Every live memory with some relevance to `query`, best first, the excluded ones that matched, and
     the gate's verdict on the query. The flags leave a part out, for the evaluation's ablations."""
-    slots = _query_slots(query, settings.synonyms, synonyms)
+    slots = query_slots(query, settings.synonyms, synonyms)
     evidence: list[_Evidence] = []
     direct, matched = _relevance(index, slots, evidence)
     gate = Gate.of(index, evidence, settings, slots, query, passes)

@@ -19,12 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir.core.age import Age, FolderAges
-from memdir.core.bulk import paused_gc
 from memdir.core.cache import RACY_SECONDS, ParseCache
 from memdir.core.model import Memory, exclusion, name_key
-
-# The terms duplicate detection uses, made the same way (and as fast).
-from memdir.core.similarity import is_cjk, term_list
 from memdir.core.store import (
     STATE_DIR,
     FileProblem,
@@ -34,6 +30,10 @@ from memdir.core.store import (
     state_dir,
     write_state_file,
 )
+from memdir.text.bulk import paused_gc
+
+# The terms duplicate detection uses, made the same way (and as fast).
+from memdir.text.words import is_cjk, term_list
 
 if TYPE_CHECKING:
     from memdir.folder import MemoryDir
@@ -44,14 +44,14 @@ INDEX_FILE = "recall-index"
 _K1 = 1.2
 _HEAD_WEIGHT, _BODY_WEIGHT = 2.0, 1.0
 _HEAD_B, _BODY_B = 0.5, 0.75  # length normalisation: heads are all about as long, bodies are not
-_MIN_FOLDER = 100  # folders smaller than this get the IDF of a folder this size (see _idf)
+MIN_FOLDER = 100  # folders smaller than this get the IDF of a folder this size (see idf)
 
 
 # --- the index: what recall knows of each memory, kept in .memdir/ between runs --------------------
 
 
 @dataclass(frozen=True)
-class _Doc:
+class IndexedDoc:
     """What recall needs of one memory besides its terms."""
 
     path: str
@@ -69,7 +69,7 @@ class _Doc:
         return [getattr(self, name) for name in _DOC_FIELDS]
 
     @classmethod
-    def from_json(cls, row: list[Any]) -> _Doc:
+    def from_json(cls, row: list[Any]) -> IndexedDoc:
         return cls(*row)
 
     def exclusion(self, today: dt.date) -> str | None:
@@ -77,11 +77,11 @@ class _Doc:
         return exclusion(self.status, bool(self.superseded_by), expires, today)
 
 
-_DOC_FIELDS = tuple(_Doc.__dataclass_fields__)
+_DOC_FIELDS = tuple(IndexedDoc.__dataclass_fields__)
 Posting = tuple[int, int, int]  # memory, times in its head, times in its body
 
 
-class _Index:
+class TermIndex:
     """The terms of every memory and the statistics BM25F needs. `_Built` holds them in memory as a run
     builds them, `_Stored` reads them from the index file; both answer through these methods."""
 
@@ -123,7 +123,7 @@ class _Index:
 
     @property
     def idf_max(self) -> float:
-        return _idf(1, self.n)
+        return idf(1, self.n)
 
     def _postings(self, term: str) -> list[Posting]:
         raise NotImplementedError
@@ -138,7 +138,7 @@ class _Index:
     def lengths(self, i: int) -> tuple[int, int]:
         raise NotImplementedError
 
-    def doc(self, i: int) -> _Doc:
+    def doc(self, i: int) -> IndexedDoc:
         raise NotImplementedError
 
 
@@ -160,12 +160,12 @@ def _adjacent(terms: Sequence[str], first: str, second: str) -> int:
         count += after < end and terms[after] == second
 
 
-class _Built(_Index):
+class _Built(TermIndex):
     """The index of a folder as this process built it (from the files, the parse cache and the old index)."""
 
     def __init__(
         self,
-        docs: list[_Doc],
+        docs: list[IndexedDoc],
         terms: list[tuple[list[str], list[str]]],
         files: list[list[Any]],
         unreadable: list[tuple[str, str]],
@@ -192,7 +192,7 @@ class _Built(_Index):
         head, body = self.term_lists[i]
         return len(head), len(body)
 
-    def doc(self, i: int) -> _Doc:
+    def doc(self, i: int) -> IndexedDoc:
         return self.docs[i]
 
     def encode(self, digest: str) -> bytes:
@@ -242,7 +242,7 @@ def _count(terms: Iterable[str]) -> dict[str, int]:
 _MAGIC = b"memdir recall index 3\n"  # bump when what is stored or how terms are made changes
 
 
-class _Stored(_Index):
+class _Stored(TermIndex):
     """An index file as `_Built.encode` wrote it, mapped into memory and searched in place.
 
     Postings lines are sorted by term, so a query term is found by binary search over the bytes, and
@@ -258,7 +258,7 @@ class _Stored(_Index):
         if self.end != len(data):
             raise ValueError("truncated recall index")
         self._tables: tuple[list[int], list[int], list[int]] | None = None
-        self._docs: dict[int, _Doc] = {}
+        self._docs: dict[int, IndexedDoc] = {}
 
     @classmethod
     def read(cls, path: Path) -> tuple[_Stored, str]:
@@ -328,32 +328,32 @@ class _Stored(_Index):
         lengths = self.tables[2]
         return lengths[2 * i], lengths[2 * i + 1]
 
-    def doc(self, i: int) -> _Doc:
+    def doc(self, i: int) -> IndexedDoc:
         if i not in self._docs:
             start = self.docs_at + self.tables[1][i]
-            self._docs[i] = _Doc.from_json(json.loads(self.data[start : self.data.find(b"\n", start)]))
+            self._docs[i] = IndexedDoc.from_json(json.loads(self.data[start : self.data.find(b"\n", start)]))
         return self._docs[i]
 
-    def reusable(self) -> dict[str, tuple[list[Any], _Doc | None, tuple[list[str], list[str]] | None]]:
+    def reusable(self) -> dict[str, tuple[list[Any], IndexedDoc | None, tuple[list[str], list[str]] | None]]:
         """rel -> (key, doc, terms) of every file this index was built from, for an incremental rebuild."""
-        out: dict[str, tuple[list[Any], _Doc | None, tuple[list[str], list[str]] | None]] = {}
+        out: dict[str, tuple[list[Any], IndexedDoc | None, tuple[list[str], list[str]] | None]] = {}
         for rel, key, i in json.loads(self.data[self.files_at : self.terms_at]):
             if key is not None:
                 out[rel] = (key, None, None) if i < 0 else (key, self.doc(i), self.terms(i))
         return out
 
 
-def _idf(df: int, n: int) -> float:
-    """BM25's IDF, with a folder of fewer than _MIN_FOLDER memories counted as that many: in a folder
+def idf(df: int, n: int) -> float:
+    """BM25's IDF, with a folder of fewer than MIN_FOLDER memories counted as that many: in a folder
     of three, a word in two of them is not common, only unlucky; the general-language prior is what
     says how common a word is there."""
-    n = max(n, _MIN_FOLDER)
+    n = max(n, MIN_FOLDER)
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def _doc_of(memory: Memory) -> tuple[_Doc, tuple[list[str], list[str]]]:
+def _doc_of(memory: Memory) -> tuple[IndexedDoc, tuple[list[str], list[str]]]:
     date = memory.last_changed
-    doc = _Doc(
+    doc = IndexedDoc(
         path=memory.path,
         name=memory.title,
         type=memory.type.value if memory.type else "",
@@ -368,7 +368,7 @@ def _doc_of(memory: Memory) -> tuple[_Doc, tuple[list[str], list[str]]]:
     return doc, (term_list(f"{memory.name}\n{memory.description}"), term_list(memory.body))
 
 
-def _link_successors(docs: list[_Doc]) -> list[_Doc]:
+def _link_successors(docs: list[IndexedDoc]) -> list[IndexedDoc]:
     """Resolve each `superseded_by` (a file name, path or memory name) to the memory it names."""
     if not any(doc.superseded_by for doc in docs):
         return docs
@@ -422,7 +422,7 @@ def _digest(listed: Listed) -> str:
     return f"{len(data):x}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
-def load_index(folder: MemoryDir) -> _Index:
+def load_index(folder: MemoryDir) -> TermIndex:
     """The recall index of `folder`: from `.memdir/recall-index` when no file changed since it was
     written, else rebuilt (re-reading only the files that changed) and written back. With the folder's
     cache off, built from the files and not written."""
@@ -466,14 +466,14 @@ def _build(folder: MemoryDir, listed: Listed, old: _Stored | None) -> _Built:
     except (ValueError, LookupError, TypeError):
         reusable, known = {}, {}
     cache = ParseCache.load(state_dir(folder.root)) if folder.cache else ParseCache.disabled()
-    docs: list[_Doc] = []
+    docs: list[IndexedDoc] = []
     terms: list[tuple[list[str], list[str]]] = []
     files: list[list[Any]] = []
     unreadable: list[tuple[str, str]] = []
     with paused_gc():  # many small acyclic objects: terms, rows
         for rel, path, key in listed:
             kept = reusable.get(rel)
-            doc: _Doc | None = None
+            doc: IndexedDoc | None = None
             doc_terms: tuple[list[str], list[str]] | None = None
             if key is not None and kept is not None and kept[0] == key:
                 doc, doc_terms = kept[1], kept[2]

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from memdir.core.lazyre import LazyPattern
+from memdir.text.lazyre import LazyPattern
 
 # The terms duplicate detection uses, made the same way (and as fast).
-from memdir.core.similarity import is_cjk, term_list, term_sequence
+from memdir.text.words import is_cjk, term_list, term_sequence
 
 if TYPE_CHECKING:
     pass
@@ -175,7 +175,7 @@ class _Lazy:
     cjk_prior: ClassVar[dict[str, float] | None] = None
 
 
-def _prior() -> dict[str, float]:
+def general_prior() -> dict[str, float]:
     # Stemming the word lists takes longer than the rest of a prompt hook's recall, so the tables are
     # made once, by `make docs` (build_tables), and shipped; test_docs fails when they are stale.
     from memdir.read.tables import PRIOR
@@ -323,8 +323,8 @@ _WORD = LazyPattern(r"[^\W\d_][^\W_]*")
 _SENTENCE_END = frozenset(".?!:;\n")
 
 
-def _named_words(query: str) -> frozenset[str]:
-    """The words of `query` written as names, as the query's slots show them (folded, `_Slot.shown`)."""
+def named_words(query: str) -> frozenset[str]:
+    """The words of `query` written as names, as the query's slots show them (folded, `Slot.shown`)."""
     named: set[str] = set()
     for found in _WORD.finditer(query):
         word = found.group()
@@ -336,7 +336,7 @@ def _named_words(query: str) -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class _Slot:
+class Slot:
     """One query term, with the terms that count for it (itself, synonyms) and what each weighs."""
 
     shown: str  # the query's own word(s)
@@ -348,8 +348,8 @@ class _Slot:
     pair: bool = False  # two adjacent query words: evidence the gate already has from the words apart
 
 
-def _query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synonyms: bool = True) -> list[_Slot]:
-    prior, glossary = _prior(), _glossary(extra_synonyms)
+def query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synonyms: bool = True) -> list[Slot]:
+    prior, glossary = general_prior(), _glossary(extra_synonyms)
     tokens = list(term_sequence(query))
     shown: dict[str, str] = {}
     for term, text in tokens:
@@ -371,5 +371,5 @@ def _query_slots(query: str, extra_synonyms: tuple[tuple[str, ...], ...], synony
             for other, (word, factor) in glossary.get(term, {}).items():
                 if other not in weights and other not in alternatives:
                     alternatives[other] = (weight * factor, word)
-        slots.append(_Slot(shown[term], alternatives, pair="_" in term))
+        slots.append(Slot(shown[term], alternatives, pair="_" in term))
     return slots

@@ -53,7 +53,29 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache
 
-from memdir.core.datetext import date_in_place
+from memdir.text.codemask import mask_code
+from memdir.text.datetext import date_in_place
+from memdir.text.datewords import (
+    DE_DAYS,
+    DE_NUMBERS,
+    EN_DAYS,
+    EN_NUMBERS,
+    ES_DAYS,
+    ES_NUMBERS,
+    FR_DAYS,
+    FR_NUMBERS,
+    JA_DAYS,
+    JA_PERIODS,
+    KO_DAYS,
+    KO_PERIODS,
+    NUMBERS,
+    REL,
+    UNITS,
+    WEEKDAYS,
+    ZH_DAYS,
+    ZH_DIGITS,
+    ZH_PERIODS,
+)
 
 __all__ = ["DateSpan", "absolutize", "date_in_place", "find_relative_dates", "parse_day"]
 
@@ -65,234 +87,6 @@ class DateSpan:
     phrase: str  # the matched text, e.g. "next Thursday"
     resolved: date  # for a period, its first day
     period: str = "day"  # or what the phrase names: week | month | quarter | year ("last quarter")
-
-
-# --- vocabulary: surface words (lower case) -> meaning ---------------------------------------
-
-_UNITS: dict[str, str] = {
-    **dict.fromkeys(
-        ["day", "days", "tag", "tage", "tagen", "día", "días", "dia", "dias", "jour", "jours", "天"], "day"
-    ),
-    **dict.fromkeys(
-        [
-            "week",
-            "weeks",
-            "woche",
-            "wochen",
-            "semana",
-            "semanas",
-            "semaine",
-            "semaines",
-            "周",
-            "週",
-            "星期",
-            "个星期",
-            "個星期",
-            "礼拜",
-            "禮拜",
-            "주",
-        ],
-        "week",
-    ),
-    **dict.fromkeys(["fortnight", "fortnights"], "fortnight"),
-    **dict.fromkeys(
-        [
-            "month",
-            "months",
-            "monat",
-            "monate",
-            "monaten",
-            "monats",
-            "mes",
-            "meses",
-            "mois",
-            "月",
-            "个月",
-            "個月",
-            "달",
-            "월",
-        ],
-        "month",
-    ),
-    **dict.fromkeys(["quarter", "quarters", "quartal", "quartals", "trimestre", "trimestres", "季度"], "quarter"),
-    **dict.fromkeys(
-        [
-            "year",
-            "years",
-            "jahr",
-            "jahre",
-            "jahren",
-            "jahres",
-            "jahrs",
-            "año",
-            "años",
-            "an",
-            "ans",
-            "année",
-            "années",
-            "annee",
-            "annees",
-            "年",
-            "연",
-        ],
-        "year",
-    ),
-}
-
-
-def _inflect(stems: Iterable[str], endings: Iterable[str] = ("", "n", "r", "s", "m")) -> list[str]:
-    """German adjective endings: nächste, nächsten, nächster, nächstes, nächstem."""
-    return [stem + end for stem in stems for end in endings]
-
-
-# How many periods away a qualifier points: next = +1, last = -1, this = 0.
-_REL: dict[str, int] = {
-    "next": 1,
-    "last": -1,
-    "this": 0,
-    "the": 0,
-    "this past": -1,
-    **dict.fromkeys(_inflect(["nächste", "naechste", "kommende"]), 1),
-    **dict.fromkeys(_inflect(["übernächste", "uebernaechste"]), 2),
-    **dict.fromkeys(_inflect(["letzte", "vergangene"]), -1),
-    **dict.fromkeys([*_inflect(["diese"]), "des", "der"], 0),
-    **dict.fromkeys(["próximo", "próxima", "proximo", "proxima", "que viene", "prochain", "prochaine"], 1),
-    **dict.fromkeys(["pasado", "pasada", "dernier", "dernière", "derniere", "passé", "passée", "passe", "passee"], -1),
-    **dict.fromkeys(["este", "esta", "ce", "cet", "cette"], 0),
-    **dict.fromkeys(["下", "明", "来", "来週", "다음"], 1),
-    **dict.fromkeys(["下下", "再来週"], 2),
-    **dict.fromkeys(["上", "去", "先", "先週", "지난"], -1),
-    **dict.fromkeys(["本", "这", "這", "今", "今週", "이번"], 0),
-}
-
-_WEEKDAYS: dict[str, int] = {
-    name: i
-    for names in (
-        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"],
-        ["montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"],
-        ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"],
-        ["lunes", "martes", "miercoles", "jueves", "viernes", "sabado", "domingo"],
-        ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"],
-        ["一", "二", "三", "四", "五", "六", "日"],
-        ["月", "火", "水", "木", "金", "土", "日"],
-        ["월", "화", "수", "목", "금", "토", "일"],
-    )
-    for i, name in enumerate(names)
-} | {"sonnabend": 5, "天": 6}
-
-
-def _counting(words: str, start: int) -> dict[str, int]:
-    """Number words in counting order: _counting("two three", start=2) == {"two": 2, "three": 3}."""
-    return {word: n for n, word in enumerate(words.split(), start=start)}
-
-
-_EN_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "a couple of": 2,
-    "a couple": 2,
-    **_counting(
-        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
-        " seventeen eighteen nineteen twenty",
-        start=1,
-    ),
-    "thirty": 30,
-}
-_DE_NUMBERS = {
-    **dict.fromkeys(["ein", "eine", "einem", "einer", "einen", "eins"], 1),
-    **_counting("zwei drei vier fünf sechs sieben acht neun zehn elf zwölf", start=2),
-    "vierzehn": 14,
-    "zwanzig": 20,
-    "dreißig": 30,
-}
-_ES_NUMBERS = {
-    **dict.fromkeys(["un", "una", "uno"], 1),
-    "un par de": 2,
-    **_counting("dos tres cuatro cinco seis siete ocho nueve diez once doce", start=2),
-    "quince": 15,
-    "veinte": 20,
-    "treinta": 30,
-}
-_FR_NUMBERS = {
-    **dict.fromkeys(["un", "une"], 1),
-    **_counting("deux trois quatre cinq six sept huit neuf dix onze douze", start=2),
-    "quinze": 15,
-    "vingt": 20,
-    "trente": 30,
-}
-_NUMBERS = _EN_NUMBERS | _DE_NUMBERS | _ES_NUMBERS | _FR_NUMBERS
-_ZH_DIGITS = {d: i for i, d in enumerate("一二三四五六七八九", start=1)} | {"两": 2}
-
-# Fixed phrases -> days from the anchor, one table per language.
-_EN_DAYS = {
-    "today": 0,
-    "tonight": 0,
-    "this morning": 0,
-    "this afternoon": 0,
-    "this evening": 0,
-    "tomorrow": 1,
-    "yesterday": -1,
-    "last night": -1,
-    "the day after tomorrow": 2,
-    "day after tomorrow": 2,
-    "the day before yesterday": -2,
-    "day before yesterday": -2,
-}
-_DE_DAYS = {"heute": 0, "übermorgen": 2, "gestern": -1, "vorgestern": -2}
-_ES_DAYS = {
-    "hoy": 0,
-    "esta mañana": 0,
-    "esta tarde": 0,
-    "esta noche": 0,
-    "pasado mañana": 2,
-    "ayer": -1,
-    "anoche": -1,
-    "anteayer": -2,
-    "antier": -2,
-    "antes de ayer": -2,
-}
-_FR_DAYS = {
-    "aujourd'hui": 0,
-    "ce matin": 0,
-    "ce soir": 0,
-    "cet après-midi": 0,
-    "demain": 1,
-    "après-demain": 2,
-    "apres-demain": 2,
-    "avant-hier": -2,
-}
-_ZH_DAYS = {
-    "今天": 0,
-    "今晚": 0,
-    "明天": 1,
-    "昨天": -1,
-    "昨晚": -1,
-    "后天": 2,
-    "後天": 2,
-    "大后天": 3,
-    "大後天": 3,
-    "前天": -2,
-    "大前天": -3,
-}
-_JA_DAYS = {"今日": 0, "明日": 1, "昨日": -1, "明後日": 2, "一昨日": -2}
-_KO_DAYS = {"오늘": 0, "내일": 1, "어제": -1, "모레": 2, "그저께": -2, "그제": -2}
-
-# Fixed CJK words -> (period, offset): the first day of that period.
-_ZH_PERIODS = {"今年": ("year", 0), "明年": ("year", 1), "去年": ("year", -1)}
-_JA_PERIODS = {
-    "今週": ("week", 0),
-    "来週": ("week", 1),
-    "再来週": ("week", 2),
-    "先週": ("week", -1),
-    "今月": ("month", 0),
-    "来月": ("month", 1),
-    "再来月": ("month", 2),
-    "先月": ("month", -1),
-    "来年": ("year", 1),
-    "再来年": ("year", 2),
-    "昨年": ("year", -1),
-}
-_KO_PERIODS = {"올해": ("year", 0), "내년": ("year", 1), "작년": ("year", -1)}
 
 
 # --- calendar arithmetic ---------------------------------------------------------------------
@@ -341,11 +135,11 @@ def _key(s: str) -> str:
 
 def _rel(m: re.Match[str]) -> int:
     rel = m.groupdict().get("rel")
-    return 0 if rel is None else _REL[_key(rel)]
+    return 0 if rel is None else REL[_key(rel)]
 
 
 def _unit(m: re.Match[str]) -> str:
-    return _UNITS[_key(m["unit"])]
+    return UNITS[_key(m["unit"])]
 
 
 def _number(word: str) -> int:
@@ -353,9 +147,9 @@ def _number(word: str) -> int:
     if word.isdigit():
         return int(word)
     tens, ten, ones = word.partition("十")
-    if ten and tens in ("", *_ZH_DIGITS) and ones in ("", *_ZH_DIGITS):
-        return _ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(ones, 0)
-    number = _ZH_DIGITS.get(word) or _NUMBERS.get(_key(word))
+    if ten and tens in ("", *ZH_DIGITS) and ones in ("", *ZH_DIGITS):
+        return ZH_DIGITS.get(tens, 1) * 10 + ZH_DIGITS.get(ones, 0)
+    number = ZH_DIGITS.get(word) or NUMBERS.get(_key(word))
     if number is None:
         raise ValueError(f"not a number: {word!r}")  # "二五": the match is skipped
     return number
@@ -389,7 +183,7 @@ def _weekday(last_is_most_recent: bool) -> Resolver:
     """English "last Friday" is the most recent Friday; 上周五 is the Friday of last week."""
 
     def resolve(m: re.Match[str], anchor: date) -> date:
-        wd, rel = _WEEKDAYS[_key(m["wd"])], _rel(m)
+        wd, rel = WEEKDAYS[_key(m["wd"])], _rel(m)
         if rel == -1 and last_is_most_recent:
             return anchor - timedelta(days=(anchor.weekday() - wd - 1) % 7 + 1)
         return _week_start(anchor) + timedelta(weeks=rel, days=wd)
@@ -521,19 +315,19 @@ def _not_french(text: str, start: int, end: int) -> bool:
 _EN_WD = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _EN_UNIT = "week|month|quarter|year"
 _EN_COUNT_UNIT = r"(?P<unit>days?|weeks?|fortnights?|months?|years?)"
-_EN_N = rf"(?P<n>\d{{1,3}}|{_alt(_EN_NUMBERS)})"
+_EN_N = rf"(?P<n>\d{{1,3}}|{_alt(EN_NUMBERS)})"
 _DE_WD = "montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag"
 _DE_REL = r"(?:(?:über|ueber)?n(?:ä|ae)chst|kommend|letzt|vergangen|dies)e[nrsm]?"
 _DE_COUNT_UNIT = r"(?P<unit>tag(?:en?)?|wochen?|monat(?:en?)?|jahr(?:en?)?)"
-_DE_N = rf"(?P<n>\d{{1,3}}|{_alt(_DE_NUMBERS)})"
+_DE_N = rf"(?P<n>\d{{1,3}}|{_alt(DE_NUMBERS)})"
 _ES_WD = "lunes|martes|mi[eé]rcoles|jueves|viernes|s[aá]bado|domingo"
 _ES_WEEKDAYS = ("lunes", "martes", "miercoles", "miércoles", "jueves", "viernes", "sabado", "sábado", "domingo")
 _ES_UNIT = "semana|mes|año|trimestre"
 _ES_COUNT_UNIT = r"(?P<unit>d[ií]as?|semanas?|mes(?:es)?|años?)"
-_ES_N = rf"(?P<n>\d{{1,3}}|{_alt(_ES_NUMBERS)})"
+_ES_N = rf"(?P<n>\d{{1,3}}|{_alt(ES_NUMBERS)})"
 _FR_WD = "lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche"
 _FR_COUNT_UNIT = r"(?P<unit>jours?|semaines?|mois|ans?|ann[ée]es?)"
-_FR_N = rf"(?P<n>\d{{1,3}}|{_alt(_FR_NUMBERS)})"
+_FR_N = rf"(?P<n>\d{{1,3}}|{_alt(FR_NUMBERS)})"
 _ZH_REL = "(?P<rel>下下|下|上|本|这|這)(?:个|個)?"
 _ZH_WEEK_WORDS = ("周", "週", "星期", "礼拜", "禮拜")
 _ZH_WEEK = f"(?:{'|'.join(_ZH_WEEK_WORDS)})"
@@ -561,7 +355,7 @@ _ADJECTIVE_USE = (
 
 _RULES: tuple[_Rule, ...] = (
     # English
-    _rule(_words(_EN_DAYS), _day_table(_EN_DAYS), needs=_last_words(_EN_DAYS), before=r"\bthe\s+", after=r"^\s+of\b"),
+    _rule(_words(EN_DAYS), _day_table(EN_DAYS), needs=_last_words(EN_DAYS), before=r"\bthe\s+", after=r"^\s+of\b"),
     _rule(
         rf"\b(?P<rel>next|last|this)\s+(?P<unit>{_EN_UNIT})\b",
         _rel_start,
@@ -617,7 +411,7 @@ _RULES: tuple[_Rule, ...] = (
         before=f"{_RANGE_BEFORE}|{_THRESHOLD_BEFORE}",
     ),
     # German; "von heute auf morgen" is an idiom for "overnight"
-    _rule(_words(_DE_DAYS), _day_table(_DE_DAYS), needs=_last_words(_DE_DAYS), after=r"^\s+auf\s+morgen\b"),
+    _rule(_words(DE_DAYS), _day_table(DE_DAYS), needs=_last_words(DE_DAYS), after=r"^\s+auf\s+morgen\b"),
     _rule(
         r"\b(?-i:morgen)\b",
         _day_table({"morgen": 1}),  # "Morgen" is the noun
@@ -656,7 +450,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(rf"\bvor\s+{_DE_N}\s+{_DE_COUNT_UNIT}\b", _count(-1), needs=("vor ",), after=_RANGE_AFTER),
     # Spanish; "hoy en día" means "nowadays"
-    _rule(_words(_ES_DAYS), _day_table(_ES_DAYS), needs=_last_words(_ES_DAYS), after=r"^\s+(?:en\s+)?d[ií]a\b"),
+    _rule(_words(ES_DAYS), _day_table(ES_DAYS), needs=_last_words(ES_DAYS), after=r"^\s+(?:en\s+)?d[ií]a\b"),
     _rule(
         r"\bmañana\b",
         _day_table({"mañana": 1}),
@@ -700,7 +494,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(rf"\bhace\s+{_ES_N}\s+{_ES_COUNT_UNIT}\b", _count(-1), needs=("hace ",), after=_RANGE_AFTER),
     # French
-    _rule(_words(_FR_DAYS), _day_table(_FR_DAYS), needs=_last_words(_FR_DAYS)),
+    _rule(_words(FR_DAYS), _day_table(FR_DAYS), needs=_last_words(FR_DAYS)),
     _rule(r"\bhier\b", _day_table({"hier": -1}), needs=("hier",), guard=_not_french),
     _rule(
         rf"\b(?:la\s+|le\s+|l{_APOSTROPHE})(?P<unit>semaine|mois|ann[ée]e|an|trimestre)\s+"
@@ -726,13 +520,13 @@ _RULES: tuple[_Rule, ...] = (
         rf"\bil\s+y\s+a\s+{_FR_N}\s+{_FR_COUNT_UNIT}\b", _count(-1), needs=("il ",), after=_RANGE_AFTER + r"|^\s+de\b"
     ),
     # Chinese (CJK has no word boundaries: guards look at the neighbouring characters instead)
-    _cjk(_alt(_ZH_DAYS), _day_table(_ZH_DAYS), needs=_ZH_DAYS, guard=_zh_compound),
+    _cjk(_alt(ZH_DAYS), _day_table(ZH_DAYS), needs=ZH_DAYS, guard=_zh_compound),
     _cjk(
-        _alt(_ZH_PERIODS),
-        _period_table(_ZH_PERIODS),
-        needs=_ZH_PERIODS,
+        _alt(ZH_PERIODS),
+        _period_table(ZH_PERIODS),
+        needs=ZH_PERIODS,
         guard=_zh_compound,
-        period=_table_unit(_ZH_PERIODS),
+        period=_table_unit(ZH_PERIODS),
     ),
     _cjk(
         f"{_ZH_REL}{_ZH_WEEK}(?P<wd>[一二三四五六日天])(?![天个個日周週年月号號])",
@@ -768,14 +562,14 @@ _RULES: tuple[_Rule, ...] = (
         before=r"[0-9第]",
     ),
     # Japanese
-    _cjk(_alt(_JA_DAYS), _day_table(_JA_DAYS), needs=_JA_DAYS, guard=_needs_kana),
+    _cjk(_alt(JA_DAYS), _day_table(JA_DAYS), needs=JA_DAYS, guard=_needs_kana),
     _cjk(
-        _alt(_JA_PERIODS),
-        _period_table(_JA_PERIODS),
-        needs=_JA_PERIODS,
+        _alt(JA_PERIODS),
+        _period_table(JA_PERIODS),
+        needs=JA_PERIODS,
         after="^末",
         guard=_needs_kana,
-        period=_table_unit(_JA_PERIODS),
+        period=_table_unit(JA_PERIODS),
     ),
     _cjk(
         "(?P<rel>再来週|来週|先週|今週)の?(?P<wd>[月火水木金土日])曜日?",
@@ -784,14 +578,14 @@ _RULES: tuple[_Rule, ...] = (
         guard=_needs_kana,
     ),
     # Korean
-    _cjk(_alt(_KO_DAYS), _day_table(_KO_DAYS), needs=_KO_DAYS, before=_KO_BEFORE, after=_KO_AFTER),
+    _cjk(_alt(KO_DAYS), _day_table(KO_DAYS), needs=KO_DAYS, before=_KO_BEFORE, after=_KO_AFTER),
     _cjk(
-        _alt(_KO_PERIODS),
-        _period_table(_KO_PERIODS),
-        needs=_KO_PERIODS,
+        _alt(KO_PERIODS),
+        _period_table(KO_PERIODS),
+        needs=KO_PERIODS,
         before=_KO_BEFORE,
         after=_KO_AFTER,
-        period=_table_unit(_KO_PERIODS),
+        period=_table_unit(KO_PERIODS),
     ),
     _cjk(
         r"(?P<rel>다음|지난|이번)\s?주\s?(?P<wd>[월화수목금토일])요일",
@@ -855,139 +649,6 @@ def _quoted_alone(text: str, start: int, end: int) -> bool:
     if before[-1] == "'":  # an apostrophe (the boss' tomorrow') is not a quote
         return not (len(before) > 1 and before[-2].isalnum()) and not (len(after) > 1 and after[1].isalnum())
     return True
-
-
-# --- what to skip: markdown code and URLs ----------------------------------------------------
-
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-_URL = re.compile(r"\b(?:https?://|ftp://|www\.)\S+", re.IGNORECASE)
-_MASK = "\x00"  # not a word character and not whitespace, so no phrase can span a mask
-# Where "www." ends (as `"www." in text.lower()` finds it, without the copy): `re` skips to each "."
-# in C and looks behind it, where a case-blind "www\." was tried at every w of the text.
-_WWW = re.compile(r"\.(?<=[wW][wW][wW]\.)")
-_URL_SCHEMES = (3, 4, 5)  # how far "ftp", "http" and "https" start before their "://"
-
-
-def _has_www(text: str) -> bool:
-    return _WWW.search(text) is not None
-
-
-def _mask(text: str) -> str:
-    """text with fenced blocks, inline code and URLs blotted out, keeping every offset."""
-    has_url = "://" in text or _has_www(text)
-    if "`" not in text and "~~~" not in text and not has_url:
-        return text  # nothing to blot out, the common case: skip the line walk
-    masked = _mask_fences(text) if "```" in text or "~~~" in text else text
-    if "`" in masked:
-        masked = _mask_inline_code(masked)
-    if has_url:  # every URL holds "://" or "www." (in any case): the scan is spared elsewhere
-        masked = _mask_urls(masked)
-    return masked
-
-
-def _mask_urls(text: str) -> str:
-    """What `_URL.sub` blots out, trying `_URL` only where a URL can start: a few characters
-    before each "://", and at each "www.". Tried at every offset, as `sub` does, the pattern cost
-    more than the rest of the masking. Leftmost first, and none inside the one before, as `sub`."""
-    starts: set[int] = set()
-    at = text.find("://")
-    while at >= 0:
-        starts.update(at - back for back in _URL_SCHEMES if at >= back)
-        at = text.find("://", at + 1)
-    if _has_www(text):
-        starts.update(found.start() - 3 for found in _WWW.finditer(text))
-    spans: list[tuple[int, int]] = []
-    for start in sorted(starts):
-        if spans and start < spans[-1][1]:
-            continue
-        found = _URL.match(text, start)  # `\b` still sees the character before `start`
-        if found is not None:
-            spans.append((start, found.end()))
-    return _blotted(text, spans) if spans else text
-
-
-def _mask_fences(text: str) -> str:
-    """Fenced blocks blotted out, line by line (a fence needs three backticks or tildes)."""
-    masked: list[tuple[int, int]] = []  # the blotted-out stretches, each a run of whole lines
-    fence: str | None = None  # the opening fence while inside a fenced block
-    pos = 0
-    for line in text.splitlines(keepends=True):
-        opener = _FENCE.match(line)
-        if fence is not None or opener:
-            if masked and masked[-1][1] == pos:
-                masked[-1] = (masked[-1][0], pos + len(line))
-            else:
-                masked.append((pos, pos + len(line)))
-            if fence is None and opener:
-                fence = opener.group(1)
-            elif (
-                fence is not None
-                and opener
-                and opener.group(1)[0] == fence[0]
-                and len(opener.group(1)) >= len(fence)
-                and not line[opener.end() :].strip()
-            ):
-                fence = None
-        pos += len(line)
-    return _blotted(text, masked)
-
-
-def _blotted(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    """`text` with each of the ordered, disjoint `spans` replaced by as many _MASK characters."""
-    parts: list[str] = []
-    pos = 0
-    for start, end in spans:
-        parts += [text[pos:start], _MASK * (end - start)]
-        pos = end
-    parts.append(text[pos:])
-    return "".join(parts)
-
-
-_TICKS = re.compile("`+")
-
-
-def _mask_inline_code(text: str) -> str:
-    """What `_INLINE_CODE.sub` blots out, in one pass over the backtick runs.
-
-    A code span opens at a run of backticks and closes at the next run of the same length. The
-    regular expression finds that by scanning ahead from every opening run, to the end of the text
-    when no run closes it: quadratic in a memory full of unpaired backticks (as generated or
-    truncated text is). Here each run is looked at once, its closer found in a table of runs by length.
-    """
-    if "``" not in text:
-        return _mask_single_ticks(text)
-    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
-    by_length: dict[int, list[int]] = {}
-    for k, (start, end) in enumerate(runs):
-        by_length.setdefault(end - start, []).append(k)
-    spans: list[tuple[int, int]] = []
-    k = 0
-    while k < len(runs):
-        start, end = runs[k]
-        same = by_length[end - start]
-        at = bisect.bisect_right(same, k)
-        if at < len(same):  # runs are maximal, so text lies between two of them: (.+?) holds
-            closer = same[at]
-            spans.append((start, runs[closer][1]))
-            k = closer + 1
-        else:
-            k += 1
-    return _blotted(text, spans) if spans else text
-
-
-def _mask_single_ticks(text: str) -> str:
-    """`_mask_inline_code` for a text whose backtick runs are all single (most memories): each
-    backtick closes the one before it, so the spans are every other piece between backticks, and
-    one split finds them all (a last backtick left without a partner opens nothing). The masks are
-    made by `map` over C functions, not a comprehension: a folder's bodies hold ~250,000 backticks."""
-    pieces = text.split("`")
-    pairs = (len(pieces) - 1) // 2
-    if not pairs:
-        return text
-    code = map(_MASK.__mul__, map((2).__add__, map(len, pieces[1 : 2 * pairs : 2])))
-    kept = pieces[0 : 2 * pairs : 2]
-    return "".join(itertools.chain.from_iterable(zip(kept, code, strict=True))) + "`".join(pieces[2 * pairs :])
 
 
 # --- public API ------------------------------------------------------------------------------
@@ -1203,7 +864,7 @@ def find_relative_dates_in(texts: Iterable[str], anchors: Iterable[date]) -> lis
 def _find_in_batch(texts: Sequence[str], anchors: Sequence[date], prefiltered: bool = True) -> list[list[DateSpan]]:
     """Each text's phrases. Not `prefiltered`: every rule run over every whole text, as the tests
     compare against (the prefilter and the stretches must change nothing but the time)."""
-    masked = [_mask(text) for text in texts]
+    masked = [mask_code(text) for text in texts]
     lowered = [m.lower() for m in masked]
     prefilter = _Prefilter(lowered) if prefiltered else None
     backwards: dict[int, str] = {}  # text index -> the masked text reversed, to find the break before a place

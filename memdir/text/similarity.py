@@ -38,23 +38,31 @@ tuned together on the dev pairs.
 
 from __future__ import annotations
 
-import array
 import bisect
 import functools
 import itertools
 import math
 import operator
 import re
-import sys
-import unicodedata
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import Literal, cast
+from typing import Literal
 
-from memdir.core.bulk import paused_gc
-from memdir.core.lazyre import LazyPattern
+from memdir.text.bulk import paused_gc
+from memdir.text.valuewords import MONTHS, NUMBER_WORDS, TIME_WORDS, VALUE_WORDS
+from memdir.text.words import (
+    TOKEN,
+    fold,
+    is_cjk,
+    stem,
+    term_key,
+    term_keys,
+    terms,
+    terms_of_keys,
+    text_of_keys,
+)
 
 __all__ = [
     "DUPLICATE_SCORE",
@@ -97,293 +105,12 @@ class PairVerdict:
     reason: str  # short and human-readable, e.g. "same topic; numbers differ: 30 vs 45"
 
 
-# --- text normalisation and terms ---------------------------------------------------------------
-
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-
-
-# Compiled on first use: a class of "word characters but not ..." is built over all of Unicode, a few
-# milliseconds, which every prompt hook would pay at import though most never need it.
-_TOKEN = LazyPattern(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-
-
-# Function words of English, German, Spanish and French (accent-folded, as terms are), plus the labels
-# of memdir's own body template ("**Why:**", "**How to apply:**"), which every feedback memory repeats.
-# Splitting at the apostrophe leaves "didn" of "didn't" and "isn" of "isn't": those are function words too.
-_STOPWORD_TEXT = """
-    a about above after again against all also am an and any are as at be because been before being below between
-    both but by can could did do does doing don done down during each either etc few for from further had has have
-    having he her here hers him his how i if in into is it its itself just me more most my no nor not now of off
-    on once only or other our ours out over own same she should so some such than that the their theirs them then
-    there these they this those through to too under until up upon us very via was we were what when where which
-    while who whom whose why will with would you your yours apply s t d ll m re ve
-    ain aren couldn didn doesn hadn hasn haven isn mightn mustn needn shan shouldn wasn weren won wouldn
-    aber als am an auch auf aus bei bin bis da dann das dass dem den der des die dies diese diesem diesen dieser
-    doch dort du durch ein eine einem einen einer eines er es fur hat hatte ich ihr im in ist ja kann mit man nach
-    noch nur ob oder ohne sein sich sie sind so uber um und uns von vor war waren was weil wenn wer wie wir wird
-    werden wo zu zum zur
-    al algo como con cual cuando de del donde el ella ellas ellos en entre era es esa ese eso esta estan este esto
-    fue ha hay la las le les lo los mas me mi muy nos o para pero por que se ser si sin sobre son su sus te tu un
-    una uno unos y ya
-    au aux avec ce ces cet cette dans des du elle elles est et il ils je la le les leur leurs lui ma mais mes meme
-    nous on ou par pas pour qu qui sa se ses son sont sur ta te tes ton une vos votre vous
-"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-# Chinese characters that carry grammar rather than topic; as single-character terms they only add noise.
-_CJK_STOP = frozenset("的了是在和与及或也都而就把被让给对从到为以之其这那个中请时")
-
-
-def _fold(text: str) -> str:
-    """Case-fold and strip accents ("Español" -> "espanol"), so spelling variants meet."""
-    text = text.casefold()
-    if text.isascii():
-        return text
-    # Almost every real memory holds some non-ASCII character (a dash, a CJK run), few an accent:
-    # without a character that decomposes to one, stripping is recomposing, a no-op on NFC text.
-    if _may_hold_accents().search(text) is None and unicodedata.is_normalized("NFC", text):
-        return text
-    # Decompose, drop the combining accents, recompose: Hangul and other scripts come back unchanged.
-    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
-
-
-_ACCENTS = re.compile("[\u0300-\u036f]")
-# Every character whose canonical decomposition holds one of _ACCENTS lies in these blocks (Latin,
-# the accents themselves, Greek and Cyrillic, Latin and Greek extended, arrows and mathematical
-# operators such as U+2260): test_similarity checks it against the whole of Unicode.
-_ACCENT_BLOCKS = ((0x00C0, 0x0500), (0x1E00, 0x2300), (0x2ADC, 0x2ADD))
-
-
-@cache
-def _may_hold_accents() -> re.Pattern[str]:
-    """The characters that decompose to an accent (e acute, U+2260), not their blocks' others (Greek
-    letters, the multiplication sign, arrows), which real memories use freely; worked out from the
-    Unicode database on first use."""
-    chars = [
-        chr(code)
-        for first, end in _ACCENT_BLOCKS
-        for code in range(first, end)
-        if _ACCENTS.search(unicodedata.normalize("NFD", chr(code)))
-    ]
-    return re.compile("[" + re.escape("".join(chars)) + "]")
-
-
-# Longest first; each needs a stem of at least three letters left. Covers the common English
-# inflections and the German and Spanish plural/infinitive endings well enough for matching; it is not
-# a linguistic stemmer, only a way to let "deploys", "deployed" and "deploying" meet.
-_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "ers", "er", "ly", "s", "en", "e", "n")
-
-
-def _stem(word: str) -> str:
-    if len(word) <= 3 or word.isdigit():
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    # Cutting to six letters merges derived forms ("configure", "configuration") that the suffix list misses.
-    return word[:6]
-
-
-class _TermCache(dict[str, str]):
-    """Token -> term ("" for a stopword), filled on first sight.
-
-    Folders reuse a small vocabulary, so one C-level dict lookup per token is what keeps a folder of
-    10,000 memories fast. Cleared when it grows past a size that only a long-lived process reaches.
-    """
-
-    def __missing__(self, token: str) -> str:
-        if len(self) > 200_000:
-            self.clear()
-        term = self[token] = "" if token in _STOPWORDS else _stem(token)
-        return term
-
-
-_TERM_OF = _TermCache()
-# Everything in ASCII that is not a letter or digit becomes a space, so that split() finds the same
-# tokens as _TOKEN, several times faster (ASCII-only text is the common case).
-_ASCII_SEPARATORS = bytes.maketrans(
-    bytes(c for c in range(128) if not chr(c).isalnum()), b" " * sum(not chr(c).isalnum() for c in range(128))
-)
-
-
-def is_cjk(term: str) -> bool:
-    """Whether a term is Chinese, Japanese or Korean text (a character or a bigram, not a word)."""
-    return term[0] >= "\u3040"
-
-
-def term_sequence(text: str) -> Iterator[tuple[str, str]]:
-    """(term, the text it came from) for each term of `text`, in order: case- and accent-folded,
-    stopwords dropped, lightly stemmed; CJK runs as characters and bigrams, having no spaces."""
-    folded = _fold(text)
-    if folded.isascii():  # the common case, several times faster than the regular expression
-        for token in folded.encode().translate(_ASCII_SEPARATORS).decode().split():
-            term = _TERM_OF[token]
-            if term:
-                yield term, token
-        return
-    for token in _TOKEN.findall(folded):
-        if is_cjk(token):
-            for char in token:
-                if char not in _CJK_STOP:
-                    yield char, char
-            for i in range(len(token) - 1):
-                yield token[i : i + 2], token[i : i + 2]
-        else:
-            term = _TERM_OF[token]
-            if term:
-                yield term, token
-
-
-def plain_words(text: str) -> list[str]:
-    """The words of `text` in order, case- and accent-folded, none dropped or stemmed: punctuation and
-    markdown (`**`, backticks, `#`) fall away, so text repeated word for word meets itself."""
-    folded = _fold(text)
-    if folded.isascii():
-        return folded.encode().translate(_ASCII_SEPARATORS).decode().split()
-    return _TOKEN.findall(folded)
-
-
-def term_list(text: str) -> list[str]:
-    """The terms of `text` in order (term_sequence without the source text, faster on ASCII)."""
-    folded = _fold(text)
-    if folded.isascii():
-        terms = map(_TERM_OF.__getitem__, folded.encode().translate(_ASCII_SEPARATORS).decode().split())
-        return [term for term in terms if term]
-    return [term for term, _ in term_sequence(text)]
-
-
-_CJK_FROM = "\u3040"  # a token from here up is a CJK run (or a word that goes its way): see is_cjk
-
-
-def _words_and_runs(text: str) -> tuple[Iterable[str], Iterable[str], Collection[str]]:
-    """The words (folded, each a key of _TERM_OF) and CJK runs of `text`, as `_TOKEN` finds them:
-    the all-ASCII words, the other words, the runs; in text order, repeats and all.
-
-    Cut at ASCII separators first, in bytes (where translate and split run at C speed): a token that is
-    all ASCII is a word as it stands, and only the rest need folding and the Unicode-wide patterns. The
-    cuts change nothing: a folded word or CJK run never spans an ASCII separator, and neither folding
-    nor NFC/NFD joins a character to one. Repeats are left for the caller's set to drop: a set of the
-    tokens first would cost more than it saves (few repeat) and hand them back in hash order, out of
-    the order they lie in memory, which makes each later step slower.
-    """
-    raw = text.encode("utf-8", "surrogatepass").lower().translate(_ASCII_SEPARATORS)
-    tokens = raw.decode("utf-8", "surrogatepass").split()
-    if text.isascii():
-        return tokens, (), ()
-    # One pass finds the words and the runs, told apart by their first character: a word starting from
-    # U+3040 up (full-width letters) goes the CJK way, as in term_sequence.
-    found = _TOKEN.findall(_fold(" ".join(itertools.filterfalse(str.isascii, tokens))))
-    runs = list(filter(_CJK_FROM.__le__, found))
-    return filter(str.isascii, tokens), filter(_CJK_FROM.__gt__, found) if runs else found, runs
-
-
-def _terms(text: str) -> frozenset[str]:
-    """The set of `term_sequence(text)`'s terms, built a set at a time rather than term by term."""
-    return _terms_of_keys(_term_keys(text))
-
-
-# A CJK term is worked out as a number, several times cheaper to make from the text than a string: a
-# character is its code point, a bigram its two code points in one integer (the second one's at bit
-# 32, so never a character's). The folder scan, which compares term sets by sizes and overlaps
-# only, keeps the numbers (`_term_keys`); a term set turns the distinct ones back into text.
-_CJK_STOP_KEYS = frozenset(map(ord, _CJK_STOP)) | {0}
-
-
-_BELOW_CJK = LazyPattern("[\x01-\u303f]")
-
-
-def _add_cjk_numbers(keys: set[str | int], runs: Collection[str]) -> bool:
-    """Add the `_key`s of the characters and bigrams of CJK runs (and of words that go their way, as
-    in term_sequence) to `keys`; False, adding nothing, if a run holds a character below U+3040 (a
-    word of full-width letters), whose terms may be plain letters, kept as text."""
-    if not runs:
-        return True
-    joined = "\x00".join(runs) + "\x00"
-    if _BELOW_CJK.search(joined):
-        return False
-    # Code points, four bytes each, read as one number a character or two a bigram: the bigrams at
-    # even and at odd offsets are every bigram. NULs between runs (and at the end, to an even length)
-    # make the bigrams that straddle two runs, taken out below. Each number goes into `keys` once,
-    # as it is read: a CJK text is mostly bigrams, and each set it passes through costs their number.
-    joined += "\x00" * (len(joined) % 2)
-    points = memoryview(joined.encode("utf-32-le"))
-    keys.update(points.cast("I"))
-    keys.update(points.cast("Q"))
-    keys.update(points[4:-4].cast("Q"))
-    # A bigram's first character is never a NUL, so its number has a non-zero low half and is at
-    # least 2**32: (c, NUL) at a run's end is c's own number (kept, unless c is a stopword and taken
-    # out with it), and (NUL, c) at a run's start is c's times 2**32, read from NUL-c pairs alike.
-    starts = "\x00" + "\x00".join(map(operator.itemgetter(0), runs))
-    keys.difference_update(memoryview(starts.encode("utf-32-le")).cast("Q"))
-    keys.difference_update(_CJK_STOP_KEYS)
-    return True
-
-
-def _cjk_terms(runs: Collection[str]) -> set[str]:
-    """The characters and bigrams of CJK runs (and of words that go their way, as in term_sequence),
-    as text: for the runs `_add_cjk_numbers` leaves (a word of full-width letters)."""
-    joined = "\x00".join(runs)  # no token holds a NUL: bigrams across two runs are dropped below
-    terms = set(joined)
-    terms.discard("\x00")
-    terms -= _CJK_STOP
-    pairs = set(map(operator.add, joined, joined[1:]))
-    pairs.difference_update([run[-1] + "\x00" for run in runs], ["\x00" + run[0] for run in runs])
-    return set(map(sys.intern, terms | pairs))
-
-
-def _text_of_numbers(numbers: Iterable[int]) -> Iterator[str]:
-    """The CJK terms whose `_key`s these are, each once as a string however many memories hold it
-    (ASCII terms already are, through _TERM_OF): a folder's term sets then cost their tables."""
-    # Each as two code points, the second a NUL for a character: one decoding for all of them.
-    text = array.array("Q", numbers).tobytes().decode("utf-32-le")
-    return map(sys.intern, map(str.rstrip, map(operator.add, text[::2], text[1::2]), itertools.repeat("\x00")))
-
-
-def _term_keys(text: str, keys: set[str | int] | None = None) -> set[str | int]:
-    """`_terms(text)` with each CJK term as its `_key`: a set of the same size, meeting another such
-    set in as many elements. Added to `keys` if given (a body read a stretch at a time)."""
-    ascii_words, words, runs = _words_and_runs(text)
-    if keys is None:
-        keys = set()
-    keys.update(map(_TERM_OF.__getitem__, ascii_words))
-    keys.update(map(_TERM_OF.__getitem__, words))
-    keys.discard("")
-    if runs and not _add_cjk_numbers(keys, runs):
-        keys.update(map(_key, _cjk_terms(runs)))
-    return keys
-
-
-def _terms_of_keys(keys: Collection[str | int]) -> frozenset[str]:
-    """The terms whose `_key`s these are."""
-    if not keys:
-        return frozenset()
-    is_text = list(map(isinstance, keys, itertools.repeat(str)))  # C-level, in one order of `keys`
-    words: Iterable[str] = itertools.compress(keys, is_text)  # type: ignore[arg-type]
-    numbers: Iterable[int] = itertools.compress(keys, map(operator.not_, is_text))  # type: ignore[arg-type]
-    return frozenset(itertools.chain(words, _text_of_numbers(numbers)))
-
-
-def _text_of_keys(keys: Sequence[str | int]) -> Iterator[str]:
-    """The term whose `_key` each of these is, in order."""
-    numbers = set(itertools.compress(keys, map(operator.not_, map(isinstance, keys, itertools.repeat(str)))))
-    text_of: dict[str | int, str] = dict(zip(numbers, _text_of_numbers(cast(set[int], numbers)), strict=True))
-    return cast(Iterator[str], map(text_of.get, keys, keys))  # a word is its own key, and not in text_of
-
-
-def _key(term: str) -> str | int:
-    """A term as the folder scan holds it (see _term_keys). Only a CJK term starts from U+3040 up,
-    and it is one or two characters long."""
-    if not is_cjk(term):
-        return term
-    return ord(term) if len(term) == 1 else ord(term[0]) | ord(term[1]) << 32
-
-
 @dataclass(frozen=True)
 class _Profile:
     """One memory's terms, computed once; its facts are extracted only when a close pair needs them."""
 
     memory: MemoryText
-    # The terms of the name and description as `_key`s, each once: a tuple, a fifth of a set's size,
+    # The terms of the name and description as `term_key`s, each once: a tuple, a fifth of a set's size,
     # since a folder scan holds one for every memory (20 MiB as sets for the realistic 10k folder).
     # As keys, not text, a body's reading starts from them as they are; the text of a CJK term is
     # made only where an order or a digit asks for it (`_signatures`, `_word_score`).
@@ -403,37 +130,37 @@ class _Profile:
         judged = _Judged()
         profiles = []
         for memory in memories:
-            keys = _term_keys(f"{memory.name}\n{memory.description}")  # slug hyphens split like spaces
+            keys = term_keys(f"{memory.name}\n{memory.description}")  # slug hyphens split like spaces
             profiles.append(cls(memory, tuple(map(shared.setdefault, keys, keys)), judged))
         return profiles
 
     @cached_property
     def keys(self) -> set[str | int]:
-        """The whole memory's terms as `_key`s: worked out only for a memory that meets another, since
+        """The whole memory's terms as `term_key`s: worked out only for a memory that meets another, since
         a folder's bodies hold most of its text, and dropped (`forget`) once a folder scan is done with
         them. Sizes, overlaps and membership (`has`) need no more, so the text of CJK terms is made
         only when asked for (`terms`)."""
         reading: _Reading | None = self.__dict__.get("reading")
         if reading is not None and reading.done:  # a folder scan has read the body already
             return reading.keys
-        return _term_keys(self.memory.body, set(self.head))
+        return term_keys(self.memory.body, set(self.head))
 
     @cached_property
     def terms(self) -> frozenset[str]:
         """The whole memory's terms."""
-        return _terms_of_keys(self.keys)
+        return terms_of_keys(self.keys)
 
     def has(self, term: str) -> bool:
         """Whether `term` is one of the whole memory's terms, asked of its keys. A term from U+3040 up
-        is a CJK character or bigram (see _key), so a longer such string is none."""
+        is a CJK character or bigram (see term_key), so a longer such string is none."""
         if is_cjk(term):
-            return len(term) <= 2 and _key(term) in self.keys
+            return len(term) <= 2 and term_key(term) in self.keys
         return term in self.keys
 
     @cached_property
     def wordy(self) -> tuple[frozenset[str], frozenset[str]]:
         """The head's terms and the whole memory's without the terms that hold a digit (`_word_score`)."""
-        head, whole = _terms_of_keys(self.head), self.terms
+        head, whole = terms_of_keys(self.head), self.terms
         return frozenset(t for t in head if not _DIGIT.search(t)), frozenset(t for t in whole if not _DIGIT.search(t))
 
     @cached_property
@@ -467,9 +194,9 @@ class _Profile:
     def subject(self) -> list[str]:
         """The ordinary words of the head: not a stated value (number, date, weekday, cadence), not a
         month, not part of a name or identifier (see `_own_subject`)."""
-        told = set(self.values.values()) | set(self.names.values()) | set(_MONTHS)
-        stated = _terms(" ".join(told))
-        # A CJK term's key is a number (see _key); a word's is the word.
+        told = set(self.values.values()) | set(self.names.values()) | set(MONTHS)
+        stated = terms(" ".join(told))
+        # A CJK term's key is a number (see term_key); a word's is the word.
         return [t for t in self.head if isinstance(t, str) and t not in stated and not any(c.isdigit() for c in t)]
 
     @cached_property
@@ -477,23 +204,23 @@ class _Profile:
         """Every word and name-like token, squashed, to tell whether this memory mentions a name at all."""
         # Folding reads one character (or one run of accents) at a time, and never across a line
         # break: the folded name joined to the text folded already is the whole memory folded.
-        text = f"{_fold(self.memory.name)}\n{self.said}"
+        text = f"{fold(self.memory.name)}\n{self.said}"
         # Each distinct candidate squashed once (the pattern has no groups: findall gives whole matches);
         # most are plain words, all word characters but "_", which squashing leaves as they are.
         candidates = set(_NAME_CANDIDATE.findall(text))
         plain = set(filter(str.isalnum, candidates))
         squashed = map(functools.partial(_SQUASH.sub, ""), candidates - plain)
-        # Every word (`_TOKEN`) lies inside one candidate, rather than read from the text again: no
+        # Every word (`TOKEN`) lies inside one candidate, rather than read from the text again: no
         # word character is left between candidates, and each candidate has a character that is no
         # word character (or none) on its either side. An ASCII plain candidate is a word as it
         # stands, so only the other candidates are searched for their words.
         others = itertools.chain(candidates - plain, itertools.filterfalse(str.isascii, plain))
-        return frozenset(_TOKEN.findall(" ".join(others))).union(plain, squashed)
+        return frozenset(TOKEN.findall(" ".join(others))).union(plain, squashed)
 
     @cached_property
     def said(self) -> str:
         """The description and body, folded: what the cues below are searched in."""
-        return _fold(self.memory.description + "\n" + self.memory.body)
+        return fold(self.memory.description + "\n" + self.memory.body)
 
     @cached_property
     def change(self) -> str | None:
@@ -530,12 +257,12 @@ _WORKED_OUT = frozenset(
 )
 """What a _Profile works out from the body and can `forget`."""
 
-# ASCII whitespace: a body cut there has the terms of its parts (see _words_and_runs).
+# ASCII whitespace: a body cut there has the terms of its parts (see words_and_runs).
 _CUT = re.compile("[\t\n\v\f\r ]")
 
 
 class _Reading:
-    """One memory's term keys (`_term_keys` of the body, and the head's), read from the body a
+    """One memory's term keys (`term_keys` of the body, and the head's), read from the body a
     stretch at a time: a pair that cannot reach TOPIC_SCORE is often told from part of the longer body."""
 
     __slots__ = ("_memory", "keys", "length", "read")
@@ -555,7 +282,7 @@ class _Reading:
         body = self._memory.body  # not held: a lint's memory cuts it from the file's text when asked
         cut = _CUT.search(body, self.read + chars)
         end = len(body) if cut is None else cut.start()
-        _term_keys(body[self.read : end], self.keys)
+        term_keys(body[self.read : end], self.keys)
         self.read = end
         if self.done:
             # Grown a stretch at a time, with the junk bigrams of each taken out again, the set's table
@@ -612,73 +339,6 @@ def similarity(a: MemoryText, b: MemoryText) -> float:
 
 # --- facts: what a reworded duplicate keeps and an update changes ---------------------------------
 
-_MONTHS = {
-    word: number
-    for number, words in enumerate(
-        (
-            "january jan januar enero janvier",
-            "february feb februar febrero fevrier",
-            "march mar marz marzo mars",
-            "april apr abril avril",
-            "may mai mayo",
-            "june jun juni junio juin",
-            "july jul juli julio juillet",
-            "august aug agosto aout",
-            "september sep sept septiembre septembre",
-            "october oct oktober octubre octobre",
-            "november nov noviembre novembre",
-            "december dec dezember diciembre decembre",
-        ),
-        start=1,
-    )
-    for word in words.split()
-}
-# Spelled-out numbers, so that "six years" matches "6 years". Words that are also common in another of
-# these languages are left out: one/un/uno (articles), once (es 11), tres (fr "tres" = very), sept,
-# neuf (fr "new"), elf, null.
-_NUMBER_WORDS = {
-    word: str(number)
-    for number, words in enumerate(
-        (
-            "",
-            "",
-            "two zwei dos deux",
-            "three drei trois",
-            "four vier cuatro quatre",
-            "five funf cinco cinq",
-            "six sechs seis",
-            "seven sieben siete",
-            "eight acht ocho huit",
-            "nine neun nueve",
-            "ten zehn diez dix",
-            "eleven",
-            "twelve zwolf doce douze",
-        )
-    )
-    for word in words.split()
-} | {"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000"}
-# Weekdays and cadences are values too ("every Tuesday" vs "every other Thursday", "monthly" vs "weekly").
-_TIME_WORDS = {
-    word: canonical
-    for canonical, words in (
-        ("monday", "monday mondays montag lunes lundi"),  # not "mon": French for "my"
-        ("tuesday", "tuesday tuesdays tue dienstag martes mardi"),
-        ("wednesday", "wednesday wednesdays mittwoch miercoles mercredi"),
-        ("thursday", "thursday thursdays thu donnerstag jueves jeudi"),
-        ("friday", "friday fridays fri freitag viernes vendredi"),
-        ("saturday", "saturday saturdays samstag sabado samedi"),
-        ("sunday", "sunday sundays sonntag domingo dimanche"),
-        ("hourly", "hourly stundlich"),
-        ("daily", "daily taglich diario diaria quotidien"),
-        ("weekly", "weekly wochentlich semanal hebdomadaire"),
-        ("biweekly", "biweekly fortnightly"),
-        ("monthly", "monthly monatlich mensual mensuel"),
-        ("quarterly", "quarterly quartalsweise trimestral trimestriel"),
-        ("yearly", "yearly annually annual jahrlich anual annuel"),
-    )
-    for word in words.split()
-}
-_VALUE_WORDS = frozenset(_NUMBER_WORDS.keys() | _TIME_WORDS.keys())
 # Each of these patterns starts with the character class of its first character and looks behind it
 # after, where the plain form would start with `\b` or a lookbehind: `re` then skips to the places
 # that character stands at, rather than trying the whole pattern at every character of the text.
@@ -752,11 +412,11 @@ def _date(year: str, month: int, day: str) -> str:
 
 def stated_values(text: str) -> dict[str, str]:
     """Numbers, dates, times, weekdays and cadences in `text`, normalised -> as written."""
-    return _stated_values(_fold(text))
+    return _stated_values(fold(text))
 
 
 def _stated_values(folded: str, known: frozenset[str] | None = None) -> dict[str, str]:
-    """`stated_values` of text already folded (`_fold`); `known`, if given, holds its words
+    """`stated_values` of text already folded (`fold`); `known`, if given, holds its words
     (`_Profile.words`), which can spare the pass that reads the words in order."""
     found: dict[str, str] = {}
 
@@ -779,13 +439,13 @@ def _stated_values(folded: str, known: frozenset[str] | None = None) -> dict[str
     # Every date and number holds a digit: a text without one (many a description) needs none of these passes.
     if _DIGIT.search(folded):
         take(_ISO_DATE, lambda m: _date(m[1], int(m[2]), m[3]))
-        if not _MONTHS.keys().isdisjoint(words):
-            take(_DAY_MONTH_YEAR, lambda m: _date(m[3], _MONTHS[m[2]], m[1]) if m[2] in _MONTHS else None)
-            take(_MONTH_DAY_YEAR, lambda m: _date(m[3], _MONTHS[m[1]], m[2]) if m[1] in _MONTHS else None)
-            take(_MONTH_YEAR, lambda m: f"{m[2]}-{_MONTHS[m[1]]:02d}" if m[1] in _MONTHS else None)
+        if not MONTHS.keys().isdisjoint(words):
+            take(_DAY_MONTH_YEAR, lambda m: _date(m[3], MONTHS[m[2]], m[1]) if m[2] in MONTHS else None)
+            take(_MONTH_DAY_YEAR, lambda m: _date(m[3], MONTHS[m[1]], m[2]) if m[1] in MONTHS else None)
+            take(_MONTH_YEAR, lambda m: f"{m[2]}-{MONTHS[m[1]]:02d}" if m[1] in MONTHS else None)
         take(_NUMBER, _number)
-    for word in filter(_VALUE_WORDS.__contains__, words):
-        found.setdefault(_NUMBER_WORDS.get(word) or _TIME_WORDS[word], word)
+    for word in filter(VALUE_WORDS.__contains__, words):
+        found.setdefault(NUMBER_WORDS.get(word) or TIME_WORDS[word], word)
     return found
 
 
@@ -796,7 +456,7 @@ def _number(found: re.Match[str]) -> str:
     return (number.replace(",", "") if _THOUSANDS.fullmatch(number) else number) + suffix
 
 
-_VALUE_AND_MONTH_WORDS = _VALUE_WORDS | _MONTHS.keys()
+_VALUE_AND_MONTH_WORDS = VALUE_WORDS | MONTHS.keys()
 _DIGITS = re.compile(r"\d+")
 
 
@@ -908,7 +568,7 @@ def _name_of(word: str) -> tuple[str, str, bool] | None:
         # or a weekday or month. The same answer without their regular expressions.
         anywhere = word[1:] != word[1:].lower()
         key = word.lower()
-        if len(word) < 2 or not (anywhere or word[0].isupper()) or key in _TIME_WORDS or key in _MONTHS:
+        if len(word) < 2 or not (anywhere or word[0].isupper()) or key in TIME_WORDS or key in MONTHS:
             return None
         return key, word, anywhere
     token = word.rstrip(".,;:)")
@@ -918,8 +578,8 @@ def _name_of(word: str) -> tuple[str, str, bool] | None:
     anywhere = bool(token[0] in "'\"" or _IDENTIFIER.search(core) or ("-" in core and _HYPHEN_NUMBER.search(core)))
     if not (anywhere or core[0].isupper()) or ("." in core and _ABBREVIATION.fullmatch(core)):
         return None
-    key = _SQUASH.sub("", _fold(core))
-    if key and not key.isdigit() and key not in _TIME_WORDS and key not in _MONTHS and not _VERSION.fullmatch(key):
+    key = _SQUASH.sub("", fold(core))
+    if key and not key.isdigit() and key not in TIME_WORDS and key not in MONTHS and not _VERSION.fullmatch(key):
         return key, core, anywhere
     return None
 
@@ -943,8 +603,8 @@ def _unmentioned(a: _Profile, b: _Profile) -> list[str]:
 
 def _other_forms(key: str, shown: str) -> tuple[str, tuple[str, ...]]:
     """A name's stem, and its words if it is a phrase (more than one)."""
-    words = tuple(_TOKEN.findall(_fold(shown)))
-    return _stem(key), words if len(words) > 1 else ()
+    words = tuple(TOKEN.findall(fold(shown)))
+    return stem(key), words if len(words) > 1 else ()
 
 
 def _kind(values: Iterable[str]) -> str:
@@ -1161,9 +821,9 @@ def _signatures(profiles: Sequence[_Profile]) -> list[list[str | int]]:
     common = max(_COMMON_MIN, int(len(profiles) * _COMMON_SHARE))
     # A term of one memory only cannot pair it with another; (frequency, term) is one global order, so
     # two memories that share terms build the same keys from them. A CJK term's key is a number, so
-    # the order is of the terms' text (_text_of_keys).
+    # the order is of the terms' text (text_of_keys).
     keys = [key for key, n in frequency.items() if 1 < n <= common]
-    ranked = sorted(zip(map(frequency.__getitem__, keys), _text_of_keys(keys), keys, strict=True))
+    ranked = sorted(zip(map(frequency.__getitem__, keys), text_of_keys(keys), keys, strict=True))
     # Each key's place in that order, a number: sorting by it compares no tuples, and no text.
     rank = {key: place for place, (_, _, key) in enumerate(ranked)}
     indexed = rank.keys()  # a set view: intersecting with it costs the size of the smaller side

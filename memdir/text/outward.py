@@ -129,7 +129,7 @@ def _mask(text: str) -> str:
     # and kept, since an import statement costs a lookup on every one of a report's strings.
     global _mask_secrets
     if _mask_secrets is None:
-        from memdir.core.sensitive import mask_secrets
+        from memdir.text.sensitive import mask_secrets
 
         _mask_secrets = mask_secrets
     return _mask_secrets(text)

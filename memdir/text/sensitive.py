@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from memdir.core.lazyre import LazyPattern
+from memdir.text.lazyre import LazyPattern
 
 __all__ = [
     "Hit",
@@ -277,7 +277,7 @@ def _anchors(text: str) -> list[re.Match[str]]:
     return kept
 
 
-# From here on, patterns compile on their first use (core/lazyre.py): a hook masking text in which
+# From here on, patterns compile on their first use (text/lazyre.py): a hook masking text in which
 # no anchor is found needs none of them, nor the personal-data ones below.
 _PEM_BEGIN = LazyPattern(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = LazyPattern(r"-----END [A-Z0-9 ]*-----")
